@@ -1,0 +1,1 @@
+//! `cluster.karmada.io/v1alpha1`: Cluster.

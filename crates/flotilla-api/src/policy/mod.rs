@@ -1,0 +1,2 @@
+//! `policy.karmada.io/v1alpha1`: PropagationPolicy, ClusterPropagationPolicy, OverridePolicy,
+//! ClusterOverridePolicy.

@@ -1,0 +1,11 @@
+//! Schema helpers for fields Karmada leaves free-form (raw manifests and statuses).
+
+use schemars::{Schema, SchemaGenerator, json_schema};
+
+/// An object whose fields are not checked: `x-kubernetes-preserve-unknown-fields`, as Karmada's raw JSON.
+pub fn preserve_unknown_object(_generator: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true
+    })
+}

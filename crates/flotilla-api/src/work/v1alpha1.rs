@@ -1,0 +1,1 @@
+//! `work.karmada.io/v1alpha1`: Work.

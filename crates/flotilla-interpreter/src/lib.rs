@@ -1,0 +1,8 @@
+//! The layered Karmada resource interpreter (interpreter spec): per operation, a ResourceInterpreterCustomization's
+//! Lua script, then an interpreter webhook, then the bundled third-party Lua, then the native interpreter.
+
+mod error;
+pub mod layer;
+
+pub use error::Error;
+pub use layer::{Handles, Layer, LayerKind, Request, Response};
