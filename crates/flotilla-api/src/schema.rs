@@ -9,3 +9,11 @@ pub fn preserve_unknown_object(_generator: &mut SchemaGenerator) -> Schema {
         "x-kubernetes-preserve-unknown-fields": true
     })
 }
+
+/// Any JSON value, unchecked: `x-kubernetes-preserve-unknown-fields` without a type, as Karmada's
+/// `apiextensionsv1.JSON` fields (override values).
+pub fn preserve_unknown_value(_generator: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "x-kubernetes-preserve-unknown-fields": true
+    })
+}

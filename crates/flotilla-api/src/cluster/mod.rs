@@ -1,1 +1,3 @@
-//! `cluster.karmada.io/v1alpha1`: Cluster.
+//! `cluster.karmada.io`: Cluster.
+
+pub mod v1alpha1;

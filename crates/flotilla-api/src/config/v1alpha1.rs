@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::work::v1alpha2::{AggregatedStatusItem, Component, ReplicaRequirements};
 
 /// An operation of the resource interpreter, as spelled on the wire (`InterpreterOperation`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub enum InterpreterOperation {
     /// Any operation; only valid in webhook rules.
     #[serde(rename = "*")]
@@ -73,7 +75,9 @@ impl fmt::Display for InterpreterOperation {
 }
 
 /// A reference to an object a workload depends on.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct DependentObjectReference {
     /// API version of the referent.
@@ -115,7 +119,9 @@ impl Ord for OrdLabelSelector {
 
 impl std::hash::Hash for OrdLabelSelector {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        serde_json::to_string(&self.0).unwrap_or_default().hash(state);
+        serde_json::to_string(&self.0)
+            .unwrap_or_default()
+            .hash(state);
     }
 }
 
@@ -235,7 +241,9 @@ pub struct RequestStatus {
 pub type ClientConfig = WebhookClientConfig;
 
 /// Declarative (Lua) interpreter rules for one target kind (spec §5.1).
-#[derive(kube::CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    kube::CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema,
+)]
 #[kube(
     group = "config.karmada.io",
     version = "v1alpha1",
@@ -309,7 +317,9 @@ impl CustomizationRules {
             InterpreterOperation::InterpretDependency => &self.dependency_interpretation,
             InterpreterOperation::All | InterpreterOperation::Prune => &None,
         };
-        rule.as_ref().map(|r| r.lua_script.as_str()).filter(|s| !s.is_empty())
+        rule.as_ref()
+            .map(|r| r.lua_script.as_str())
+            .filter(|s| !s.is_empty())
     }
 }
 

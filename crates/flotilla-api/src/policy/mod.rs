@@ -1,2 +1,3 @@
-//! `policy.karmada.io/v1alpha1`: PropagationPolicy, ClusterPropagationPolicy, OverridePolicy,
-//! ClusterOverridePolicy.
+//! `policy.karmada.io`: PropagationPolicy, ClusterPropagationPolicy, OverridePolicy, ClusterOverridePolicy.
+
+pub mod v1alpha1;

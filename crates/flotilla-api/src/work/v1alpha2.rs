@@ -8,6 +8,10 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod binding;
+
+pub use binding::*;
+
 /// What one replica of a workload needs from a cluster (`spec.replicaRequirements` of a binding).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
