@@ -385,7 +385,6 @@ pub struct ResourceInterpreterWebhook {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
     /// Wire versions the webhook accepts; must include `v1alpha1`.
-    #[serde(default)]
     pub interpreter_context_versions: Vec<String>,
 }
 

@@ -1,15 +1,185 @@
-//! The CustomResourceDefinitions of every kind Flotilla serves.
+//! The CustomResourceDefinitions of every kind Flotilla serves, generated from the types.
+//!
+//! [`all`] is the one source: `flotilla crds` prints it and `manifests/crds/` holds it, one file per CRD named
+//! like Karmada's (`<group>_<plural>.yaml`). Schemas are structural (see [`structural`]); free-form JSON
+//! (`x-kubernetes-preserve-unknown-fields`) appears only where Karmada has it: Work manifests, raw statuses and
+//! override values.
+
+mod riwc;
+pub mod structural;
+
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
+use serde_json::{Value, json};
 
-/// raw
-pub fn raw() -> Vec<CustomResourceDefinition> {
-    vec![
-        crate::policy::v1alpha1::PropagationPolicy::crd(),
-        crate::policy::v1alpha1::OverridePolicy::crd(),
-        crate::work::v1alpha2::ResourceBinding::crd(),
-        crate::work::v1alpha1::Work::crd(),
-        crate::cluster::v1alpha1::Cluster::crd(),
-        crate::config::v1alpha1::ResourceInterpreterCustomization::crd(),
-    ]
+use crate::cluster::v1alpha1::Cluster;
+use crate::config::v1alpha1::ResourceInterpreterCustomization;
+use crate::policy::v1alpha1::{
+    ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
+};
+use crate::work::v1alpha1::Work;
+use crate::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+
+/// A CRD could not be rendered as YAML.
+#[derive(Debug, thiserror::Error)]
+#[error("failed to render CRD {name} as YAML")]
+pub struct RenderError {
+    /// The CRD's name.
+    pub name: String,
+    /// Why.
+    #[source]
+    pub source: serde_yaml::Error,
 }
+
+/// Enum values Karmada's CRDs narrow for one field of a shared Rust enum.
+const NARROWED_ENUMS: &[(&str, &[&str])] = &[
+    (
+        "spec.failover.cluster.purgeMode",
+        &["Directly", "Gracefully"],
+    ),
+    (
+        "spec.schedulePriority.priorityClassSource",
+        &["KubePriorityClass"],
+    ),
+    (
+        "spec.overrideRules[].overriders.commandOverrider[].operator",
+        &["add", "remove"],
+    ),
+    (
+        "spec.overrideRules[].overriders.argsOverrider[].operator",
+        &["add", "remove"],
+    ),
+    (
+        "spec.overriders.commandOverrider[].operator",
+        &["add", "remove"],
+    ),
+    (
+        "spec.overriders.argsOverrider[].operator",
+        &["add", "remove"],
+    ),
+];
+
+/// Every CRD, in a fixed order: policies, bindings, Work, Cluster, interpreter configuration.
+pub fn all() -> Vec<CustomResourceDefinition> {
+    let described = [
+        (
+            PropagationPolicy::crd(),
+            "PropagationPolicy selects resource templates and propagates them to member clusters.",
+        ),
+        (
+            ClusterPropagationPolicy::crd(),
+            "ClusterPropagationPolicy selects cluster-scoped resource templates, and templates in any namespace, and \
+             propagates them to member clusters.",
+        ),
+        (
+            OverridePolicy::crd(),
+            "OverridePolicy changes resource templates per member cluster as they are propagated.",
+        ),
+        (
+            ClusterOverridePolicy::crd(),
+            "ClusterOverridePolicy changes cluster-scoped resource templates, and templates in any namespace, per \
+             member cluster as they are propagated.",
+        ),
+        (
+            ResourceBinding::crd(),
+            "ResourceBinding binds a namespaced resource template to its policy's placement and records where it is \
+             scheduled.",
+        ),
+        (
+            ClusterResourceBinding::crd(),
+            "ClusterResourceBinding binds a cluster-scoped resource template to its policy's placement and records \
+             where it is scheduled.",
+        ),
+        (
+            Work::crd(),
+            "Work holds the manifests to apply to the member cluster of its execution namespace.",
+        ),
+        (
+            Cluster::crd(),
+            "Cluster is a member cluster registered with the control plane.",
+        ),
+        (
+            ResourceInterpreterCustomization::crd(),
+            "ResourceInterpreterCustomization describes, in Lua, how to interpret a kind of resource.",
+        ),
+    ];
+    let mut crds: Vec<CustomResourceDefinition> = described
+        .into_iter()
+        .map(|(crd, description)| finish(crd, description))
+        .collect();
+    crds.push(finish(riwc::crd(), riwc::DESCRIPTION));
+    crds
+}
+
+/// The file a CRD is committed as under `manifests/crds/`: `<group>_<plural>.yaml`, as Karmada names them.
+pub fn file_name(crd: &CustomResourceDefinition) -> String {
+    format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural)
+}
+
+/// One CRD as a YAML document starting with `---`.
+///
+/// # Errors
+/// [`RenderError`] if serialization fails (it does not for generated CRDs).
+pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String, RenderError> {
+    serde_yaml::to_string(crd)
+        .map(|body| format!("---\n{body}"))
+        .map_err(|source| RenderError {
+            name: crd.metadata.name.clone().unwrap_or_default(),
+            source,
+        })
+}
+
+/// Every CRD as one YAML stream: the committed files concatenated in [`all`]'s order.
+///
+/// # Errors
+/// [`RenderError`] if serialization fails.
+pub fn yaml_stream() -> Result<String, RenderError> {
+    all().iter().map(to_yaml).collect()
+}
+
+/// Gives a generated CRD Karmada's finishing touches: a structural schema with `apiVersion`, `kind` and
+/// `metadata`, the kind's description, the list kind, and the enum values Karmada narrows per field.
+fn finish(mut crd: CustomResourceDefinition, description: &str) -> CustomResourceDefinition {
+    crd.spec.names.list_kind = Some(format!("{}List", crd.spec.names.kind));
+    for version in &mut crd.spec.versions {
+        let Some(validation) = version.schema.as_mut() else {
+            continue;
+        };
+        let Some(props) = validation.open_api_v3_schema.take() else {
+            continue;
+        };
+        // JSONSchemaProps round-trips through JSON losslessly; editing the JSON is simpler than the typed tree.
+        let mut schema = serde_json::to_value(props).unwrap_or(Value::Null);
+        structural::normalize(&mut schema);
+        if let Some(root) = schema.as_object_mut() {
+            root.insert("description".to_owned(), json!(description));
+            root.insert("type".to_owned(), json!("object"));
+            let properties = root.entry("properties").or_insert_with(|| json!({}));
+            if let Some(properties) = properties.as_object_mut() {
+                properties.insert(
+                    "apiVersion".to_owned(),
+                    json!({"description": API_VERSION_DOC, "type": "string"}),
+                );
+                properties.insert(
+                    "kind".to_owned(),
+                    json!({"description": KIND_DOC, "type": "string"}),
+                );
+                properties.insert("metadata".to_owned(), json!({"type": "object"}));
+            }
+        }
+        for (path, values) in NARROWED_ENUMS {
+            if let Some(node) =
+                structural::node_mut(&mut schema, path).and_then(Value::as_object_mut)
+            {
+                node.insert("enum".to_owned(), json!(values));
+            }
+        }
+        validation.open_api_v3_schema = serde_json::from_value(schema).ok();
+    }
+    crd
+}
+
+const API_VERSION_DOC: &str =
+    "APIVersion defines the versioned schema of this representation of an object.";
+const KIND_DOC: &str =
+    "Kind is a string value representing the REST resource this object represents.";

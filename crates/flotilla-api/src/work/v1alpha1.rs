@@ -28,7 +28,7 @@ pub use crate::work::v1alpha2::ResourceHealth;
 #[serde(rename_all = "camelCase")]
 pub struct WorkSpec {
     /// The manifests to apply; Karmada always writes exactly one.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::serde_util::is_default")]
     pub workload: WorkloadTemplate,
     /// `true` stops the execution controller from touching the member cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,7 +101,6 @@ pub struct ResourceIdentifier {
     /// Kind.
     pub kind: String,
     /// Resource (plural); Karmada leaves it empty but always writes it.
-    #[serde(default)]
     pub resource: String,
     /// Namespace; empty for cluster-scoped objects.
     #[serde(default, skip_serializing_if = "String::is_empty")]

@@ -1,0 +1,447 @@
+//! The generated CRDs: Karmada's names and scopes, structural schemas, defaults and free-form fields exactly
+//! where Karmada has them, and the committed YAML under `manifests/crds/` in step with the code.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use flotilla_api::crds;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde_json::Value;
+
+fn schema(crd: &CustomResourceDefinition) -> Value {
+    let version = crd.spec.versions.first().expect("one version");
+    let props = version
+        .schema
+        .as_ref()
+        .and_then(|s| s.open_api_v3_schema.as_ref())
+        .expect("a schema");
+    serde_json::to_value(props).expect("schema as JSON")
+}
+
+fn by_name(name: &str) -> CustomResourceDefinition {
+    crds::all()
+        .into_iter()
+        .find(|c| c.metadata.name.as_deref() == Some(name))
+        .expect(name)
+}
+
+/// Every (path, node) of a schema, paths in the style `.spec.placement.clusterAffinities[].affinityName`.
+fn walk(schema: &Value, path: String, out: &mut Vec<(String, Value)>) {
+    out.push((path.clone(), schema.clone()));
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, sub) in props {
+            walk(sub, format!("{path}.{name}"), out);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        walk(items, format!("{path}[]"), out);
+    }
+    if let Some(extra) = schema.get("additionalProperties") {
+        walk(extra, format!("{path}{{}}"), out);
+    }
+}
+
+fn nodes(crd: &CustomResourceDefinition) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    walk(&schema(crd), String::new(), &mut out);
+    out
+}
+
+#[test]
+fn ten_kinds_with_karmada_names_groups_versions_and_scopes() {
+    // (name, kind, version, short name, scope, status subresource)
+    let expected = [
+        (
+            "propagationpolicies.policy.karmada.io",
+            "PropagationPolicy",
+            "v1alpha1",
+            Some("pp"),
+            "Namespaced",
+            false,
+        ),
+        (
+            "clusterpropagationpolicies.policy.karmada.io",
+            "ClusterPropagationPolicy",
+            "v1alpha1",
+            Some("cpp"),
+            "Cluster",
+            false,
+        ),
+        (
+            "overridepolicies.policy.karmada.io",
+            "OverridePolicy",
+            "v1alpha1",
+            Some("op"),
+            "Namespaced",
+            false,
+        ),
+        (
+            "clusteroverridepolicies.policy.karmada.io",
+            "ClusterOverridePolicy",
+            "v1alpha1",
+            Some("cop"),
+            "Cluster",
+            false,
+        ),
+        (
+            "resourcebindings.work.karmada.io",
+            "ResourceBinding",
+            "v1alpha2",
+            Some("rb"),
+            "Namespaced",
+            true,
+        ),
+        (
+            "clusterresourcebindings.work.karmada.io",
+            "ClusterResourceBinding",
+            "v1alpha2",
+            Some("crb"),
+            "Cluster",
+            true,
+        ),
+        (
+            "works.work.karmada.io",
+            "Work",
+            "v1alpha1",
+            Some("wk"),
+            "Namespaced",
+            true,
+        ),
+        (
+            "clusters.cluster.karmada.io",
+            "Cluster",
+            "v1alpha1",
+            None,
+            "Cluster",
+            true,
+        ),
+        (
+            "resourceinterpretercustomizations.config.karmada.io",
+            "ResourceInterpreterCustomization",
+            "v1alpha1",
+            Some("ric"),
+            "Cluster",
+            false,
+        ),
+        (
+            "resourceinterpreterwebhookconfigurations.config.karmada.io",
+            "ResourceInterpreterWebhookConfiguration",
+            "v1alpha1",
+            None,
+            "Cluster",
+            false,
+        ),
+    ];
+    let all = crds::all();
+    assert_eq!(all.len(), expected.len());
+    for (crd, (name, kind, version, short, scope, status)) in all.iter().zip(expected) {
+        let names = &crd.spec.names;
+        assert_eq!(crd.metadata.name.as_deref(), Some(name));
+        assert_eq!(names.kind, kind);
+        assert_eq!(format!("{}.{}", names.plural, crd.spec.group), name);
+        assert_eq!(
+            names.singular.as_deref(),
+            Some(kind.to_ascii_lowercase().as_str())
+        );
+        assert_eq!(
+            names.list_kind.as_deref(),
+            Some(format!("{kind}List").as_str())
+        );
+        assert_eq!(
+            names
+                .short_names
+                .as_ref()
+                .and_then(|s| s.first())
+                .map(String::as_str),
+            short,
+            "{name}"
+        );
+        assert_eq!(crd.spec.scope, scope, "{name}");
+        let categories = names.categories.clone().unwrap_or_default();
+        if kind == "Cluster" {
+            assert!(categories.is_empty());
+        } else {
+            assert_eq!(categories, ["karmada-io"], "{name}");
+        }
+        assert_eq!(crd.spec.versions.len(), 1);
+        let v = &crd.spec.versions[0];
+        assert_eq!(
+            (v.name.as_str(), v.served, v.storage),
+            (version, true, true),
+            "{name}"
+        );
+        assert_eq!(
+            v.subresources
+                .as_ref()
+                .and_then(|s| s.status.as_ref())
+                .is_some(),
+            status,
+            "{name}"
+        );
+        let root = schema(crd);
+        for field in ["apiVersion", "kind", "metadata"] {
+            assert!(
+                root["properties"].get(field).is_some(),
+                "{name} lacks {field}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_schema_is_structural() {
+    for crd in crds::all() {
+        let violations = crds::structural::violations(&schema(&crd));
+        assert!(
+            violations.is_empty(),
+            "{:?}: {violations:#?}",
+            crd.metadata.name
+        );
+    }
+}
+
+#[test]
+fn structural_check_catches_what_kubernetes_rejects() {
+    let bad = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "untyped": {"description": "no type"},
+            "ref": {"$ref": "#/definitions/X", "type": "object"},
+            "nullable": {"type": "string", "nullable": true},
+            "union": {"anyOf": [{"type": "string"}, {"type": "object"}]},
+            "map": {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}},
+            "list": {"type": "array"},
+            "count": {"type": "integer", "format": "uint32", "default": "zero"},
+        },
+        "required": ["missing"],
+    });
+    let found = crds::structural::violations(&bad).join("\n");
+    for expected in [
+        ".untyped: missing type",
+        ".ref: forbidden keyword $ref",
+        ".nullable: forbidden keyword nullable",
+        ".union: anyOf other than the int-or-string form",
+        ".union: missing type",
+        ".map: both properties and additionalProperties",
+        ".list: array without items",
+        ".count: unknown format uint32",
+        ".count: default value \"zero\" is not of type integer",
+        ".: required property missing is not declared",
+    ] {
+        assert!(found.contains(expected), "missing {expected:?} in\n{found}");
+    }
+}
+
+#[test]
+fn crd_defaults_are_exactly_karmadas() {
+    let mut found = BTreeSet::new();
+    for crd in crds::all() {
+        for (path, node) in nodes(&crd) {
+            if let Some(default) = node.get("default") {
+                found.insert(format!("{} {path} = {default}", crd.spec.names.kind));
+            }
+        }
+    }
+    let mut expected = BTreeSet::new();
+    for kind in ["PropagationPolicy", "ClusterPropagationPolicy"] {
+        for line in [
+            ".spec.priority = 0",
+            ".spec.preemption = \"Never\"",
+            ".spec.schedulerName = \"default-scheduler\"",
+            ".spec.conflictResolution = \"Abort\"",
+            ".spec.placement.replicaScheduling.replicaSchedulingType = \"Divided\"",
+            ".spec.failover.application.decisionConditions.tolerationSeconds = 300",
+            ".spec.failover.application.purgeMode = \"Gracefully\"",
+            ".spec.failover.cluster.purgeMode = \"Gracefully\"",
+        ] {
+            expected.insert(format!("{kind} {line}"));
+        }
+    }
+    for kind in ["ResourceBinding", "ClusterResourceBinding"] {
+        for line in [
+            ".spec.conflictResolution = \"Abort\"",
+            ".spec.schedulePriority.priority = 0",
+            ".spec.placement.replicaScheduling.replicaSchedulingType = \"Divided\"",
+            ".spec.failover.application.decisionConditions.tolerationSeconds = 300",
+            ".spec.failover.application.purgeMode = \"Gracefully\"",
+            ".spec.failover.cluster.purgeMode = \"Gracefully\"",
+        ] {
+            expected.insert(format!("{kind} {line}"));
+        }
+    }
+    let unexpected: Vec<_> = found.difference(&expected).collect();
+    let missing: Vec<_> = expected.difference(&found).collect();
+    assert!(
+        unexpected.is_empty() && missing.is_empty(),
+        "unexpected {unexpected:#?}\nmissing {missing:#?}"
+    );
+}
+
+#[test]
+fn free_form_json_only_where_karmada_has_it() {
+    let mut found = BTreeSet::new();
+    for crd in crds::all() {
+        for (path, node) in nodes(&crd) {
+            if node.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+                found.insert(format!("{} {path}", crd.spec.names.kind));
+            }
+        }
+    }
+    let mut expected: BTreeSet<String> = [
+        "Work .spec.workload.manifests[]",
+        "Work .status.manifestStatuses[].status",
+        "ResourceBinding .status.aggregatedStatus[].status",
+        "ClusterResourceBinding .status.aggregatedStatus[].status",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect();
+    for kind in ["OverridePolicy", "ClusterOverridePolicy"] {
+        for rule in [".spec.overriders", ".spec.overrideRules[].overriders"] {
+            expected.insert(format!("{kind} {rule}.plaintext[].value"));
+            expected.insert(format!("{kind} {rule}.fieldOverrider[].json[].value"));
+            expected.insert(format!("{kind} {rule}.fieldOverrider[].yaml[].value"));
+        }
+    }
+    let unexpected: Vec<_> = found.difference(&expected).collect();
+    let missing: Vec<_> = expected.difference(&found).collect();
+    assert!(
+        unexpected.is_empty() && missing.is_empty(),
+        "unexpected {unexpected:#?}\nmissing {missing:#?}"
+    );
+}
+
+#[test]
+fn narrowed_enums_follow_karmadas_crds() {
+    let pp = schema(&by_name("propagationpolicies.policy.karmada.io"));
+    let spec = &pp["properties"]["spec"]["properties"];
+    let failover = &spec["failover"]["properties"];
+    assert_eq!(
+        failover["cluster"]["properties"]["purgeMode"]["enum"],
+        serde_json::json!(["Directly", "Gracefully"])
+    );
+    assert_eq!(
+        failover["application"]["properties"]["purgeMode"]["enum"],
+        serde_json::json!(["Directly", "Gracefully", "Never"])
+    );
+    assert_eq!(
+        spec["schedulePriority"]["properties"]["priorityClassSource"]["enum"],
+        serde_json::json!(["KubePriorityClass"])
+    );
+    let op = schema(&by_name("overridepolicies.policy.karmada.io"));
+    let overriders = &op["properties"]["spec"]["properties"]["overrideRules"]["items"]["properties"]
+        ["overriders"];
+    let command = &overriders["properties"]["commandOverrider"]["items"]["properties"]["operator"];
+    assert_eq!(command["enum"], serde_json::json!(["add", "remove"]));
+    let plaintext = &overriders["properties"]["plaintext"]["items"]["properties"]["operator"];
+    assert_eq!(
+        plaintext["enum"],
+        serde_json::json!(["add", "remove", "replace"])
+    );
+}
+
+#[test]
+fn printer_columns_as_karmada_shows_them() {
+    let columns = |name: &str| -> Vec<(String, String)> {
+        by_name(name).spec.versions[0]
+            .additional_printer_columns
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| (c.name, c.json_path))
+            .collect()
+    };
+    let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+    let age = pair("AGE", ".metadata.creationTimestamp");
+    let policy = vec![
+        pair("CONFLICT-RESOLUTION", ".spec.conflictResolution"),
+        pair("PRIORITY", ".spec.priority"),
+        age.clone(),
+    ];
+    assert_eq!(columns("propagationpolicies.policy.karmada.io"), policy);
+    assert_eq!(
+        columns("clusterpropagationpolicies.policy.karmada.io"),
+        policy
+    );
+    let binding = vec![
+        pair(
+            "SCHEDULED",
+            ".status.conditions[?(@.type==\"Scheduled\")].status",
+        ),
+        pair(
+            "FULLYAPPLIED",
+            ".status.conditions[?(@.type==\"FullyApplied\")].status",
+        ),
+        age.clone(),
+    ];
+    assert_eq!(columns("resourcebindings.work.karmada.io"), binding);
+    assert_eq!(columns("clusterresourcebindings.work.karmada.io"), binding);
+    assert_eq!(
+        columns("works.work.karmada.io"),
+        vec![
+            pair("WORKLOAD-KIND", ".spec.workload.manifests[*].kind"),
+            pair(
+                "APPLIED",
+                ".status.conditions[?(@.type==\"Applied\")].status"
+            ),
+            age.clone()
+        ]
+    );
+    assert_eq!(
+        columns("resourceinterpretercustomizations.config.karmada.io"),
+        vec![
+            pair("TARGET-API-VERSION", ".spec.target.apiVersion"),
+            pair("TARGET-KIND", ".spec.target.kind"),
+            age
+        ]
+    );
+}
+
+fn manifests_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../manifests/crds"))
+}
+
+#[test]
+fn committed_crds_match_the_generated_ones() {
+    let dir = manifests_dir();
+    let update = std::env::var_os("FLOTILLA_UPDATE_CRDS").is_some_and(|v| v == "1");
+    let mut expected_files = BTreeSet::new();
+    let mut stale = Vec::new();
+    for crd in crds::all() {
+        let file = crds::file_name(&crd);
+        let yaml = crds::to_yaml(&crd).expect("render");
+        let path = dir.join(&file);
+        if update {
+            std::fs::create_dir_all(&dir).expect("create manifests/crds");
+            std::fs::write(&path, &yaml).expect("write CRD");
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(yaml.as_str()) {
+            stale.push(file.clone());
+        }
+        expected_files.insert(file);
+    }
+    let present: BTreeSet<String> = std::fs::read_dir(&dir)
+        .expect("manifests/crds exists")
+        .filter_map(|e| e.ok().and_then(|e| e.file_name().into_string().ok()))
+        .collect();
+    let extra: Vec<_> = present.difference(&expected_files).collect();
+    assert!(
+        stale.is_empty() && extra.is_empty(),
+        "manifests/crds is out of date (stale: {stale:?}, not generated: {extra:?}); regenerate with \
+         `FLOTILLA_UPDATE_CRDS=1 cargo test -p flotilla-api --test crds` and commit the result"
+    );
+}
+
+#[test]
+fn yaml_stream_is_the_committed_files_concatenated() {
+    let stream = crds::yaml_stream().expect("render");
+    let joined: String = crds::all()
+        .iter()
+        .map(|c| crds::to_yaml(c).expect("render"))
+        .collect();
+    assert_eq!(stream, joined);
+    assert_eq!(stream.matches("\n---\n").count() + 1, 10, "ten documents");
+    for doc in serde_yaml::Deserializer::from_str(&stream) {
+        let crd: CustomResourceDefinition = serde::Deserialize::deserialize(doc).expect("a CRD");
+        assert!(crd.metadata.name.is_some());
+    }
+}
