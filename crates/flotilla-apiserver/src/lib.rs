@@ -3,3 +3,39 @@
 //!
 //! Invariants: every acknowledged write is on disk before the response; resourceVersion is one decimal counter
 //! that never goes backwards, across restarts too. This crate knows nothing of Karmada: it serves any CRD.
+//!
+//! # Embedding
+//!
+//! Several servers can run in one process (one per cluster of `flotilla up`):
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), flotilla_apiserver::Error> {
+//! use flotilla_apiserver::{Server, ServerConfig};
+//! let mut config = ServerConfig::new("127.0.0.1:0".parse().expect("address"), "/tmp/flotilla-member1");
+//! config.nodes = 3;
+//! let server = Server::start(config).await?;
+//! let kubeconfig = server.kubeconfig("member1"); // YAML with CA data and the admin token
+//! println!("serving on {}", server.local_addr());
+//! server.shutdown().await; // ends watches and flushes the store
+//! # Ok(()) }
+//! ```
+
+pub mod catalog;
+pub mod controllers;
+pub mod crd;
+pub mod discovery;
+pub mod fields;
+pub mod handlers;
+pub mod kind_info;
+pub mod kinds;
+pub mod kubeconfig;
+pub mod meta;
+pub mod selector;
+pub mod server;
+pub mod status;
+pub mod store;
+pub mod validate;
+pub mod validation;
+pub mod watch;
+
+pub use server::{Error, RunningServer, Server, ServerConfig};

@@ -1,0 +1,121 @@
+//! Internal controllers a real cluster runs in kube-controller-manager and apiextensions (spec §9, §10):
+//! bootstrap objects, CRD naming/establishing/cleanup, namespace lifecycle, garbage collection and
+//! ServiceAccount token secrets. They act only through the store, as a client would.
+
+pub mod crd;
+pub mod gc;
+pub mod namespace;
+pub mod serviceaccount;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::catalog::ResKey;
+use crate::handlers::write::prepare_new;
+use crate::server::{Ctx, Error, ServerConfig};
+use crate::status::ApiResult;
+use crate::store::Outcome;
+
+/// Creates an object if missing, through the normal create preparation.
+pub async fn ensure(
+    ctx: &Ctx,
+    group: &str,
+    version: &str,
+    plural: &str,
+    mut obj: Value,
+) -> ApiResult<()> {
+    let Some(info) = ctx.catalog.get(group, version, plural) else {
+        return Ok(());
+    };
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if ctx.store.get(&info.key(), &ns, &name).is_some() {
+        return Ok(());
+    }
+    let status = obj.get("status").cloned();
+    prepare_new(ctx, &info, &mut obj, &ns)?;
+    if let Some(s) = status {
+        // Internal seeding may set status directly (Nodes report capacity).
+        obj["status"] = s;
+    }
+    ctx.store
+        .write(&info.key(), &ns, &name, false, |cur| {
+            Ok(if cur.is_some() {
+                Outcome::Unchanged
+            } else {
+                Outcome::Put(obj)
+            })
+        })
+        .await
+        .map(|_| ())
+}
+
+fn node(name: &str, cpu: &str, memory: &str) -> Value {
+    let resources =
+        json!({"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "100Gi"});
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}},
+        "spec": {},
+        "status": {
+            "capacity": resources, "allocatable": resources,
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "simulated node is ready", "lastHeartbeatTime": crate::meta::now(), "lastTransitionTime": crate::meta::now()}],
+            "addresses": [{"type": "Hostname", "address": name}],
+            "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "v1.36.0+flotilla", "containerRuntimeVersion": "flotilla://simulated", "kernelVersion": "", "osImage": "flotilla", "kubeProxyVersion": "", "machineID": "", "systemUUID": "", "bootID": ""},
+        },
+    })
+}
+
+/// Bootstraps built-in objects, registers stored CRDs and starts every internal controller.
+pub async fn start(ctx: &Arc<Ctx>, config: &ServerConfig) -> Result<(), Error> {
+    let fail = |what: &str| {
+        let what = what.to_string();
+        move |e: crate::status::ApiError| Error::Bootstrap {
+            what,
+            message: e.message,
+        }
+    };
+    crd::register_stored(ctx);
+    for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        ensure(
+            ctx,
+            "",
+            "v1",
+            "namespaces",
+            json!({"metadata": {"name": ns}}),
+        )
+        .await
+        .map_err(fail(ns))?;
+    }
+    for i in 1..=config.nodes {
+        let name = format!("node-{i}");
+        ensure(
+            ctx,
+            "",
+            "v1",
+            "nodes",
+            node(&name, &config.node_cpu, &config.node_memory),
+        )
+        .await
+        .map_err(fail(&name))?;
+    }
+    tokio::spawn(crd::run(ctx.clone()));
+    tokio::spawn(namespace::run(ctx.clone()));
+    tokio::spawn(gc::run(ctx.clone()));
+    tokio::spawn(serviceaccount::run(ctx.clone()));
+    Ok(())
+}
+
+/// Storage key of namespaces.
+pub fn namespaces_key() -> ResKey {
+    ResKey::new("", "namespaces")
+}

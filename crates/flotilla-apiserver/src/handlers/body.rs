@@ -1,0 +1,76 @@
+//! Request body decoding by Content-Type (spec §4.4).
+
+use serde_json::Value;
+
+use super::Req;
+use crate::status::{ApiError, ApiResult};
+
+/// The media type of the request without parameters, lower-cased.
+pub fn media_type(req: &Req) -> String {
+    req.content_type
+        .as_deref()
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Decodes a create/update body (JSON, YAML or, for built-in kinds, protobuf) into a JSON object.
+pub fn decode_object(req: &Req, custom: bool) -> ApiResult<Value> {
+    if req.body.is_empty() {
+        return Err(ApiError::bad_request("the request body is empty"));
+    }
+    let value: Value = match media_type(req).as_str() {
+        "application/json" | "" => serde_json::from_slice(&req.body).map_err(|e| {
+            ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
+        })?,
+        "application/yaml" | "application/x-yaml" => {
+            serde_yaml::from_slice(&req.body).map_err(|e| {
+                ApiError::bad_request(format!("the request body is not valid YAML: {e}"))
+            })?
+        }
+        "application/vnd.kubernetes.protobuf" if !custom => decode_protobuf(req)?,
+        _ => {
+            return Err(ApiError::unsupported_media(if custom {
+                &["application/json", "application/yaml"]
+            } else {
+                &[
+                    "application/json",
+                    "application/yaml",
+                    "application/vnd.kubernetes.protobuf",
+                ]
+            }));
+        }
+    };
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        ));
+    }
+    Ok(value)
+}
+
+fn decode_protobuf(_req: &Req) -> ApiResult<Value> {
+    Err(ApiError::unsupported_media(&[
+        "application/json",
+        "application/yaml",
+    ]))
+}
+
+/// Decodes an optional DeleteOptions body (JSON or protobuf); an empty body is `None`.
+pub fn decode_delete_options(req: &Req) -> ApiResult<Option<Value>> {
+    if req.body.is_empty() || req.body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    match media_type(req).as_str() {
+        "application/vnd.kubernetes.protobuf" => decode_protobuf(req).map(Some),
+        "application/yaml" => serde_yaml::from_slice(&req.body).map(Some).map_err(|e| {
+            ApiError::bad_request(format!("the DeleteOptions body is not valid YAML: {e}"))
+        }),
+        _ => serde_json::from_slice(&req.body).map(Some).map_err(|e| {
+            ApiError::bad_request(format!("the DeleteOptions body is not valid JSON: {e}"))
+        }),
+    }
+}

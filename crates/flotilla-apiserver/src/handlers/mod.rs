@@ -1,0 +1,195 @@
+//! Resource handlers: one module per verb family, sharing request context and rendering.
+
+pub mod body;
+pub mod delete;
+pub mod filter;
+pub mod patching;
+pub mod read;
+pub mod scale;
+pub mod write;
+
+use std::sync::Arc;
+
+use axum::response::Response;
+use bytes::Bytes;
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::catalog::ResourceInfo;
+use crate::server::Ctx;
+use crate::server::negotiate::{Allowed, Output, negotiate};
+use crate::server::route::{Query, ResourcePath};
+use crate::status::{ApiError, ApiResult, json_response};
+
+/// A resource request, parsed.
+pub struct Req {
+    /// HTTP method.
+    pub method: Method,
+    /// Parsed path.
+    pub rp: ResourcePath,
+    /// Query parameters.
+    pub query: Query,
+    /// `Accept` header.
+    pub accept: Option<String>,
+    /// `Content-Type` header.
+    pub content_type: Option<String>,
+    /// `User-Agent` header.
+    pub user_agent: Option<String>,
+    /// Request body.
+    pub body: Bytes,
+}
+
+impl Req {
+    /// Namespace from the path, or `""`.
+    pub fn ns(&self) -> &str {
+        self.rp.namespace.as_deref().unwrap_or("")
+    }
+
+    /// Whether `dryRun=All` was requested (422 for other values).
+    pub fn dry_run(&self, options_kind: &str) -> ApiResult<bool> {
+        let values = self.query.all("dryRun");
+        for v in &values {
+            if *v != "All" {
+                return Err(ApiError::invalid_options(
+                    options_kind,
+                    "dryRun",
+                    &format!("Unsupported value: \"{v}\": supported values: \"All\""),
+                ));
+            }
+        }
+        Ok(!values.is_empty())
+    }
+
+    /// The field manager: `fieldManager` or the User-Agent up to the first `/`.
+    pub fn field_manager(&self) -> String {
+        if let Some(m) = self.query.get("fieldManager").filter(|m| !m.is_empty()) {
+            return m.to_string();
+        }
+        self.user_agent
+            .as_deref()
+            .and_then(|ua| ua.split('/').next())
+            .unwrap_or("unknown")
+            .to_string()
+    }
+}
+
+/// The catalogue entry and scope checks for a resource path.
+fn resolve(ctx: &Ctx, rp: &ResourcePath) -> ApiResult<Arc<ResourceInfo>> {
+    let info = ctx
+        .catalog
+        .get(&rp.group, &rp.version, &rp.plural)
+        .ok_or_else(ApiError::no_route)?;
+    if rp.namespace.is_some() && !info.namespaced {
+        return Err(ApiError::no_route());
+    }
+    if info.namespaced && rp.namespace.is_none() && rp.name.is_some() {
+        return Err(ApiError::no_route());
+    }
+    match rp.sub.as_deref() {
+        None => {}
+        Some("status") if info.status => {}
+        Some("scale") if info.scale.is_some() => {}
+        Some("finalize") if info.group.is_empty() && info.plural == "namespaces" => {}
+        Some(_) => return Err(ApiError::no_route()),
+    }
+    Ok(info)
+}
+
+/// Routes a resource request to its handler.
+pub async fn handle(ctx: &Arc<Ctx>, req: Req) -> ApiResult<Response> {
+    let info = resolve(ctx, &req.rp)?;
+    let m = &req.method;
+    let collection = req.rp.name.is_none();
+    match (m.as_str(), collection, req.rp.sub.as_deref()) {
+        ("GET" | "HEAD", true, _) => {
+            if req.query.flag("watch").map_err(ApiError::bad_request)? == Some(true) {
+                crate::watch::stream::watch(ctx, &info, &req).await
+            } else {
+                read::list(ctx, &info, &req).await
+            }
+        }
+        ("GET" | "HEAD", false, Some("scale")) => scale::get(ctx, &info, &req),
+        ("GET" | "HEAD", false, _) => read::get(ctx, &info, &req),
+        ("POST", true, _) => write::create(ctx, &info, &req).await,
+        ("PUT", false, Some("scale")) => scale::update(ctx, &info, &req).await,
+        ("PATCH", false, Some("scale")) => scale::patch(ctx, &info, &req).await,
+        ("PUT", false, _) => write::update(ctx, &info, &req).await,
+        ("PATCH", false, _) => write::patch(ctx, &info, &req).await,
+        ("DELETE", false, None) => delete::delete(ctx, &info, &req).await,
+        ("DELETE", true, None) if !(info.group.is_empty() && info.plural == "namespaces") => {
+            delete::delete_collection(ctx, &info, &req).await
+        }
+        _ => Err(ApiError::method_not_allowed(
+            verb_name(m, collection),
+            &info.plural,
+            &info.group,
+        )),
+    }
+}
+
+fn verb_name(m: &Method, collection: bool) -> &'static str {
+    match (m.as_str(), collection) {
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", true) => "deletecollection",
+        ("DELETE", false) => "delete",
+        _ => "get",
+    }
+}
+
+/// Output allowed for object and list reads.
+pub const READ_OUTPUTS: Allowed = Allowed {
+    table: false,
+    metadata: true,
+    discovery: false,
+};
+
+/// Negotiates the output of a read.
+pub fn output(req: &Req) -> ApiResult<Output> {
+    negotiate(req.accept.as_deref(), READ_OUTPUTS)
+}
+
+/// The object as served at `info`'s version (custom resources stored in another version only change
+/// `apiVersion`, conversion strategy `None`).
+pub fn served(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
+    let want = info.api_version();
+    if obj.get("apiVersion").and_then(Value::as_str) == Some(want.as_str())
+        && obj.get("kind").and_then(Value::as_str) == Some(info.kind.as_str())
+    {
+        return obj.clone();
+    }
+    let mut o = obj.as_ref().clone();
+    if let Some(m) = o.as_object_mut() {
+        m.insert("apiVersion".into(), json!(want));
+        m.insert("kind".into(), json!(info.kind));
+    }
+    Arc::new(o)
+}
+
+/// PartialObjectMetadata of an object.
+pub fn partial_metadata(obj: &Value, version: &str) -> Value {
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": format!("meta.k8s.io/{version}"),
+        "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({})),
+    })
+}
+
+/// Renders one object for a response.
+pub fn render(info: &ResourceInfo, obj: &Arc<Value>, out: &Output) -> Value {
+    match out {
+        Output::Metadata(v) => partial_metadata(obj, v),
+        _ => served(info, obj).as_ref().clone(),
+    }
+}
+
+/// A JSON response for one object.
+pub fn object_response(code: StatusCode, info: &ResourceInfo, obj: &Arc<Value>) -> Response {
+    json_response(code, &served(info, obj))
+}
+
+/// `/openapi/*`: served by the protocol module once it lands.
+pub fn openapi(_ctx: &Ctx, _rest: &str, _accept: Option<&str>) -> ApiResult<Response> {
+    Err(ApiError::no_route())
+}

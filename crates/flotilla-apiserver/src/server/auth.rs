@@ -1,0 +1,123 @@
+//! Bearer-token authentication (spec §2.3): the admin token kept in the data dir and the tokens of
+//! ServiceAccount token Secrets. Authorization is allow-all for authenticated users.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::RwLock;
+
+use rand::RngCore;
+
+/// Paths anyone may read, as the real `system:public-info-viewer` role allows.
+pub fn is_public(path: &str) -> bool {
+    matches!(
+        path,
+        "/healthz" | "/livez" | "/readyz" | "/version" | "/version/"
+    ) || path.starts_with("/healthz/")
+        || path.starts_with("/livez/")
+        || path.starts_with("/readyz/")
+}
+
+/// The token table.
+pub struct Tokens {
+    admin: String,
+    service_accounts: RwLock<HashMap<String, String>>,
+}
+
+/// A random hex token of 32 bytes.
+pub fn random_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Tokens {
+    /// Loads the admin token from `dir/admin.token`, creating it on first start.
+    pub fn load_or_create(dir: &Path) -> std::io::Result<Self> {
+        let path = dir.join("admin.token");
+        let admin = match std::fs::read_to_string(&path) {
+            Ok(t) if !t.trim().is_empty() => t.trim().to_string(),
+            _ => {
+                let t = random_token();
+                std::fs::write(&path, &t)?;
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+                }
+                t
+            }
+        };
+        Ok(Self {
+            admin,
+            service_accounts: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// The admin token.
+    pub fn admin(&self) -> &str {
+        &self.admin
+    }
+
+    /// The user an `Authorization` header value authenticates, if any.
+    pub fn authenticate(&self, header: Option<&str>) -> Option<String> {
+        let token = header?
+            .strip_prefix("Bearer ")
+            .or_else(|| header?.strip_prefix("bearer "))?
+            .trim();
+        if token.is_empty() {
+            return None;
+        }
+        if constant_time_eq(token.as_bytes(), self.admin.as_bytes()) {
+            return Some("flotilla-admin".into());
+        }
+        self.service_accounts
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(token)
+            .cloned()
+    }
+
+    /// Replaces the ServiceAccount token table (token → `system:serviceaccount:<ns>:<sa>`).
+    pub fn set_service_account_tokens(&self, tokens: HashMap<String, String>) {
+        *self
+            .service_accounts
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = tokens;
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admin_token_persists_and_authenticates() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let t = Tokens::load_or_create(dir.path()).expect("create");
+        let again = Tokens::load_or_create(dir.path()).expect("load");
+        assert_eq!(t.admin(), again.admin());
+        assert_eq!(t.admin().len(), 64);
+        let header = format!("Bearer {}", t.admin());
+        assert!(t.authenticate(Some(&header)).is_some());
+        assert!(t.authenticate(Some("Bearer nope")).is_none());
+        assert!(t.authenticate(None).is_none());
+        t.set_service_account_tokens(HashMap::from([(
+            "sa-tok".into(),
+            "system:serviceaccount:ns:sa".into(),
+        )]));
+        assert_eq!(
+            t.authenticate(Some("Bearer sa-tok")).as_deref(),
+            Some("system:serviceaccount:ns:sa")
+        );
+    }
+
+    #[test]
+    fn health_and_version_are_public() {
+        assert!(is_public("/healthz") && is_public("/version") && is_public("/readyz"));
+        assert!(!is_public("/api") && !is_public("/apis/apps/v1"));
+    }
+}

@@ -1,0 +1,229 @@
+//! Certificates the server generates into its data dir (spec §2.2) and the rustls server config.
+//!
+//! A self-signed CA (`ca.crt`, `ca.key`) and a serving leaf it signs (`serving.crt`, `serving.key`) with
+//! SANs for localhost, the loopback addresses, the in-cluster names and any configured host. Existing
+//! files are reused so kubeconfigs stay valid across restarts; the leaf is re-issued when its SANs change.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+use rustls::ServerConfig;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+
+/// Errors while preparing certificates.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A certificate or key could not be generated.
+    #[error("failed to generate {what}")]
+    Generate {
+        /// Which artefact.
+        what: &'static str,
+        /// Cause.
+        #[source]
+        source: rcgen::Error,
+    },
+    /// A file could not be read or written.
+    #[error("failed to access {path}")]
+    Io {
+        /// File.
+        path: PathBuf,
+        /// Cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A PEM file could not be parsed.
+    #[error("failed to parse {path}")]
+    Pem {
+        /// File.
+        path: PathBuf,
+    },
+    /// rustls refused the certificate or key.
+    #[error("failed to build the TLS configuration")]
+    Rustls(#[source] rustls::Error),
+}
+
+/// The CA and serving material in PEM form.
+pub struct Certs {
+    /// CA certificate PEM (goes into kubeconfigs and SA token secrets).
+    pub ca_pem: String,
+    /// Serving leaf certificate PEM.
+    pub cert_pem: String,
+    /// Serving leaf key PEM.
+    pub key_pem: String,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TlsError + '_ {
+    move |source| TlsError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn write_private(path: &Path, content: &str) -> Result<(), TlsError> {
+    std::fs::write(path, content).map_err(io_err(path))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(io_err(path))?;
+    }
+    Ok(())
+}
+
+fn ca_params() -> CertificateParams {
+    let mut params = CertificateParams::default();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "flotilla-ca");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    params
+}
+
+/// The SANs the serving certificate carries.
+pub fn sans(extra_hosts: &[String]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "localhost",
+        "127.0.0.1",
+        "::1",
+        "kubernetes",
+        "kubernetes.default",
+        "kubernetes.default.svc",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for h in extra_hosts {
+        if !v.contains(h) {
+            v.push(h.clone());
+        }
+    }
+    v
+}
+
+/// Loads the certificates from `dir`, generating whatever is missing or stale.
+pub fn ensure(dir: &Path, extra_hosts: &[String]) -> Result<Certs, TlsError> {
+    let ca_crt = dir.join("ca.crt");
+    let ca_key = dir.join("ca.key");
+    let (ca_pem, ca_key_pair) = if ca_crt.exists() && ca_key.exists() {
+        let pem = std::fs::read_to_string(&ca_crt).map_err(io_err(&ca_crt))?;
+        let key_pem = std::fs::read_to_string(&ca_key).map_err(io_err(&ca_key))?;
+        let key = KeyPair::from_pem(&key_pem).map_err(|_| TlsError::Pem {
+            path: ca_key.clone(),
+        })?;
+        (pem, key)
+    } else {
+        let key = KeyPair::generate().map_err(|source| TlsError::Generate {
+            what: "CA key",
+            source,
+        })?;
+        let cert = ca_params()
+            .self_signed(&key)
+            .map_err(|source| TlsError::Generate {
+                what: "CA certificate",
+                source,
+            })?;
+        write_private(&ca_key, &key.serialize_pem())?;
+        std::fs::write(&ca_crt, cert.pem()).map_err(io_err(&ca_crt))?;
+        (cert.pem(), key)
+    };
+    let wanted = sans(extra_hosts);
+    let leaf_crt = dir.join("serving.crt");
+    let leaf_key = dir.join("serving.key");
+    let sans_file = dir.join("serving.sans");
+    let recorded = std::fs::read_to_string(&sans_file).unwrap_or_default();
+    if leaf_crt.exists() && leaf_key.exists() && recorded == wanted.join(",") {
+        let cert_pem = std::fs::read_to_string(&leaf_crt).map_err(io_err(&leaf_crt))?;
+        let key_pem = std::fs::read_to_string(&leaf_key).map_err(io_err(&leaf_key))?;
+        return Ok(Certs {
+            ca_pem,
+            cert_pem,
+            key_pem,
+        });
+    }
+    let issuer = Issuer::new(ca_params(), ca_key_pair);
+    let key = KeyPair::generate().map_err(|source| TlsError::Generate {
+        what: "serving key",
+        source,
+    })?;
+    let mut params =
+        CertificateParams::new(wanted.clone()).map_err(|source| TlsError::Generate {
+            what: "serving certificate parameters",
+            source,
+        })?;
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "flotilla-apiserver");
+    params.is_ca = IsCa::ExplicitNoCa;
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    params.use_authority_key_identifier_extension = true;
+    let cert = params
+        .signed_by(&key, &issuer)
+        .map_err(|source| TlsError::Generate {
+            what: "serving certificate",
+            source,
+        })?;
+    write_private(&leaf_key, &key.serialize_pem())?;
+    std::fs::write(&leaf_crt, cert.pem()).map_err(io_err(&leaf_crt))?;
+    std::fs::write(&sans_file, wanted.join(",")).map_err(io_err(&sans_file))?;
+    Ok(Certs {
+        ca_pem,
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    })
+}
+
+/// A rustls server configuration (TLS 1.2 and 1.3, HTTP/1.1 only) for the serving certificate.
+pub fn server_config(certs: &Certs) -> Result<Arc<ServerConfig>, TlsError> {
+    let chain: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(certs.cert_pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .map_err(|_| TlsError::Pem {
+                path: PathBuf::from("serving.crt"),
+            })?;
+    let key =
+        PrivateKeyDer::from_pem_slice(certs.key_pem.as_bytes()).map_err(|_| TlsError::Pem {
+            path: PathBuf::from("serving.key"),
+        })?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut cfg = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(TlsError::Rustls)?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(TlsError::Rustls)?;
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(cfg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn certificates_are_generated_once_and_reused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let a = ensure(dir.path(), &[]).expect("generate");
+        let b = ensure(dir.path(), &[]).expect("reuse");
+        assert_eq!(a.ca_pem, b.ca_pem);
+        assert_eq!(a.cert_pem, b.cert_pem);
+        let c = ensure(dir.path(), &["flotilla.example".into()]).expect("reissue");
+        assert_eq!(a.ca_pem, c.ca_pem);
+        assert_ne!(a.cert_pem, c.cert_pem);
+        assert!(server_config(&c).is_ok());
+    }
+}

@@ -1,0 +1,488 @@
+//! The object store: an in-memory index that serves every read, list and watch, backed by the durable
+//! [`disk`] store that every acknowledged write reaches first.
+//!
+//! Guarantees: writes are linearised under one lock that also assigns the next resourceVersion; a write's
+//! response and its watch event are released only after its batch is committed to disk; events reach the
+//! hub in RV order. Objects are `serde_json::Value`s keyed by (group, plural, namespace, name).
+
+pub mod disk;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::{broadcast, oneshot};
+
+use crate::catalog::ResKey;
+use crate::status::{ApiError, ApiResult};
+use crate::watch::hub::{Event, EventType, Hub, TooOld};
+use disk::{Committer, DiskError, DiskOp, Job};
+
+/// Namespace-then-name key of an object inside one resource.
+pub type ObjKey = (String, String);
+
+/// A reference to one stored object.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ObjRef {
+    /// Resource.
+    pub res: ResKey,
+    /// Namespace (`""` for cluster-scoped).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+/// What a write closure decides, given the current object.
+pub enum Outcome {
+    /// Store this object (create or replace).
+    Put(Value),
+    /// Remove the object.
+    Delete,
+    /// Nothing to do: return the current object without a new RV or event.
+    Unchanged,
+}
+
+/// Result of a write.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The stored object; for deletions, the last state carrying the deletion RV.
+    pub object: Arc<Value>,
+    /// Whether the object did not exist before.
+    pub created: bool,
+    /// Whether the object was removed.
+    pub deleted: bool,
+}
+
+#[derive(Default)]
+struct State {
+    rv: u64,
+    objects: HashMap<ResKey, BTreeMap<ObjKey, Arc<Value>>>,
+    uids: HashMap<String, ObjRef>,
+}
+
+/// The store.
+pub struct Store {
+    state: Mutex<State>,
+    committer: Mutex<Committer>,
+    hub: Arc<Hub>,
+}
+
+/// Where a watch starts.
+pub struct WatchStart {
+    /// Synthetic initial objects (RV unset/0 or sendInitialEvents).
+    pub initial: Option<Vec<Arc<Value>>>,
+    /// RV of the snapshot or the resume point; live events must be newer.
+    pub rv: u64,
+    /// Retained events to replay.
+    pub replay: Vec<Arc<Event>>,
+    /// Live events.
+    pub rx: broadcast::Receiver<Arc<Event>>,
+}
+
+/// Why a watch cannot start.
+pub enum WatchRefused {
+    /// Resume point older than the retained history.
+    TooOld(u64),
+    /// Resume point newer than the counter.
+    TooNew(u64),
+}
+
+fn storage_key(res: &ResKey, ns: &str, name: &str) -> String {
+    format!("{}\u{0}{}\u{0}{}\u{0}{}", res.group, res.plural, ns, name)
+}
+
+fn parse_key(key: &str) -> Option<(ResKey, String, String)> {
+    let mut parts = key.split('\u{0}');
+    let (g, p, ns, n) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    Some((ResKey::new(g, p), ns.to_string(), n.to_string()))
+}
+
+/// `metadata.uid` of an object, if any.
+pub fn uid_of(obj: &Value) -> Option<&str> {
+    obj.pointer("/metadata/uid").and_then(Value::as_str)
+}
+
+/// Sets `metadata.resourceVersion`.
+pub fn set_rv(obj: &mut Value, rv: u64) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+    }
+}
+
+impl Store {
+    /// Opens the store in `dir` (file `store.redb`), loading every object.
+    pub fn open(dir: &Path) -> Result<Arc<Self>, DiskError> {
+        let (db, loaded) = disk::open(&dir.join("store.redb"))?;
+        let mut state = State {
+            rv: loaded.rv,
+            ..State::default()
+        };
+        for (key, obj) in loaded.objects {
+            let Some((res, ns, name)) = parse_key(&key) else {
+                tracing::warn!(key = %key.replace('\u{0}', "/"), "skipping stored object with a malformed key");
+                continue;
+            };
+            if let Some(uid) = uid_of(&obj) {
+                state.uids.insert(
+                    uid.to_string(),
+                    ObjRef {
+                        res: res.clone(),
+                        namespace: ns.clone(),
+                        name: name.clone(),
+                    },
+                );
+            }
+            state
+                .objects
+                .entry(res)
+                .or_default()
+                .insert((ns, name), Arc::new(obj));
+        }
+        let hub = Arc::new(Hub::new(state.rv));
+        let committer = Committer::start(db, hub.clone());
+        Ok(Arc::new(Self {
+            state: Mutex::new(state),
+            committer: Mutex::new(committer),
+            hub,
+        }))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The watch hub.
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.hub
+    }
+
+    /// The current resourceVersion counter.
+    pub fn current_rv(&self) -> u64 {
+        self.lock().rv
+    }
+
+    /// One object.
+    pub fn get(&self, res: &ResKey, ns: &str, name: &str) -> Option<Arc<Value>> {
+        self.lock()
+            .objects
+            .get(res)?
+            .get(&(ns.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    /// Every object of `res` (in one namespace if given), ordered by namespace then name, with the counter.
+    pub fn list(&self, res: &ResKey, ns: Option<&str>) -> (u64, Vec<Arc<Value>>) {
+        let state = self.lock();
+        let items = match state.objects.get(res) {
+            None => Vec::new(),
+            Some(map) => match ns {
+                None => map.values().cloned().collect(),
+                Some(ns) => map
+                    .range((ns.to_string(), String::new())..)
+                    .take_while(|((n, _), _)| n == ns)
+                    .map(|(_, v)| v.clone())
+                    .collect(),
+            },
+        };
+        (state.rv, items)
+    }
+
+    /// Namespaces that hold at least one object of `res`.
+    pub fn count(&self, res: &ResKey, ns: &str) -> usize {
+        self.list(res, Some(ns)).1.len()
+    }
+
+    /// Finds an object by uid.
+    pub fn by_uid(&self, uid: &str) -> Option<ObjRef> {
+        self.lock().uids.get(uid).cloned()
+    }
+
+    /// Every stored object with its reference (internal controllers' resync).
+    pub fn all_objects(&self) -> Vec<(ObjRef, Arc<Value>)> {
+        let state = self.lock();
+        let mut out = Vec::new();
+        for (res, map) in &state.objects {
+            for ((ns, name), obj) in map {
+                out.push((
+                    ObjRef {
+                        res: res.clone(),
+                        namespace: ns.clone(),
+                        name: name.clone(),
+                    },
+                    obj.clone(),
+                ));
+            }
+        }
+        out
+    }
+
+    /// Applies `f` to the current object under the store lock and persists the outcome.
+    ///
+    /// The closure sees the stored object (or `None`) and decides. With `dry_run` nothing is stored, no RV
+    /// is taken and the returned object has no `resourceVersion` change.
+    ///
+    /// # Errors
+    /// The closure's error, or `500` when the commit fails.
+    pub async fn write<F>(
+        &self,
+        res: &ResKey,
+        ns: &str,
+        name: &str,
+        dry_run: bool,
+        f: F,
+    ) -> ApiResult<Written>
+    where
+        F: FnOnce(Option<&Arc<Value>>) -> ApiResult<Outcome>,
+    {
+        let (written, ack) = {
+            let mut state = self.lock();
+            let key = (ns.to_string(), name.to_string());
+            let current = state.objects.get(res).and_then(|m| m.get(&key)).cloned();
+            let outcome = f(current.as_ref())?;
+            match outcome {
+                Outcome::Unchanged => match current {
+                    Some(obj) => {
+                        return Ok(Written {
+                            object: obj,
+                            created: false,
+                            deleted: false,
+                        });
+                    }
+                    None => return Err(ApiError::internal("write declined on a missing object")),
+                },
+                Outcome::Put(obj) if dry_run => {
+                    return Ok(Written {
+                        object: Arc::new(obj),
+                        created: current.is_none(),
+                        deleted: false,
+                    });
+                }
+                Outcome::Delete if dry_run => match current {
+                    Some(obj) => {
+                        return Ok(Written {
+                            object: obj,
+                            created: false,
+                            deleted: true,
+                        });
+                    }
+                    None => return Err(ApiError::internal("delete of a missing object")),
+                },
+                Outcome::Put(mut obj) => {
+                    let rv = state.rv + 1;
+                    set_rv(&mut obj, rv);
+                    let obj = Arc::new(obj);
+                    let created = current.is_none();
+                    let r = ObjRef {
+                        res: res.clone(),
+                        namespace: ns.to_string(),
+                        name: name.to_string(),
+                    };
+                    if let Some(old_uid) = current.as_deref().and_then(uid_of) {
+                        state.uids.remove(old_uid);
+                    }
+                    if let Some(uid) = uid_of(&obj) {
+                        state.uids.insert(uid.to_string(), r);
+                    }
+                    state
+                        .objects
+                        .entry(res.clone())
+                        .or_default()
+                        .insert(key, obj.clone());
+                    state.rv = rv;
+                    let ev = Event {
+                        kind: if created {
+                            EventType::Added
+                        } else {
+                            EventType::Modified
+                        },
+                        rv,
+                        res: res.clone(),
+                        object: obj.clone(),
+                        prev: current,
+                    };
+                    let op = DiskOp::Put {
+                        key: storage_key(res, ns, name),
+                        object: obj.clone(),
+                    };
+                    let ack = self.enqueue(op, rv, ev)?;
+                    (
+                        Written {
+                            object: obj,
+                            created,
+                            deleted: false,
+                        },
+                        ack,
+                    )
+                }
+                Outcome::Delete => {
+                    let Some(cur) = current else {
+                        return Err(ApiError::internal("delete of a missing object"));
+                    };
+                    let rv = state.rv + 1;
+                    let mut last = cur.as_ref().clone();
+                    set_rv(&mut last, rv);
+                    let last = Arc::new(last);
+                    if let Some(m) = state.objects.get_mut(res) {
+                        m.remove(&key);
+                    }
+                    if let Some(uid) = uid_of(&cur) {
+                        state.uids.remove(uid);
+                    }
+                    state.rv = rv;
+                    let ev = Event {
+                        kind: EventType::Deleted,
+                        rv,
+                        res: res.clone(),
+                        object: last.clone(),
+                        prev: Some(cur),
+                    };
+                    let ack = self.enqueue(
+                        DiskOp::Delete {
+                            key: storage_key(res, ns, name),
+                        },
+                        rv,
+                        ev,
+                    )?;
+                    (
+                        Written {
+                            object: last,
+                            created: false,
+                            deleted: true,
+                        },
+                        ack,
+                    )
+                }
+            }
+        };
+        match ack.await {
+            Ok(Ok(())) => Ok(written),
+            Ok(Err(e)) => Err(ApiError::internal(format!(
+                "failed to persist the write: {e}"
+            ))),
+            Err(_) => Err(ApiError::internal("the store is shut down")),
+        }
+    }
+
+    fn enqueue(
+        &self,
+        op: DiskOp,
+        rv: u64,
+        ev: Event,
+    ) -> ApiResult<oneshot::Receiver<Result<(), String>>> {
+        let (tx, rx) = oneshot::channel();
+        let job = Job {
+            ops: vec![op],
+            rv,
+            events: vec![Arc::new(ev)],
+            ack: Some(tx),
+        };
+        self.committer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(job)
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        Ok(rx)
+    }
+
+    /// Starts a watch on `res`: from a fresh snapshot (`from == None`) or from a resume RV.
+    pub fn watch(
+        &self,
+        res: &ResKey,
+        ns: Option<&str>,
+        from: Option<u64>,
+    ) -> Result<WatchStart, WatchRefused> {
+        match from {
+            None => {
+                // Holding the state lock while subscribing: no event newer than the snapshot can be
+                // published before the receiver exists, because RVs are only assigned under this lock.
+                let state = self.lock();
+                let items = match state.objects.get(res) {
+                    None => Vec::new(),
+                    Some(map) => map
+                        .iter()
+                        .filter(|((n, _), _)| ns.is_none_or(|ns| ns == n))
+                        .map(|(_, v)| v.clone())
+                        .collect(),
+                };
+                let rx = self.hub.subscribe(res);
+                Ok(WatchStart {
+                    initial: Some(items),
+                    rv: state.rv,
+                    replay: Vec::new(),
+                    rx,
+                })
+            }
+            Some(rv) => {
+                let current = self.current_rv();
+                if rv > current {
+                    return Err(WatchRefused::TooNew(current));
+                }
+                match self.hub.subscribe_from(res, rv) {
+                    Ok((replay, rx)) => Ok(WatchStart {
+                        initial: None,
+                        rv,
+                        replay,
+                        rx,
+                    }),
+                    Err(TooOld { oldest }) => Err(WatchRefused::TooOld(oldest)),
+                }
+            }
+        }
+    }
+
+    /// The objects of `res` (in `ns` if given) as they were at RV `at`, rebuilt from the current state and
+    /// the retained history; `TooOld` when the history no longer reaches back that far.
+    pub async fn snapshot(
+        &self,
+        res: &ResKey,
+        ns: Option<&str>,
+        at: u64,
+    ) -> Result<Vec<Arc<Value>>, TooOld> {
+        let (current, items) = self.list(res, ns);
+        if at >= current {
+            return Ok(items);
+        }
+        self.hub.wait_published(current).await;
+        let events = self.hub.since(res, at)?;
+        let key_of = |o: &Value| {
+            let m = o.get("metadata");
+            let s = |k: &str| {
+                m.and_then(|m| m.get(k))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            (s("namespace"), s("name"))
+        };
+        let mut map: BTreeMap<ObjKey, Arc<Value>> =
+            items.into_iter().map(|o| (key_of(&o), o)).collect();
+        for ev in events.iter().rev().filter(|e| e.rv <= current) {
+            let key = key_of(&ev.object);
+            match (ev.kind, &ev.prev) {
+                (EventType::Added, _) | (_, None) => {
+                    map.remove(&key);
+                }
+                (_, Some(prev)) => {
+                    map.insert(key, prev.clone());
+                }
+            }
+        }
+        Ok(map
+            .into_iter()
+            .filter(|((n, _), _)| ns.is_none_or(|ns| ns == n))
+            .map(|(_, v)| v)
+            .collect())
+    }
+
+    /// Stops the committer after flushing every queued write.
+    pub fn shutdown(&self) {
+        self.committer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests;
