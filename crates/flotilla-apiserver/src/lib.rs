@@ -39,3 +39,8 @@ pub mod validation;
 pub mod watch;
 
 pub use server::{Error, RunningServer, Server, ServerConfig};
+
+pub mod fields;
+pub mod kind_info;
+pub mod selector;
+pub mod validation;
