@@ -113,3 +113,21 @@ fn binding_conflict_resolution_defaults_to_abort() {
     assert_eq!(rb.spec.conflict_resolution, ConflictResolution::Abort);
     assert_eq!(rb.spec.schedule_priority.unwrap().priority, 0);
 }
+
+#[test]
+fn quantities_may_be_written_as_numbers() {
+    // The CRD declares quantities int-or-string, so an API server stores `cpu: 2` as a number.
+    let rb: ResourceBinding = from_value(&json!({
+        "apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ResourceBinding",
+        "metadata": {"name": "b", "namespace": "default"},
+        "spec": {
+            "resource": {"apiVersion": "v1", "kind": "Pod", "name": "x"},
+            "replicaRequirements": {"resourceRequest": {"cpu": 2, "memory": "1Gi"}},
+        },
+    }))
+    .unwrap();
+    let request = rb.spec.replica_requirements.unwrap().resource_request;
+    assert_eq!(request["cpu"].0, "2");
+    assert_eq!(request["memory"].0, "1Gi");
+}

@@ -51,7 +51,11 @@ pub struct ClusterSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impersonator_secret_ref: Option<LocalSecretReference>,
     /// Skip verifying the member's serving certificate.
-    #[serde(default, skip_serializing_if = "is_default")]
+    #[serde(
+        default,
+        rename = "insecureSkipTLSVerification",
+        skip_serializing_if = "is_default"
+    )]
     pub insecure_skip_tls_verification: bool,
     /// Proxy (http, https or socks5) used to reach the member.
     #[serde(default, rename = "proxyURL", skip_serializing_if = "String::is_empty")]
