@@ -39,8 +39,3 @@ pub mod validation;
 pub mod watch;
 
 pub use server::{Error, RunningServer, Server, ServerConfig};
-
-pub mod fields;
-pub mod kind_info;
-pub mod selector;
-pub mod validation;
