@@ -3,3 +3,6 @@
 //!
 //! Invariants: controllers reach the API only through kube clients and the interpreter facade; they never
 //! depend on the embedded API server crate, so they run unchanged against a real kube-apiserver.
+
+pub mod names;
+pub mod selector;
