@@ -71,6 +71,30 @@ impl ResourceInfo {
         }
     }
 
+    /// The view of this resource the protocol modules take.
+    pub fn kind_info(&self) -> crate::kind_info::KindInfo<'_> {
+        let version_entry = self.crd.as_deref().and_then(|crd| {
+            crd.pointer("/spec/versions")?.as_array()?.iter().find(|v| {
+                v.get("name").and_then(serde_json::Value::as_str) == Some(self.version.as_str())
+            })
+        });
+        match version_entry {
+            Some(v) => crate::kind_info::KindInfo::custom(
+                &self.group,
+                &self.version,
+                &self.kind,
+                self.namespaced,
+                v,
+            ),
+            None => crate::kind_info::KindInfo::builtin(
+                &self.group,
+                &self.version,
+                &self.kind,
+                self.namespaced,
+            ),
+        }
+    }
+
     /// The storage key shared by every version of this resource.
     pub fn key(&self) -> ResKey {
         ResKey {

@@ -1,57 +1,43 @@
-//! List and watch filtering: namespace, label selector and field selector, parsed once per request.
+//! List and watch filtering: namespace, label selector and field selector, parsed once per request with
+//! the protocol modules' grammars (`crate::selector`, `crate::fields`).
 
 use serde_json::Value;
 
 use super::Req;
 use crate::catalog::ResourceInfo;
+use crate::fields::FieldSelector;
+use crate::selector::Selector;
 use crate::status::{ApiError, ApiResult};
 
 /// A parsed filter.
 pub struct Filter {
     namespace: Option<String>,
-    labels: Vec<(String, String)>,
-    fields: Vec<(String, bool, String)>,
+    labels: Option<Selector>,
+    fields: Option<FieldSelector>,
 }
 
 impl Filter {
-    /// Parses the namespace from the path and the selectors from the query.
-    pub fn parse(_info: &ResourceInfo, req: &Req) -> ApiResult<Self> {
-        let mut labels = Vec::new();
-        if let Some(sel) = req
+    /// Parses the namespace from the path and the selectors from the query (400 on bad selectors).
+    pub fn parse(info: &ResourceInfo, req: &Req) -> ApiResult<Self> {
+        let labels = match req
             .query
             .get("labelSelector")
             .filter(|s| !s.trim().is_empty())
         {
-            for term in sel.split(',') {
-                let (k, v) = term
-                    .split_once("==")
-                    .or_else(|| term.split_once('='))
-                    .ok_or_else(|| {
-                        ApiError::bad_request(format!("unable to parse requirement: {term:?}"))
-                    })?;
-                labels.push((k.trim().to_string(), v.trim().to_string()));
-            }
-        }
-        let mut fields = Vec::new();
-        if let Some(sel) = req
+            None => None,
+            Some(s) => Some(Selector::parse(s).map_err(|e| ApiError::bad_request(e.message))?),
+        };
+        let fields = match req
             .query
             .get("fieldSelector")
             .filter(|s| !s.trim().is_empty())
         {
-            for term in sel.split(',') {
-                let (k, neg, v) = if let Some((k, v)) = term.split_once("!=") {
-                    (k, true, v)
-                } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('='))
-                {
-                    (k, false, v)
-                } else {
-                    return Err(ApiError::bad_request(format!(
-                        "invalid field selector: {term:?}"
-                    )));
-                };
-                fields.push((k.trim().to_string(), neg, v.to_string()));
-            }
-        }
+            None => None,
+            Some(s) => Some(
+                FieldSelector::parse_for_kind(s, &info.kind_info())
+                    .map_err(|e| ApiError::bad_request(e.message))?,
+            ),
+        };
         Ok(Self {
             namespace: req.rp.namespace.clone(),
             labels,
@@ -61,7 +47,7 @@ impl Filter {
 
     /// Whether a label or field selector is set (no `remainingItemCount` then).
     pub fn has_selector(&self) -> bool {
-        !self.labels.is_empty() || !self.fields.is_empty()
+        self.labels.is_some() || self.fields.is_some()
     }
 
     /// The namespace the request is scoped to.
@@ -71,33 +57,16 @@ impl Filter {
 
     /// Whether an object passes the filter.
     pub fn matches(&self, obj: &Value) -> bool {
-        let meta = obj.get("metadata");
-        let s = |k: &str| {
-            meta.and_then(|m| m.get(k))
+        if let Some(ns) = &self.namespace
+            && obj
+                .pointer("/metadata/namespace")
                 .and_then(Value::as_str)
                 .unwrap_or("")
-        };
-        if let Some(ns) = &self.namespace
-            && s("namespace") != ns
+                != ns
         {
             return false;
         }
-        let labels = meta.and_then(|m| m.get("labels"));
-        for (k, v) in &self.labels {
-            if labels.and_then(|l| l.get(k)).and_then(Value::as_str) != Some(v.as_str()) {
-                return false;
-            }
-        }
-        for (k, neg, v) in &self.fields {
-            let actual = match k.as_str() {
-                "metadata.name" => s("name"),
-                "metadata.namespace" => s("namespace"),
-                _ => "",
-            };
-            if (actual == v) == *neg {
-                return false;
-            }
-        }
-        true
+        self.labels.as_ref().is_none_or(|l| l.matches_object(obj))
+            && self.fields.as_ref().is_none_or(|f| f.matches(obj))
     }
 }
