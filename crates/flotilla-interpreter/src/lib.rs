@@ -3,6 +3,8 @@
 
 mod error;
 pub mod layer;
+pub mod native;
+pub mod quantity;
 
 pub use error::Error;
 pub use layer::{Handles, Layer, LayerKind, Request, Response};

@@ -1,0 +1,141 @@
+use super::*;
+
+fn q(s: &str) -> Quantity {
+    match Quantity::parse(s) {
+        Ok(q) => q,
+        Err(e) => panic!("{s}: {e}"),
+    }
+}
+
+#[test]
+fn canonical_forms() {
+    let cases = [
+        ("0", "0"),
+        ("000", "0"),
+        ("1", "1"),
+        ("100m", "100m"),
+        ("1.5", "1500m"),
+        ("0.5", "500m"),
+        (".5", "500m"),
+        ("1000m", "1"),
+        ("2000m", "2"),
+        ("1300m", "1300m"),
+        ("1000", "1k"),
+        ("1k", "1k"),
+        ("1500", "1500"),
+        ("1e3", "1e3"),
+        ("1E3", "1e3"),
+        ("1e0", "1"),
+        ("12e1", "120"),
+        ("1e-3", "1e-3"),
+        ("100M", "100M"),
+        ("1.2G", "1200M"),
+        ("1Gi", "1Gi"),
+        ("1024Mi", "1Gi"),
+        ("1.5Gi", "1536Mi"),
+        ("1024", "1024"),
+        ("1Ki", "1Ki"),
+        ("512", "512"),
+        ("0.5Ki", "512"),
+        ("1023Ki", "1023Ki"),
+        ("1.5Ki", "1536"),
+        ("0.1Ki", "102400m"),
+        ("1073741824", "1073741824"),
+        ("-1", "-1"),
+        ("-100m", "-100m"),
+        ("+5", "5"),
+        ("0.1m", "100u"),
+        ("1n", "1n"),
+        ("0.0000000001", "1n"),
+        ("1.0000000001", "1000000001n"),
+        ("1.G", "1G"),
+        ("1Ei", "1Ei"),
+        ("8Ei", "9223372036854775807"),
+        ("1e30", "9223372036854775807"),
+        ("0e999999999", "0"),
+        ("1e-999999999", "1e-9"),
+        ("20E", "9223372036854775807"),
+    ];
+    for (input, canonical) in cases {
+        assert_eq!(q(input).to_string(), canonical, "canonical form of {input}");
+        assert_eq!(q(canonical), q(input), "round trip of {input}");
+    }
+}
+
+#[test]
+fn rejects_malformed() {
+    for bad in [
+        "", "abc", "1x", "1KI", "1e", "1.5.5", "1 Gi", "1Gi2", "1e3.5", "--1", "1m2m",
+    ] {
+        assert!(Quantity::parse(bad).is_err(), "{bad:?} must not parse");
+    }
+}
+
+#[test]
+fn sums_take_the_first_non_zero_format() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["100m", "1.2"], "1300m"),
+        (&["100M", "1.2G"], "1300M"),
+        (&["0", "1Gi", "1Gi"], "2Gi"),
+        (&["1Gi", "1000"], "1073742824"),
+        (&["1k", "24"], "1024"),
+        (&["512Mi", "512Mi"], "1Gi"),
+        (&["500m", "500m"], "1"),
+    ];
+    for (addends, sum) in cases {
+        let total: Quantity = addends.iter().map(|a| q(a)).sum();
+        assert_eq!(total.to_string(), sum, "sum of {addends:?}");
+    }
+    assert_eq!(Quantity::ZERO.to_string(), "0");
+}
+
+#[test]
+fn values_round_away_from_zero() {
+    assert_eq!(q("100m").milli_value(), 100);
+    assert_eq!(q("0.1m").milli_value(), 1);
+    assert_eq!(q("1.5").value(), 2);
+    assert_eq!(q("-1.5").value(), -2);
+    assert_eq!(q("1Gi").value(), 1_073_741_824);
+    assert_eq!(q("2").milli_value(), 2000);
+    assert_eq!(q("1e30").value(), i64::MAX);
+    assert!((q("100m").as_f64() - 0.1).abs() < 1e-12);
+    assert!((q("1Gi").as_f64() - 1_073_741_824.0).abs() < 1e-3);
+}
+
+#[test]
+fn compares_values_not_spelling() {
+    assert_eq!(q("1k"), q("1000"));
+    assert_eq!(q("1e3"), q("1k"));
+    assert!(q("1Ki") > q("1k"));
+    assert!(q("999m") < q("1"));
+    assert!(q("-1") < q("0"));
+}
+
+#[test]
+fn constructors_print_like_kubernetes() {
+    assert_eq!(
+        Quantity::from_milli(1300, Format::DecimalSi).to_string(),
+        "1300m"
+    );
+    assert_eq!(
+        Quantity::from_milli(2000, Format::DecimalSi).to_string(),
+        "2"
+    );
+    assert_eq!(
+        Quantity::from_value(1_073_741_824, Format::BinarySi).to_string(),
+        "1Gi"
+    );
+    assert_eq!(
+        Quantity::from_value(1_300_000_000, Format::BinarySi).to_string(),
+        "1300000000"
+    );
+    assert_eq!(
+        Quantity::from_value(512, Format::BinarySi).to_string(),
+        "512"
+    );
+    assert_eq!(Quantity::from_value(3, Format::DecimalSi).to_string(), "3");
+    assert_eq!(
+        Quantity::from_value(1000, Format::DecimalSi).to_string(),
+        "1k"
+    );
+}
