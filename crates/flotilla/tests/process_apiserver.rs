@@ -1,0 +1,205 @@
+//! Starts real `flotilla apiserver` processes and drives them with kubectl, kube-rs and the Python client.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams, PostParams};
+use kube::{Client, Config};
+use serde_json::json;
+
+struct Proc {
+    child: Child,
+    kubeconfig: PathBuf,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn start(dir: &Path, port: u16) -> Proc {
+    let kubeconfig = dir.join("kubeconfig");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["apiserver", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+        .arg(dir.join("data"))
+        .arg("--kubeconfig-out")
+        .arg(&kubeconfig)
+        .args(["--nodes", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx.recv_timeout(Duration::from_secs(20)).expect("server prints its ready line");
+    assert!(line.starts_with("ready: kubeconfig="), "{line}");
+    Proc { child, kubeconfig }
+}
+
+fn kubectl_bins() -> Vec<String> {
+    let mut v = Vec::new();
+    for var in ["FLOTILLA_TEST_KUBECTL_NEW", "FLOTILLA_TEST_KUBECTL"] {
+        if let Ok(k) = std::env::var(var) {
+            v.push(k);
+        }
+    }
+    if v.is_empty() {
+        v.push("kubectl".into());
+    }
+    v
+}
+
+fn kubectl(bin: &str, kubeconfig: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(bin).env("KUBECONFIG", kubeconfig).args(args).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+fn must(bin: &str, kubeconfig: &Path, args: &[&str]) -> String {
+    let (ok, text) = kubectl(bin, kubeconfig, args);
+    assert!(ok, "{bin} {args:?} failed: {text}");
+    text
+}
+
+const CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"widgets.example.io"},
+"spec":{"group":"example.io","scope":"Namespaced","names":{"plural":"widgets","kind":"Widget","shortNames":["wd"]},
+"versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},
+"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}"#;
+
+#[test]
+fn kubectl_crd_lifecycle_patch_status_and_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = start(dir.path(), free_port());
+    let crd = dir.path().join("crd.json");
+    std::fs::write(&crd, CRD).unwrap();
+    for (i, bin) in kubectl_bins().iter().enumerate() {
+        let kc = &p.kubeconfig;
+        must(bin, kc, &["apply", "--validate=false", "-f", crd.to_str().unwrap()]);
+        must(bin, kc, &["wait", "--for=condition=established", "crd/widgets.example.io", "--timeout=20s"]);
+        let name = format!("w{i}");
+        let cr = dir.path().join(format!("{name}.json"));
+        std::fs::write(&cr, json!({"apiVersion": "example.io/v1", "kind": "Widget", "metadata": {"name": name, "namespace": "default"}, "spec": {"size": 1}}).to_string()).unwrap();
+        must(bin, kc, &["apply", "--validate=false", "-f", cr.to_str().unwrap()]);
+        assert!(must(bin, kc, &["get", "wd"]).contains(&name));
+        must(bin, kc, &["patch", "widget", &name, "--type=merge", "-p", r#"{"spec":{"size":3}}"#]);
+        must(bin, kc, &["patch", "widget", &name, "--type=json", "-p", r#"[{"op":"add","path":"/metadata/labels","value":{"a":"b"}}]"#]);
+        must(bin, kc, &["patch", "widget", &name, "--subresource=status", "--type=merge", "-p", r#"{"status":{"ready":true}}"#]);
+        let got = must(bin, kc, &["get", "widget", &name, "-o", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&got).unwrap();
+        assert_eq!(v["spec"]["size"], 3);
+        assert_eq!(v["status"]["ready"], true);
+        assert_eq!(v["metadata"]["generation"], 2);
+        assert_eq!(v["metadata"]["labels"]["a"], "b");
+        must(bin, kc, &["delete", "widget", &name]);
+        let (ok, text) = kubectl(bin, kc, &["get", "widget", &name]);
+        assert!(!ok && text.contains("NotFound"), "{text}");
+    }
+    must(&kubectl_bins()[0], &p.kubeconfig, &["delete", "crd", "widgets.example.io"]);
+    let (ok, text) = kubectl(&kubectl_bins()[0], &p.kubeconfig, &["get", "widgets"]);
+    assert!(!ok, "widgets still served after CRD deletion: {text}");
+}
+
+async fn client(kubeconfig: &Path) -> Client {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+    Client::try_from(Config::from_custom_kubeconfig(kc, &Default::default()).await.unwrap()).unwrap()
+}
+
+#[test]
+fn kill_9_loses_no_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut p = start(dir.path(), port);
+    let (acked, last_rv) = rt.block_on(async {
+        let cms: Api<ConfigMap> = Api::namespaced(client(&p.kubeconfig).await, "default");
+        let mut handles = Vec::new();
+        for i in 0..200 {
+            let cms = cms.clone();
+            handles.push(tokio::spawn(async move {
+                let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": format!("cm-{i}")}, "data": {"i": i.to_string()}})).unwrap();
+                cms.create(&PostParams::default(), &cm).await.ok().map(|_| i)
+            }));
+        }
+        let mut acked = Vec::new();
+        for h in handles {
+            if let Some(i) = h.await.unwrap() {
+                acked.push(i);
+            }
+        }
+        let rv = cms.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+        (acked, rv.parse::<u64>().unwrap())
+    });
+    assert_eq!(acked.len(), 200);
+    // SIGKILL: no chance to flush anything.
+    p.child.kill().unwrap();
+    p.child.wait().unwrap();
+    let p = start(dir.path(), port);
+    rt.block_on(async {
+        let cms: Api<ConfigMap> = Api::namespaced(client(&p.kubeconfig).await, "default");
+        let list = cms.list(&ListParams::default()).await.unwrap();
+        let names: std::collections::HashSet<String> = list.items.iter().filter_map(|c| c.metadata.name.clone()).collect();
+        for i in acked {
+            assert!(names.contains(&format!("cm-{i}")), "cm-{i} lost");
+        }
+        let rv: u64 = list.metadata.resource_version.unwrap().parse().unwrap();
+        assert!(rv >= last_rv, "resourceVersion went backwards: {rv} < {last_rv}");
+    });
+    let started = Instant::now();
+    drop(p);
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn python_client_crud_watch_and_paging() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = start(dir.path(), free_port());
+    let python = std::env::var("FLOTILLA_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = r#"
+import sys
+from kubernetes import client, config, watch
+config.load_kube_config(config_file=sys.argv[1])
+v1 = client.CoreV1Api()
+assert v1.get_api_resources().resources
+for i in range(5):
+    v1.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name=f"p{i}", labels={"t": "py"}), data={"i": str(i)}))
+page = v1.list_namespaced_config_map("default", limit=2, label_selector="t=py")
+assert len(page.items) == 2 and page.metadata._continue, page.metadata
+seen = [c.metadata.name for c in page.items]
+while page.metadata._continue:
+    page = v1.list_namespaced_config_map("default", limit=2, label_selector="t=py", _continue=page.metadata._continue)
+    seen += [c.metadata.name for c in page.items]
+assert seen == [f"p{i}" for i in range(5)], seen
+rv = v1.list_namespaced_config_map("default").metadata.resource_version
+v1.patch_namespaced_config_map("p0", "default", {"data": {"x": "y"}})
+w = watch.Watch()
+for ev in w.stream(v1.list_namespaced_config_map, "default", resource_version=rv, timeout_seconds=10):
+    assert ev["type"] == "MODIFIED" and ev["object"].metadata.name == "p0", ev["type"]
+    w.stop()
+v1.delete_namespaced_config_map("p1", "default")
+try:
+    v1.read_namespaced_config_map("p1", "default")
+    raise SystemExit("p1 still exists")
+except client.exceptions.ApiException as e:
+    assert e.status == 404
+print("ok")
+"#;
+    let out = Command::new(python).arg("-c").arg(script).arg(&p.kubeconfig).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("ok"), "{text}");
+}
