@@ -3,6 +3,7 @@
 
 mod error;
 pub mod layer;
+pub mod webhook;
 pub mod native;
 pub mod quantity;
 

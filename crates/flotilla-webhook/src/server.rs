@@ -1,0 +1,210 @@
+//! The HTTP side of a webhook (interpreter spec §6.5): decoding the request, calling the handler, completing and
+//! writing the response; and a TLS server for any axum router.
+//!
+//! Guarantees: every request gets HTTP 200 with a JSON `{"response": ...}` body, as Karmada's SDK answers; request
+//! problems (empty body, wrong content type, undecodable body, body over 1 MiB) become `Errored(400)` responses
+//! without a uid, which Karmada's client rejects as a uid mismatch.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, header};
+use axum::response::IntoResponse;
+use flotilla_api::config::v1alpha1::ResourceInterpreterContext;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::{JoinHandle, JoinSet};
+use tower::ServiceExt;
+
+use crate::{Request, Response, errored};
+
+/// The largest request body read; longer bodies are refused (Go SDK: `MaxRespBodyLength`).
+pub const MAX_REQUEST_BYTES: usize = 1 << 20;
+/// How long a client may take to finish the TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Answers interpreter requests.
+pub trait Handler: Send + Sync + 'static {
+    /// Answers one request; the server completes the uid and status code.
+    fn handle(&self, request: Request) -> impl Future<Output = Response> + Send;
+}
+
+impl<F, Fut> Handler for F
+where
+    F: Fn(Request) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Response> + Send,
+{
+    fn handle(&self, request: Request) -> impl Future<Output = Response> + Send {
+        self(request)
+    }
+}
+
+/// An axum router serving `handler` on `path` (POST).
+pub fn router<H: Handler>(path: &str, handler: H) -> Router {
+    Router::new()
+        .route(path, axum::routing::post(serve_request::<H>))
+        .with_state(Arc::new(handler))
+}
+
+async fn serve_request<H: Handler>(
+    State(handler): State<Arc<H>>,
+    headers: HeaderMap,
+    body: Body,
+) -> axum::response::Response {
+    let response = match decode(&headers, body).await {
+        Ok(request) => {
+            let uid = request.uid.clone();
+            let mut response = handler.handle(request).await;
+            response.complete(&uid);
+            response
+        }
+        Err(response) => response,
+    };
+    let context = ResourceInterpreterContext {
+        response: Some(response.response),
+        ..Default::default()
+    };
+    axum::Json(context).into_response()
+}
+
+/// Reads and decodes a request as Karmada's SDK does, or the `Errored(400)` response explaining why not.
+async fn decode(headers: &HeaderMap, body: Body) -> Result<Request, Response> {
+    let body = axum::body::to_bytes(body, MAX_REQUEST_BYTES)
+        .await
+        .map_err(|error| {
+            errored(
+                400,
+                format!(
+                    "failed to read the request body (at most {MAX_REQUEST_BYTES} bytes): {error}"
+                ),
+            )
+        })?;
+    if body.is_empty() {
+        return Err(errored(400, "request body is empty"));
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()));
+    if content_type.as_deref() != Some("application/json") {
+        let shown = content_type.unwrap_or_default();
+        return Err(errored(
+            400,
+            format!("contentType={shown}, expected application/json"),
+        ));
+    }
+    let context: ResourceInterpreterContext =
+        serde_json::from_slice(&body).map_err(|error| errored(400, error))?;
+    let request = context.request.ok_or_else(|| {
+        errored(
+            400,
+            "request is missing from the ResourceInterpreterContext",
+        )
+    })?;
+    Ok(Request { request })
+}
+
+/// A TLS server running in the background; stopped by [`RunningServer::shutdown`] or when dropped.
+#[derive(Debug)]
+pub struct RunningServer {
+    local_addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl RunningServer {
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Stops accepting, closes every open connection, and waits for the server task to end.
+    pub async fn shutdown(mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            // An error means the server task already ended.
+            let _ = shutdown.send(());
+        }
+        if let Some(task) = self.task.take() {
+            // The task never panics; a join error can only be a cancellation.
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
+/// Serves `router` over TLS on `listener` until shut down. Each connection runs on its own task.
+pub fn serve_tls(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    router: Router,
+) -> Result<RunningServer, crate::Error> {
+    let local_addr = listener.local_addr().map_err(crate::Error::LocalAddr)?;
+    let (shutdown, mut stop) = oneshot::channel();
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    let task = tokio::spawn(async move {
+        // Dropping the set when the loop ends aborts every open connection.
+        let mut connections = JoinSet::new();
+        loop {
+            tokio::select! {
+                _ = &mut stop => break,
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, peer)) => {
+                        connections.spawn(serve_connection(acceptor.clone(), stream, peer, router.clone()));
+                    }
+                    Err(error) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!(%error, "failed to accept a webhook connection");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+            }
+        }
+    });
+    Ok(RunningServer {
+        local_addr,
+        shutdown: Some(shutdown),
+        task: Some(task),
+    })
+}
+
+async fn serve_connection(
+    acceptor: tokio_rustls::TlsAcceptor,
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    router: Router,
+) {
+    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(error)) => {
+            tracing::debug!(%peer, %error, "webhook TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            tracing::debug!(%peer, "webhook TLS handshake timed out");
+            return;
+        }
+    };
+    let service =
+        hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+            router.clone().oneshot(request.map(Body::new))
+        });
+    if let Err(error) = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(tls), service)
+        .await
+    {
+        tracing::debug!(%peer, %error, "webhook connection ended with an error");
+    }
+}
