@@ -1,2 +1,55 @@
 //! The `flotilla` binary's composition root: command-line arguments and the subcommands that assemble the
 //! library crates.
+//!
+//! Contract (cli spec): results go to stdout, logs to stderr (tracing, `RUST_LOG` honoured); a failure exits
+//! non-zero with one line `error: <context>: <cause>: ...` on stderr.
+
+pub mod cli;
+pub mod cmd;
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+/// Parses the command line, runs the subcommand and reports its outcome as an exit code.
+pub fn main() -> ExitCode {
+    // clap prints help, version and usage errors itself and exits (0 for help, 2 for usage errors).
+    let cli = cli::Cli::parse();
+    init_logging();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {}", one_line(&err));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a parsed command line on a Tokio runtime.
+///
+/// # Errors
+/// Whatever the subcommand failed with, with context naming what it was doing.
+pub fn run(cli: cli::Cli) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the async runtime")?;
+    runtime.block_on(cli.command.run())
+}
+
+/// The error and its causes joined with `: `, on one line.
+fn one_line(err: &anyhow::Error) -> String {
+    format!("{err:#}").replace(['\n', '\r'], " ")
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`).
+fn init_logging() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // A second initialisation (tests calling `main` twice) keeps the first subscriber.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -1,5 +1,5 @@
 //! `flotilla`: a Karmada-compatible multi-cluster control plane in one binary.
 
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
+    flotilla::main()
 }

@@ -1,0 +1,34 @@
+//! One module per subcommand, each with `pub struct Args` (clap) and
+//! `pub async fn run(args: Args) -> anyhow::Result<()>`.
+//!
+//! To add a subcommand, write `src/cmd/<name>.rs` with those two items and add one line to the list below.
+
+/// Declares the subcommand modules, the [`Command`] enum with one variant per module, and its dispatch.
+macro_rules! subcommands {
+    ($($(#[$doc:meta])* $variant:ident => $module:ident,)*) => {
+        $(pub mod $module;)*
+
+        /// A subcommand and its arguments.
+        #[derive(Debug, clap::Subcommand)]
+        pub enum Command {
+            $($(#[$doc])* $variant($module::Args),)*
+        }
+
+        impl Command {
+            /// Runs the subcommand to completion.
+            ///
+            /// # Errors
+            /// Whatever the subcommand failed with.
+            pub async fn run(self) -> anyhow::Result<()> {
+                match self {
+                    $(Command::$variant(args) => $module::run(args).await,)*
+                }
+            }
+        }
+    };
+}
+
+subcommands! {
+    /// Print every CRD Flotilla needs as one YAML stream (the content of manifests/crds/).
+    Crds => crds,
+}
