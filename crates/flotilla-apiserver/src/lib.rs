@@ -30,6 +30,7 @@ pub mod kind_info;
 pub mod kinds;
 pub mod kubeconfig;
 pub mod meta;
+pub mod patch;
 pub mod selector;
 pub mod server;
 pub mod status;
