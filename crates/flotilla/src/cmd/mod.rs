@@ -31,4 +31,6 @@ macro_rules! subcommands {
 subcommands! {
     /// Print every CRD Flotilla needs as one YAML stream (the content of manifests/crds/).
     Crds => crds,
+    /// Just the embedded Kubernetes-compatible API server.
+    Apiserver => apiserver,
 }
