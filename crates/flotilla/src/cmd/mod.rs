@@ -33,4 +33,6 @@ subcommands! {
     Crds => crds,
     /// Just the embedded Kubernetes-compatible API server.
     Apiserver => apiserver,
+    /// Serve the example interpreter webhook for the Workload CRD on /interpreter-workload.
+    WebhookExample => webhook_example,
 }
