@@ -232,6 +232,15 @@ fn structural_check_catches_what_kubernetes_rejects() {
     }
 }
 
+fn assert_same_set(found: &BTreeSet<String>, expected: &BTreeSet<String>) {
+    let unexpected: Vec<_> = found.difference(expected).collect();
+    let missing: Vec<_> = expected.difference(found).collect();
+    assert!(
+        unexpected.is_empty() && missing.is_empty(),
+        "unexpected {unexpected:#?}\nmissing {missing:#?}"
+    );
+}
+
 #[test]
 fn crd_defaults_are_exactly_karmadas() {
     let mut found = BTreeSet::new();
@@ -269,12 +278,7 @@ fn crd_defaults_are_exactly_karmadas() {
             expected.insert(format!("{kind} {line}"));
         }
     }
-    let unexpected: Vec<_> = found.difference(&expected).collect();
-    let missing: Vec<_> = expected.difference(&found).collect();
-    assert!(
-        unexpected.is_empty() && missing.is_empty(),
-        "unexpected {unexpected:#?}\nmissing {missing:#?}"
-    );
+    assert_same_set(&found, &expected);
 }
 
 #[test]
@@ -303,12 +307,7 @@ fn free_form_json_only_where_karmada_has_it() {
             expected.insert(format!("{kind} {rule}.fieldOverrider[].yaml[].value"));
         }
     }
-    let unexpected: Vec<_> = found.difference(&expected).collect();
-    let missing: Vec<_> = expected.difference(&found).collect();
-    assert!(
-        unexpected.is_empty() && missing.is_empty(),
-        "unexpected {unexpected:#?}\nmissing {missing:#?}"
-    );
+    assert_same_set(&found, &expected);
 }
 
 #[test]

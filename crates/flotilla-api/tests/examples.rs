@@ -61,12 +61,7 @@ fn round_trip(value: &Value) -> Result<Value, String> {
             typed_round_trip::<ResourceInterpreterCustomization>(value)
         }
         ("config.karmada.io/v1alpha1", "ResourceInterpreterWebhookConfiguration") => {
-            typed_round_trip::<ResourceInterpreterWebhookConfiguration>(value).map(|mut v| {
-                // The hand-written root type carries no apiVersion/kind fields; clients add them on the wire.
-                v["apiVersion"] = value["apiVersion"].clone();
-                v["kind"] = value["kind"].clone();
-                v
-            })
+            typed_round_trip::<ResourceInterpreterWebhookConfiguration>(value)
         }
         ("apps/v1", "Deployment") => {
             typed_round_trip::<k8s_openapi::api::apps::v1::Deployment>(value)

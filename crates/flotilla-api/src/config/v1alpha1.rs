@@ -333,8 +333,9 @@ pub struct LuaScript {
 
 /// Interpreter webhooks and the kinds and operations they answer for (spec §6.1).
 ///
-/// Like admission webhook configurations, the webhooks sit at the top level, not under `spec`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// Like admission webhook configurations, the webhooks sit at the top level, not under `spec`. Serialized with
+/// `apiVersion` and `kind`, as API servers require on create.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceInterpreterWebhookConfiguration {
     /// Standard object metadata.
@@ -344,6 +345,19 @@ pub struct ResourceInterpreterWebhookConfiguration {
     /// The webhooks.
     #[serde(default)]
     pub webhooks: Vec<ResourceInterpreterWebhook>,
+}
+
+impl Serialize for ResourceInterpreterWebhookConfiguration {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use kube::Resource;
+        use serde::ser::SerializeStruct;
+        let mut obj = ser.serialize_struct("ResourceInterpreterWebhookConfiguration", 4)?;
+        obj.serialize_field("apiVersion", &Self::api_version(&()))?;
+        obj.serialize_field("kind", &Self::kind(&()))?;
+        obj.serialize_field("metadata", &self.metadata)?;
+        obj.serialize_field("webhooks", &self.webhooks)?;
+        obj.end()
+    }
 }
 
 impl kube::Resource for ResourceInterpreterWebhookConfiguration {

@@ -50,6 +50,7 @@ pub struct NodeClaim {
 #[serde(rename_all = "camelCase")]
 pub struct Component {
     /// Unique name of the component within the workload (at most 32 characters).
+    #[schemars(length(max = 32))]
     pub name: String,
     /// Replicas of this component.
     pub replicas: i32,
