@@ -6,3 +6,4 @@
 
 pub mod names;
 pub mod selector;
+pub mod overrides;
