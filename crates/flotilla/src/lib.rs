@@ -53,3 +53,22 @@ fn init_logging() {
         .with_writer(std::io::stderr)
         .try_init();
 }
+
+/// Resolves when the process receives SIGINT or SIGTERM: long-running subcommands shut down cleanly then.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    // Without a SIGTERM handler, Ctrl-C still stops us; if even that cannot be installed, run until killed.
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
