@@ -4,6 +4,22 @@
 //! Invariants: controllers reach the API only through kube clients and the interpreter facade; they never
 //! depend on the embedded API server crate, so they run unchanged against a real kube-apiserver.
 
+pub mod admin;
+pub mod context;
+pub mod discovery;
+pub mod error;
+pub mod events;
+pub mod interpreter;
+pub mod leader;
+pub mod member;
+pub mod metrics;
 pub mod names;
-pub mod selector;
+pub mod objects;
 pub mod overrides;
+pub mod prune;
+pub mod resources;
+pub mod runtime;
+pub mod selector;
+
+pub use context::{Context, Options};
+pub use error::{Error, Result};

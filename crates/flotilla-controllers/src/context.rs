@@ -1,0 +1,157 @@
+//! The state every controller shares: the control-plane client, events, metrics, the interpreter, shared
+//! informers, member-cluster access, discovery, and the options the manager was started with.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::Client;
+use regex::Regex;
+
+use crate::events::{EventRecorder, EventSink};
+use crate::interpreter::Interpreter;
+use crate::member::Members;
+use crate::metrics::Metrics;
+use crate::resources::Resources;
+use crate::runtime::{Backoff, Informers};
+
+/// Everything a controller needs, shared by all of them (cheap to clone: every field is a handle).
+#[derive(Clone)]
+pub struct Context {
+    /// Client of the control-plane API server (the "karmada-apiserver").
+    pub client: Client,
+    /// Where events go; [`Context::recorder`] gives a controller its reporter.
+    pub events: EventSink,
+    /// Metrics of every controller, in the registry `/metrics` serves.
+    pub metrics: Metrics,
+    /// The resource interpreter (every layer, in precedence order).
+    pub interpreter: Arc<dyn Interpreter>,
+    /// Informers on the control plane, shared between controllers.
+    pub informers: Informers,
+    /// Served resources of the control plane (discovery), refreshed as CRDs come and go.
+    pub resources: Resources,
+    /// Clients and informers of member clusters.
+    pub members: Members,
+    /// How the manager was configured.
+    pub options: Arc<Options>,
+}
+
+impl Context {
+    /// A context over `client`; `events` decides where events go.
+    pub fn new(
+        client: Client,
+        interpreter: Arc<dyn Interpreter>,
+        events: EventSink,
+        metrics: Metrics,
+        options: Options,
+    ) -> Self {
+        let options = Arc::new(options);
+        Context {
+            informers: Informers::new(client.clone(), "control-plane"),
+            resources: Resources::new(client.clone()),
+            members: Members::new(client.clone(), options.member_request_timeout),
+            client,
+            events,
+            metrics,
+            interpreter,
+            options,
+        }
+    }
+
+    /// An event recorder reporting as `flotilla-<controller>`.
+    pub fn recorder(&self, controller: &str) -> EventRecorder {
+        self.events.recorder(controller)
+    }
+}
+
+/// Settings of the controller manager; [`Options::default`] gives Karmada's defaults.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Backoff of transient reconcile failures.
+    pub backoff: Backoff,
+    /// Concurrent reconciles per controller (Karmada's `--concurrent-*-syncs`, 5 by default).
+    pub workers: usize,
+    /// Namespaces (full-match regexes) whose objects are never propagated (`--skipped-propagating-namespaces`,
+    /// default `kube-.*`).
+    pub skipped_propagating_namespaces: Vec<Regex>,
+    /// Extra APIs never propagated (`--skipped-propagating-apis`: `;`-separated `group`, `group/version` or
+    /// `group/version/Kind1,Kind2`).
+    pub skipped_propagating_apis: String,
+    /// How often the detector re-runs discovery (Karmada: 30 s); CRD changes trigger it sooner.
+    pub discovery_interval: Duration,
+    /// How often cluster status is collected (`--cluster-status-update-frequency`, 10 s).
+    pub cluster_status_update_frequency: Duration,
+    /// How long a cluster must look healthy before Ready turns True again (`--cluster-success-threshold`).
+    pub cluster_success_threshold: Duration,
+    /// How long a cluster must look unhealthy before Ready turns False (`--cluster-failure-threshold`).
+    pub cluster_failure_threshold: Duration,
+    /// Timeout of requests to member clusters (Karmada: 32 s).
+    pub member_request_timeout: Duration,
+    /// Name of the scheduler whose bindings the scheduler handles (`default-scheduler`).
+    pub scheduler_name: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            backoff: Backoff::default(),
+            workers: 5,
+            skipped_propagating_namespaces: default_skipped_namespaces(),
+            skipped_propagating_apis: String::new(),
+            discovery_interval: Duration::from_secs(30),
+            cluster_status_update_frequency: Duration::from_secs(10),
+            cluster_success_threshold: Duration::from_secs(30),
+            cluster_failure_threshold: Duration::from_secs(30),
+            member_request_timeout: Duration::from_secs(32),
+            scheduler_name: flotilla_api::policy::v1alpha1::DEFAULT_SCHEDULER_NAME.to_owned(),
+        }
+    }
+}
+
+/// Compiles `--skipped-propagating-namespaces` entries, each anchored (`^<re>$`) as Karmada does.
+///
+/// # Errors
+/// The first entry that is not a valid regular expression, with the parser's message.
+pub fn compile_namespace_patterns(patterns: &[String]) -> Result<Vec<Regex>, regex::Error> {
+    patterns
+        .iter()
+        .map(|p| Regex::new(&format!("^(?:{p})$")))
+        .collect()
+}
+
+fn default_skipped_namespaces() -> Vec<Regex> {
+    // A constant pattern: compiling it cannot fail, and if it somehow did, skipping nothing is the safe side.
+    compile_namespace_patterns(&["kube-.*".to_owned()]).unwrap_or_default()
+}
+
+/// Whether objects in `namespace` are never propagated: reserved namespaces (`karmada-system`,
+/// `karmada-cluster`, `karmada-es-*`) and those matching a skip pattern.
+pub fn namespace_skipped(options: &Options, namespace: &str) -> bool {
+    !namespace.is_empty()
+        && (flotilla_api::names::namespaces::is_reserved(namespace)
+            || options
+                .skipped_propagating_namespaces
+                .iter()
+                .any(|re| re.is_match(namespace)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_skips_kube_namespaces_and_reserved_ones_only() {
+        let options = Options::default();
+        for ns in [
+            "kube-system",
+            "kube-public",
+            "karmada-system",
+            "karmada-cluster",
+            "karmada-es-m1",
+        ] {
+            assert!(namespace_skipped(&options, ns), "{ns}");
+        }
+        for ns in ["", "default", "app", "my-kube-x"] {
+            assert!(!namespace_skipped(&options, ns), "{ns}");
+        }
+    }
+}

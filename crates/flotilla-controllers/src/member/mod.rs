@@ -1,0 +1,321 @@
+//! Access to member clusters: one client per Cluster, built from its `apiEndpoint` and the Secret its
+//! `secretRef` names (`token`, `caBundle`), plus the member's informers (started lazily for every resource a
+//! Work carries) and its served resources.
+//!
+//! Controllers that react to member changes register an informer hook ([`Members::add_informer_hook`]); every
+//! member informer, whenever and by whomever it is started, gets every hook's handlers.
+
+mod client;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use flotilla_api::cluster::v1alpha1::Cluster;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::DynamicObject;
+use kube::core::GroupVersionKind;
+use kube::{Api, Client, ResourceExt};
+
+pub use client::{build_client, kubeconfig_for};
+
+use crate::discovery::{ServedResource, resolve_kind};
+use crate::error::{Error, Result};
+use crate::objects::split_api_version;
+use crate::resources::dynamic_api;
+use crate::runtime::{Informer, Informers};
+
+/// Called for every member informer when it starts: `(cluster, resource, informer)`.
+pub type InformerHook =
+    Arc<dyn Fn(&str, &ServedResource, &Arc<Informer<DynamicObject>>) + Send + Sync>;
+
+/// One member cluster: its client, informers and served resources.
+pub struct Member {
+    /// The cluster's name.
+    pub cluster: String,
+    /// Client of the member's API server.
+    pub client: Client,
+    informers: Informers,
+    started: Mutex<Vec<ServedResource>>,
+    served: Mutex<HashMap<GroupVersionKind, ServedResource>>,
+    hooks: Arc<RwLock<Vec<InformerHook>>>,
+}
+
+impl Member {
+    /// The member's served resource for `apiVersion`/`kind` (cached after the first lookup).
+    ///
+    /// # Errors
+    /// `Waiting` when the member does not serve the kind; `Kube` when the member could not be asked.
+    pub async fn resolve(&self, api_version: &str, kind: &str) -> Result<ServedResource> {
+        let (group, version) = split_api_version(api_version);
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        if let Some(found) = self
+            .served
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&gvk)
+        {
+            return Ok(found.clone());
+        }
+        let not_served = || {
+            Error::waiting(format!(
+                "{api_version} {kind} to be served by cluster {}",
+                self.cluster
+            ))
+        };
+        match resolve_kind(&self.client, &gvk).await {
+            Ok(Some(found)) => {
+                self.served
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(gvk, found.clone());
+                Ok(found)
+            }
+            Ok(None) => Err(not_served()),
+            Err(err) if crate::error::is_not_found(&err) => Err(not_served()),
+            Err(source) => Err(Error::kube(
+                "discover",
+                format!("{api_version} {kind} in cluster {}", self.cluster),
+                source,
+            )),
+        }
+    }
+
+    /// Forgets a cached lookup (the member answered NotFound for the resource itself).
+    pub fn forget_resource(&self, api_version: &str, kind: &str) {
+        let (group, version) = split_api_version(api_version);
+        self.served
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&GroupVersionKind::gvk(group, version, kind));
+    }
+
+    /// The member informer of `served`, started (with every hook's handlers) on first use.
+    pub fn informer(&self, served: &ServedResource) -> Arc<Informer<DynamicObject>> {
+        if let Some(found) = self.informers.dynamic_if_started(&served.resource) {
+            return found;
+        }
+        let informer = self.informers.dynamic(&served.resource);
+        let mut started = self.started.lock().unwrap_or_else(PoisonError::into_inner);
+        if !started.contains(served) {
+            started.push(served.clone());
+            for hook in self
+                .hooks
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+            {
+                hook(&self.cluster, served, &informer);
+            }
+        }
+        informer
+    }
+
+    /// The member informer of `served` if it is running.
+    pub fn informer_if_started(
+        &self,
+        served: &ServedResource,
+    ) -> Option<Arc<Informer<DynamicObject>>> {
+        self.informers.dynamic_if_started(&served.resource)
+    }
+
+    /// A dynamic API for `served` objects in `namespace`.
+    pub fn api(&self, served: &ServedResource, namespace: &str) -> Api<DynamicObject> {
+        dynamic_api(&self.client, served, namespace)
+    }
+
+    fn started_resources(&self) -> Vec<ServedResource> {
+        self.started
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn shutdown(&self) {
+        self.informers.shutdown();
+    }
+}
+
+struct Entry {
+    fingerprint: String,
+    secret_version: String,
+    member: Arc<Member>,
+}
+
+/// Every member cluster's access, shared by all controllers.
+#[derive(Clone)]
+pub struct Members {
+    control: Client,
+    timeout: Duration,
+    entries: Arc<Mutex<HashMap<String, Entry>>>,
+    hooks: Arc<RwLock<Vec<InformerHook>>>,
+}
+
+impl Members {
+    /// Member access reading credentials through `control` (the control-plane client).
+    pub fn new(control: Client, timeout: Duration) -> Self {
+        Members {
+            control,
+            timeout,
+            entries: Arc::default(),
+            hooks: Arc::default(),
+        }
+    }
+
+    /// Registers a hook every member informer gets (also those already running).
+    pub fn add_informer_hook(&self, hook: InformerHook) {
+        self.hooks
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(hook.clone());
+        let members: Vec<Arc<Member>> = self
+            .lock()
+            .values()
+            .map(|entry| entry.member.clone())
+            .collect();
+        for member in members {
+            for served in member.started_resources() {
+                if let Some(informer) = member.informer_if_started(&served) {
+                    hook(&member.cluster, &served, &informer);
+                }
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The member of `cluster`, building its client if needed (or if the Cluster's connection settings
+    /// changed).
+    ///
+    /// # Errors
+    /// `MemberClient` when the Cluster or its Secret does not allow building a client; `Kube` when the Secret
+    /// could not be read.
+    pub async fn get(&self, cluster: &Cluster) -> Result<Arc<Member>> {
+        let name = cluster.name_any();
+        let fingerprint = fingerprint(cluster);
+        if let Some(entry) = self.lock().get(&name)
+            && entry.fingerprint == fingerprint
+        {
+            return Ok(entry.member.clone());
+        }
+        self.rebuild(cluster, fingerprint, None).await
+    }
+
+    /// Re-reads the cluster's Secret and rebuilds the client if the credentials changed (called on every
+    /// status collection, so rotated tokens are picked up within one period).
+    ///
+    /// # Errors
+    /// As [`Members::get`].
+    pub async fn refresh(&self, cluster: &Cluster) -> Result<Arc<Member>> {
+        let secret = self.read_secret(cluster).await?;
+        let version = secret.resource_version().unwrap_or_default();
+        let fingerprint = fingerprint(cluster);
+        if let Some(entry) = self.lock().get(&cluster.name_any())
+            && entry.fingerprint == fingerprint
+            && entry.secret_version == version
+        {
+            return Ok(entry.member.clone());
+        }
+        self.rebuild(cluster, fingerprint, Some(secret)).await
+    }
+
+    /// The member of `cluster` if a client was built before.
+    pub fn cached(&self, cluster: &str) -> Option<Arc<Member>> {
+        self.lock().get(cluster).map(|entry| entry.member.clone())
+    }
+
+    /// Drops the member of `cluster` and stops its informers (cluster deleted, or credentials rejected).
+    pub fn remove(&self, cluster: &str) {
+        if let Some(entry) = self.lock().remove(cluster) {
+            entry.member.shutdown();
+        }
+    }
+
+    /// Stops every member's informers.
+    pub fn shutdown(&self) {
+        for (_, entry) in self.lock().drain() {
+            entry.member.shutdown();
+        }
+    }
+
+    async fn read_secret(&self, cluster: &Cluster) -> Result<Secret> {
+        let name = cluster.name_any();
+        let Some(secret_ref) = &cluster.spec.secret_ref else {
+            return Err(Error::MemberClient {
+                cluster: name,
+                reason: "spec.secretRef is not set".into(),
+            });
+        };
+        let api: Api<Secret> = Api::namespaced(self.control.clone(), &secret_ref.namespace);
+        api.get(&secret_ref.name).await.map_err(|source| {
+            Error::kube(
+                "get",
+                format!("Secret {}/{}", secret_ref.namespace, secret_ref.name),
+                source,
+            )
+        })
+    }
+
+    async fn rebuild(
+        &self,
+        cluster: &Cluster,
+        fingerprint: String,
+        secret: Option<Secret>,
+    ) -> Result<Arc<Member>> {
+        let name = cluster.name_any();
+        let secret = match secret {
+            Some(secret) => secret,
+            None => self.read_secret(cluster).await?,
+        };
+        let secret_version = secret.resource_version().unwrap_or_default();
+        let client = build_client(cluster, &secret, self.timeout).await?;
+        let member = Arc::new(Member {
+            cluster: name.clone(),
+            client: client.clone(),
+            informers: Informers::new(client, &name),
+            started: Mutex::default(),
+            served: Mutex::default(),
+            hooks: self.hooks.clone(),
+        });
+        let previous = self.lock().insert(
+            name,
+            Entry {
+                fingerprint,
+                secret_version,
+                member: member.clone(),
+            },
+        );
+        if let Some(previous) = previous {
+            // Keep watching what was watched before, now through the new client.
+            previous.member.shutdown();
+            for served in previous.member.started_resources() {
+                member.informer(&served);
+            }
+        }
+        Ok(member)
+    }
+}
+
+fn fingerprint(cluster: &Cluster) -> String {
+    let spec = &cluster.spec;
+    let secret = spec
+        .secret_ref
+        .as_ref()
+        .map(|r| format!("{}/{}", r.namespace, r.name))
+        .unwrap_or_default();
+    let headers: Vec<String> = spec
+        .proxy_header
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!(
+        "{}|{}|{}|{}|{}",
+        spec.api_endpoint,
+        secret,
+        spec.insecure_skip_tls_verification,
+        spec.proxy_url,
+        headers.join(",")
+    )
+}

@@ -1,0 +1,124 @@
+//! The controller runtime: work queues, watch-fed informers shared between controllers, and the worker loop
+//! with its error policy.
+
+pub mod controller;
+pub mod informer;
+pub mod queue;
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use kube::api::{ApiResource, DynamicObject};
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
+use tokio::task::JoinHandle;
+
+pub use controller::{Action, error_policy, run};
+pub use informer::{Change, Informer};
+pub use queue::{Backoff, Queue};
+
+type Entry = (Arc<dyn Any + Send + Sync>, JoinHandle<()>);
+
+/// Informers over one API server, shared by every controller that watches the same resource.
+#[derive(Clone)]
+pub struct Informers {
+    client: Client,
+    name: Arc<str>,
+    entries: Arc<Mutex<HashMap<String, Entry>>>,
+}
+
+impl Informers {
+    /// Informers over `client`'s API server; `name` appears in logs (`control-plane`, a cluster name).
+    pub fn new(client: Client, name: &str) -> Self {
+        Informers {
+            client,
+            name: Arc::from(name),
+            entries: Arc::default(),
+        }
+    }
+
+    /// The client the informers watch through.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The cluster-wide informer of a typed resource, started on first use.
+    pub fn typed<K>(&self) -> Arc<Informer<K>>
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let key =
+            format!("typed:{}", ApiResource::erase::<K>(&()).api_version) + "/" + &K::plural(&());
+        let mut entries = self.lock();
+        if let Some(found) = entries
+            .get(&key)
+            .and_then(|(any, _)| any.clone().downcast::<Informer<K>>().ok())
+        {
+            return found;
+        }
+        let (informer, task) = Informer::start(
+            Api::<K>::all(self.client.clone()),
+            watcher::Config::default(),
+            format!("{}: {}", self.name, K::plural(&())),
+        );
+        entries.insert(key, (informer.clone(), task));
+        informer
+    }
+
+    /// The cluster-wide informer of a dynamic resource, started on first use.
+    pub fn dynamic(&self, resource: &ApiResource) -> Arc<Informer<DynamicObject>> {
+        let key = dynamic_key(resource);
+        let mut entries = self.lock();
+        if let Some(found) = entries
+            .get(&key)
+            .and_then(|(any, _)| any.clone().downcast::<Informer<DynamicObject>>().ok())
+        {
+            return found;
+        }
+        let (informer, task) = Informer::start(
+            Api::<DynamicObject>::all_with(self.client.clone(), resource),
+            watcher::Config::default(),
+            format!(
+                "{}: {}/{}",
+                self.name, resource.api_version, resource.plural
+            ),
+        );
+        entries.insert(key, (informer.clone(), task));
+        informer
+    }
+
+    /// The informer of a dynamic resource if one is running.
+    pub fn dynamic_if_started(
+        &self,
+        resource: &ApiResource,
+    ) -> Option<Arc<Informer<DynamicObject>>> {
+        self.lock()
+            .get(&dynamic_key(resource))
+            .and_then(|(any, _)| any.clone().downcast::<Informer<DynamicObject>>().ok())
+    }
+
+    /// Stops the informer of a dynamic resource (its API went away).
+    pub fn stop_dynamic(&self, resource: &ApiResource) {
+        if let Some((_, task)) = self.lock().remove(&dynamic_key(resource)) {
+            task.abort();
+        }
+    }
+
+    /// Stops every informer.
+    pub fn shutdown(&self) {
+        for (_, (_, task)) in self.lock().drain() {
+            task.abort();
+        }
+    }
+}
+
+fn dynamic_key(resource: &ApiResource) -> String {
+    format!("dynamic:{}/{}", resource.api_version, resource.plural)
+}
