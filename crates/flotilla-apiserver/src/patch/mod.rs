@@ -3,12 +3,14 @@
 //! * [`merge`]: JSON merge patch (RFC 7386).
 //! * [`json`]: JSON patch (RFC 6902), with the `test`-against-`null` behaviour kube-runtime relies on.
 //! * strategic merge patch for built-in kinds (merge keys of spec §7.8), through [`apply_patch`].
+//! * [`apply`]: server-side apply, and the `managedFields` bookkeeping of every other write.
 //!
 //! The HTTP layer maps the request's `Content-Type` with [`PatchType::from_content_type`], calls
 //! [`apply_patch`] on the stored object, then runs its normal
 //! update pipeline on the result. Every failure is a [`PatchError`] whose [`PatchError::to_status`] is the Status
 //! the real server answers with.
 
+pub mod apply;
 pub mod json;
 pub mod merge;
 mod strategic;
