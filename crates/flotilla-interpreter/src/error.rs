@@ -16,6 +16,15 @@ pub enum Error {
         /// `group/version, Kind=kind`.
         gvk: String,
     },
+    /// No layer has a rule for this operation on this kind; the message is the native layer's, as in Karmada
+    /// (e.g. `default InterpretReplica interpreter for "apps/v1, Kind=DaemonSet" not found`).
+    #[error("{}", crate::native::not_found_message(*.operation, .gvk))]
+    NotFound {
+        /// The operation.
+        operation: InterpreterOperation,
+        /// Go's spelling of the kind: `apps/v1, Kind=Deployment`.
+        gvk: String,
+    },
     /// The interpreter was called before every layer loaded its configuration.
     #[error("interpreter is not ready: {layer} has not loaded its configuration")]
     NotReady {

@@ -117,7 +117,7 @@ fn is_extended_resource(name: &str) -> bool {
 
 /// Kubernetes' `IsQualifiedName`: an optional DNS subdomain prefix and `/`, then a name of at most 63
 /// alphanumerics, `-`, `_` or `.`, starting and ending alphanumeric.
-fn is_qualified_name(value: &str) -> bool {
+pub(crate) fn is_qualified_name(value: &str) -> bool {
     let (prefix, name) = match value.split_once('/') {
         Some((prefix, name)) => (Some(prefix), name),
         None => (None, value),
