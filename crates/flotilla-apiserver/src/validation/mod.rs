@@ -6,6 +6,11 @@
 //! `<Kind[.group]> "<name>" is invalid: <errors>` and one cause per error.
 
 pub mod format;
+mod meta;
+
+pub use meta::{
+    NameRule, TOTAL_ANNOTATION_SIZE_LIMIT, validate_object_meta, validate_object_meta_update,
+};
 
 use kube::core::Status;
 use kube::core::response::{StatusCause, StatusDetails};
