@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod names;
 pub mod objects;
 pub mod overrides;
+pub mod scheduler;
 pub mod prune;
 pub mod resources;
 pub mod runtime;
