@@ -1,6 +1,7 @@
 //! The layered Karmada resource interpreter (interpreter spec): per operation, a ResourceInterpreterCustomization's
 //! Lua script, then an interpreter webhook, then the bundled third-party Lua, then the native interpreter.
 
+pub mod config;
 mod error;
 pub mod facade;
 pub mod layer;

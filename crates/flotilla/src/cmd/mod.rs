@@ -33,6 +33,8 @@ subcommands! {
     Crds => crds,
     /// Just the embedded Kubernetes-compatible API server.
     Apiserver => apiserver,
+    /// Run interpreter rules locally (compatible with karmadactl interpret).
+    Interpret => interpret,
     /// Serve the example interpreter webhook for the Workload CRD on /interpreter-workload.
     WebhookExample => webhook_example,
 }

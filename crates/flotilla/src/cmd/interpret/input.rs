@@ -1,0 +1,125 @@
+//! Reading `flotilla interpret`'s inputs: files, directories or `-` (stdin), each holding YAML or JSON, one or
+//! many documents.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use flotilla_api::work::v1alpha2::AggregatedStatusItem;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// One document and where it came from.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// The file it was read from (`-` for stdin).
+    pub source: String,
+    /// The document.
+    pub value: Value,
+}
+
+/// Every document of every source; directories contribute their `.yaml`, `.yml` and `.json` files (sorted,
+/// and their subdirectories too with `recursive`).
+pub fn documents(sources: &[String], recursive: bool) -> anyhow::Result<Vec<Document>> {
+    let mut out = Vec::new();
+    for source in sources {
+        for file in files(source, recursive)? {
+            let text = read(&file)?;
+            for value in parse_stream(&text).with_context(|| format!("failed to parse {file}"))? {
+                out.push(Document {
+                    source: file.clone(),
+                    value,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The single object of an object file (`--desired-file`, `--observed-file`).
+pub fn single_object(source: &str) -> anyhow::Result<Value> {
+    let documents = documents(&[source.to_owned()], false)?;
+    match documents.len() {
+        1 => Ok(documents
+            .into_iter()
+            .map(|d| d.value)
+            .next()
+            .unwrap_or_default()),
+        0 => bail!("no object found in {source}"),
+        n => bail!("get {n} objects, expect one at most"),
+    }
+}
+
+/// The AggregatedStatusItems of a status file (`--status-file`).
+pub fn status_items(source: &str) -> anyhow::Result<Vec<AggregatedStatusItem>> {
+    documents(&[source.to_owned()], false)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, document)| {
+            AggregatedStatusItem::deserialize(&document.value).with_context(|| {
+                format!(
+                    "document {} of {source} is not an AggregatedStatusItem",
+                    i + 1
+                )
+            })
+        })
+        .collect()
+}
+
+/// Parses a YAML (or JSON, which is YAML) stream, skipping empty documents.
+pub fn parse_stream(text: &str) -> anyhow::Result<Vec<Value>> {
+    let mut values = Vec::new();
+    for (i, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
+        let value = Value::deserialize(document).with_context(|| format!("document {}", i + 1))?;
+        if !value.is_null() {
+            values.push(value);
+        }
+    }
+    Ok(values)
+}
+
+fn files(source: &str, recursive: bool) -> anyhow::Result<Vec<String>> {
+    if source == "-" {
+        return Ok(vec![source.to_owned()]);
+    }
+    let path = Path::new(source);
+    if !path.is_dir() {
+        return Ok(vec![source.to_owned()]);
+    }
+    let mut found = Vec::new();
+    walk(path, recursive, &mut found)?;
+    found.sort();
+    Ok(found.into_iter().map(|p| p.display().to_string()).collect())
+}
+
+fn walk(dir: &Path, recursive: bool, found: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("failed to read directory {}", dir.display()))?;
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("failed to read directory {}", dir.display()))?
+            .path();
+        if path.is_dir() {
+            if recursive {
+                walk(&path, recursive, found)?;
+            }
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+        {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn read(file: &str) -> anyhow::Result<String> {
+    if file == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("failed to read stdin")?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(file).with_context(|| format!("failed to read {file}"))
+}

@@ -1,0 +1,226 @@
+//! `flotilla interpret`: runs interpreter rules locally, compatible with `karmadactl interpret` (cli spec,
+//! interpreter spec §7).
+//!
+//! Which layers answer: with `-f` only the customizations in those files (karmadactl's behaviour); without
+//! `-f` the bundled layers (third-party and native); with `--kubeconfig` every layer registered in that
+//! control plane (its customizations unless `-f` replaces them, its webhooks, the bundled layers).
+
+mod input;
+mod output;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use flotilla_api::config::v1alpha1::{
+    InterpreterOperation as Op, ResourceInterpreterCustomization,
+    ResourceInterpreterWebhookConfiguration,
+};
+use flotilla_interpreter::config::{ConfigSink, watch_configuration};
+use flotilla_interpreter::facade::error_text;
+use flotilla_interpreter::webhook::WebhookLayer;
+use flotilla_interpreter::{Error, Readiness, Request, ResourceInterpreter};
+
+/// How long `--kubeconfig` waits for the control plane's configuration to list.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Arguments of `flotilla interpret`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Files, directories or `-` with ResourceInterpreterCustomizations (YAML or JSON, multi-document).
+    #[arg(short = 'f', long = "filename")]
+    pub filenames: Vec<String>,
+    /// Recurse into directories given with -f.
+    #[arg(short = 'R', long)]
+    pub recursive: bool,
+    /// Validate every customization and compile its scripts instead of executing an operation.
+    #[arg(long)]
+    pub check: bool,
+    /// The operation to execute (case-insensitive): retain, interpretReplica, interpretComponent,
+    /// reviseReplica, interpretStatus, aggregateStatus, interpretHealth, interpretDependency.
+    #[arg(long)]
+    pub operation: Option<String>,
+    /// File with the one object used as the desired object.
+    #[arg(long)]
+    pub desired_file: Option<String>,
+    /// File with the one object used as the observed (member) object.
+    #[arg(long)]
+    pub observed_file: Option<String>,
+    /// File (or `-`) with a stream of AggregatedStatusItem documents for aggregateStatus.
+    #[arg(long)]
+    pub status_file: Option<String>,
+    /// The replica count for reviseReplica.
+    #[arg(long, default_value_t = 0)]
+    pub desired_replica: i32,
+    /// Before the results, say which layer answered and why the others did not.
+    #[arg(long)]
+    pub explain: bool,
+    /// Resolve through every layer registered in the control plane this kubeconfig reaches.
+    #[arg(long)]
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// The kubeconfig context of the control plane.
+    #[arg(long)]
+    pub karmada_context: Option<String>,
+}
+
+/// Runs the check or the operation.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    if args.check {
+        bail!("--check needs the Lua layer, which this build does not have yet");
+    }
+    let operation = parse_operation(args.operation.as_deref())?;
+    let request = request(&args, operation)?;
+    let interpreter = interpreter(&args).await?;
+    let (result, explanation) = interpreter.interpret(request).await;
+    let mut stdout = String::new();
+    if args.explain {
+        stdout.push_str(&output::explain(&explanation));
+    }
+    let response = match result {
+        Ok(response) => response,
+        Err(Error::NotFound { .. } | Error::NotEnabled { .. }) => {
+            print!("{stdout}");
+            bail!("rule is not enabled for {operation}");
+        }
+        Err(error) => {
+            print!("{stdout}");
+            bail!("failed to execute {operation}: {}", error_text(&error));
+        }
+    };
+    let mut results = output::named_results(response)?;
+    for (name, _) in &mut results {
+        if *name == "object" {
+            *name = output::object_name(operation);
+        }
+    }
+    stdout.push_str(&output::render(&results)?);
+    print!("{stdout}");
+    Ok(())
+}
+
+/// Karmada's case-insensitive operation names.
+fn parse_operation(name: Option<&str>) -> anyhow::Result<Op> {
+    let Some(name) = name else {
+        bail!("operation is not set for executing")
+    };
+    Op::DISPATCHED
+        .into_iter()
+        .find(|op| op.as_str().eq_ignore_ascii_case(name))
+        .with_context(|| {
+            let names: Vec<&str> = Op::DISPATCHED.iter().map(|op| op.as_str()).collect();
+            format!(
+                "operation {name} is not supported. Use one of: {}",
+                names.join(", ")
+            )
+        })
+}
+
+/// The request from the object files, with karmadactl's rules on which files each operation needs.
+fn request(args: &Args, operation: Op) -> anyhow::Result<Request> {
+    let desired = args
+        .desired_file
+        .as_deref()
+        .map(input::single_object)
+        .transpose()
+        .context("--desired-file")?;
+    let observed = args
+        .observed_file
+        .as_deref()
+        .map(input::single_object)
+        .transpose()
+        .context("--observed-file")?;
+    if operation == Op::Retain {
+        let desired = desired.context("desired, desired-file options are not set")?;
+        let observed = observed.context("observed, observed-file options are not set")?;
+        return Ok(Request::Retain { desired, observed });
+    }
+    let object = match (desired, observed) {
+        (Some(object), None) | (None, Some(object)) => object,
+        (None, None) => bail!("desired-file, observed-file options are not set"),
+        (Some(_), Some(_)) => {
+            bail!("you can not specify both desired-file and observed-file options")
+        }
+    };
+    Ok(match operation {
+        Op::InterpretReplica => Request::InterpretReplica { object },
+        Op::InterpretComponent => Request::InterpretComponent { object },
+        Op::ReviseReplica => Request::ReviseReplica {
+            object,
+            replicas: i64::from(args.desired_replica),
+        },
+        Op::AggregateStatus => {
+            let items = args
+                .status_file
+                .as_deref()
+                .map(input::status_items)
+                .transpose()?
+                .unwrap_or_default();
+            Request::AggregateStatus { object, items }
+        }
+        Op::InterpretStatus => Request::InterpretStatus { object },
+        Op::InterpretHealth => Request::InterpretHealth { object },
+        Op::InterpretDependency => Request::InterpretDependency { object },
+        Op::Retain | Op::Prune | Op::All => bail!("operation {operation} cannot be executed"),
+    })
+}
+
+/// The interpreter with the layers the flags ask for, ready.
+async fn interpreter(args: &Args) -> anyhow::Result<ResourceInterpreter> {
+    if !args.filenames.is_empty() {
+        // Validate the files now so that a bad document is reported even before the Lua layer can run it.
+        let documents = input::documents(&args.filenames, args.recursive)?;
+        let sources: std::collections::BTreeSet<&str> =
+            documents.iter().map(|d| d.source.as_str()).collect();
+        bail!(
+            "executing customizations from -f needs the Lua customization layer, which this build does not have \
+             yet ({} document(s) read from {})",
+            documents.len(),
+            sources.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let mut builder = ResourceInterpreter::builder().native();
+    if let Some(kubeconfig) = &args.kubeconfig {
+        let client = client(kubeconfig, args.karmada_context.as_deref()).await?;
+        let readiness = Readiness::new();
+        let webhooks = Arc::new(WebhookLayer::new(Some(client.clone())));
+        let customizations: Arc<dyn ConfigSink<ResourceInterpreterCustomization>> =
+            Arc::new(|_: Vec<ResourceInterpreterCustomization>| {});
+        let webhook_sink: Arc<dyn ConfigSink<ResourceInterpreterWebhookConfiguration>> =
+            webhooks.clone();
+        tokio::spawn(watch_configuration(
+            client,
+            &readiness,
+            customizations,
+            webhook_sink,
+        ));
+        builder = builder.layer(webhooks).readiness(readiness.clone());
+        tokio::time::timeout(READY_TIMEOUT, readiness.wait()).await.map_err(|_| {
+            anyhow::anyhow!(
+                "timed out after {}s waiting for the interpreter configuration of {} ({} not listed)",
+                READY_TIMEOUT.as_secs(),
+                kubeconfig.display(),
+                readiness.pending().unwrap_or("?")
+            )
+        })?;
+    }
+    builder
+        .build()
+        .context("failed to assemble the interpreter")
+}
+
+/// A client for the control plane of `kubeconfig`.
+async fn client(
+    kubeconfig: &std::path::Path,
+    context: Option<&str>,
+) -> anyhow::Result<kube::Client> {
+    let file = kube::config::Kubeconfig::read_from(kubeconfig)
+        .with_context(|| format!("failed to read kubeconfig {}", kubeconfig.display()))?;
+    let options = kube::config::KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..Default::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(file, &options)
+        .await
+        .with_context(|| format!("failed to load kubeconfig {}", kubeconfig.display()))?;
+    kube::Client::try_from(config).context("failed to create a client for the control plane")
+}
