@@ -1,0 +1,197 @@
+//! The member workload simulator: stands in for kube-controller-manager's workload controllers and the kubelet
+//! in a member cluster that has neither, so propagated workloads report the status real ones would.
+//!
+//! It watches Deployments, StatefulSets, ReplicaSets, DaemonSets, Jobs and Pods and, after a short delay, sets
+//! their status the way the real controllers would once every pod is up (see [`simulated_status`]). Custom
+//! resources are left alone, as in a cluster without their operator.
+//!
+//! Guarantees:
+//! * it is an ordinary API client: it reads through list and watch and writes with `PUT .../status` carrying the
+//!   object's resourceVersion, so every other client sees a MODIFIED event with a new resourceVersion, a
+//!   concurrent writer wins (the simulator re-reads and tries again), and `metadata.generation` never moves;
+//! * a settled object is never rewritten: computing its status again gives the same value (timestamps of
+//!   unchanged conditions and start times are kept);
+//! * objects being deleted, finished Jobs and finished Pods are not touched.
+//!
+//! It runs against any API server (it needs only a kube [`Client`]); `flotilla up` starts one per member.
+
+mod common;
+mod job;
+mod pod;
+mod runner;
+mod workloads;
+
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use kube::Client;
+use kube::core::ApiResource;
+use serde_json::Value;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use workloads::NodeView;
+
+/// Field manager of the simulator's status writes.
+pub const FIELD_MANAGER: &str = "flotilla-simulator";
+
+/// The delay [`SimulatorConfig::default`] waits before reporting a change.
+pub const DEFAULT_DELAY: Duration = Duration::from_millis(200);
+
+/// A kind whose status the simulator sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `apps/v1 Deployment`.
+    Deployment,
+    /// `apps/v1 StatefulSet`.
+    StatefulSet,
+    /// `apps/v1 ReplicaSet`.
+    ReplicaSet,
+    /// `apps/v1 DaemonSet`.
+    DaemonSet,
+    /// `batch/v1 Job`.
+    Job,
+    /// `v1 Pod`.
+    Pod,
+}
+
+impl Kind {
+    /// Every simulated kind.
+    pub const ALL: [Kind; 6] = [
+        Kind::Deployment,
+        Kind::StatefulSet,
+        Kind::ReplicaSet,
+        Kind::DaemonSet,
+        Kind::Job,
+        Kind::Pod,
+    ];
+
+    /// The API resource of the kind.
+    pub fn api_resource(self) -> ApiResource {
+        use k8s_openapi::api::{apps::v1 as apps, batch::v1 as batch, core::v1 as core};
+        match self {
+            Kind::Deployment => ApiResource::erase::<apps::Deployment>(&()),
+            Kind::StatefulSet => ApiResource::erase::<apps::StatefulSet>(&()),
+            Kind::ReplicaSet => ApiResource::erase::<apps::ReplicaSet>(&()),
+            Kind::DaemonSet => ApiResource::erase::<apps::DaemonSet>(&()),
+            Kind::Job => ApiResource::erase::<batch::Job>(&()),
+            Kind::Pod => ApiResource::erase::<core::Pod>(&()),
+        }
+    }
+}
+
+/// The status the real controllers would report for `object` (of `kind`) once its pods are up; `nodes` are
+/// the member's Nodes (DaemonSets schedule onto them), `now` the RFC 3339 time for new timestamps.
+///
+/// Pure: for a settled object it returns the object's current status unchanged.
+pub fn simulated_status(kind: Kind, object: &Value, nodes: &[NodeView], now: &str) -> Value {
+    match kind {
+        Kind::Deployment => workloads::deployment(object, now),
+        Kind::StatefulSet => workloads::stateful_set(object),
+        Kind::ReplicaSet => workloads::replica_set(object),
+        Kind::DaemonSet => workloads::daemon_set(object, nodes),
+        Kind::Job => job::job(object, now),
+        Kind::Pod => pod::pod(object, now),
+    }
+}
+
+/// The status to write for `object`, or `None` when the simulator leaves it as it is (already settled, or being
+/// deleted).
+pub fn pending_status(kind: Kind, object: &Value, nodes: &[NodeView], now: &str) -> Option<Value> {
+    if object.pointer("/metadata/deletionTimestamp").is_some() {
+        return None;
+    }
+    let desired = simulated_status(kind, object, nodes, now);
+    let current = object.get("status").cloned().unwrap_or_default();
+    let unchanged = desired == current
+        || (current.is_null() && desired.as_object().is_some_and(serde_json::Map::is_empty));
+    (!unchanged).then_some(desired)
+}
+
+/// How the simulator behaves.
+#[derive(Clone, Debug)]
+pub struct SimulatorConfig {
+    /// How long after a change it reports the new status (the time pods would take to start).
+    pub delay: Duration,
+    /// Name used in logs (the member cluster's name).
+    pub cluster: String,
+}
+
+impl Default for SimulatorConfig {
+    fn default() -> Self {
+        SimulatorConfig {
+            delay: DEFAULT_DELAY,
+            cluster: String::new(),
+        }
+    }
+}
+
+/// Why a status could not be written (logged and retried; the simulator never stops on errors).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The status update was refused or failed.
+    #[error("failed to update the status of {kind:?} {object}")]
+    UpdateStatus {
+        /// Kind of the object.
+        kind: Kind,
+        /// `namespace/name` of the object.
+        object: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The object could not be encoded.
+    #[error("failed to encode {kind:?} {object}")]
+    Encode {
+        /// Kind of the object.
+        kind: Kind,
+        /// `namespace/name` of the object.
+        object: String,
+        /// The encoding error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// A running simulator: one watch-driven loop per kind, plus a Node watch.
+pub struct Simulator {
+    cancel: CancellationToken,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Simulator {
+    /// Starts simulating every [`Kind`] on the cluster `client` reaches.
+    pub fn start(client: Client, config: SimulatorConfig) -> Simulator {
+        let cancel = CancellationToken::new();
+        let tasks = runner::spawn(client, config, cancel.clone());
+        Simulator { cancel, tasks }
+    }
+
+    /// Stops every loop and waits for in-flight writes to finish.
+    pub async fn shutdown(mut self) {
+        self.cancel.cancel();
+        for task in std::mem::take(&mut self.tasks) {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Simulator {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+/// An error and its causes on one line, for logs.
+fn display_chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    out
+}

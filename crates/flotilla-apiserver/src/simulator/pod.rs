@@ -1,0 +1,156 @@
+//! Pod status as a kubelet reports a pod whose containers all started: phase `Running`, every condition
+//! `True`, a pod IP, and one running status per container (init containers terminated with `Completed`).
+//! Pods that already succeeded or failed are left alone.
+
+use serde_json::{Map, Value, json};
+
+use super::common::{Cond, Stamps, conditions, fnv32, kept_time, name, status_of};
+
+/// A stable pod IP in 10.244.0.0/16 derived from the pod's uid (or name).
+fn pod_ip(obj: &Value) -> String {
+    let key = obj
+        .pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| name(obj));
+    let hash = fnv32(key.as_bytes());
+    // Avoid .0 and .255 so the address looks like one a CNI would hand out.
+    format!("10.244.{}.{}", (hash >> 8) & 0xff, (hash & 0xff) % 253 + 1)
+}
+
+/// The existing status of container `container` in `list` (to keep its start time).
+fn previous<'a>(current: &'a Map<String, Value>, list: &str, container: &str) -> Option<&'a Value> {
+    current
+        .get(list)
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(container))
+}
+
+fn container_statuses(
+    obj: &Value,
+    current: &Map<String, Value>,
+    spec_list: &str,
+    status_list: &str,
+    now: &str,
+) -> Option<Value> {
+    let containers = obj
+        .pointer(&format!("/spec/{spec_list}"))
+        .and_then(Value::as_array)?;
+    let init = spec_list == "initContainers";
+    let statuses = containers
+        .iter()
+        .map(|c| {
+            let cname = c.get("name").and_then(Value::as_str).unwrap_or("");
+            let image = c.get("image").and_then(Value::as_str).unwrap_or("");
+            let old_state = previous(current, status_list, cname)
+                .and_then(|s| s.get("state"))
+                .and_then(Value::as_object)
+                .and_then(|s| s.values().next())
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let started_at = kept_time(&old_state, "startedAt", now);
+            let state = if init {
+                let finished_at = kept_time(&old_state, "finishedAt", now);
+                json!({"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": started_at, "finishedAt": finished_at}})
+            } else {
+                json!({"running": {"startedAt": started_at}})
+            };
+            json!({
+                "name": cname,
+                "image": image,
+                "imageID": "",
+                "containerID": format!("flotilla://{}/{cname}", name(obj)),
+                "ready": true,
+                "started": !init,
+                "restartCount": 0,
+                "state": state,
+            })
+        })
+        .collect();
+    Some(Value::Array(statuses))
+}
+
+/// Whether every container's requests equal its limits for cpu and memory (and limits are set).
+fn qos_class(obj: &Value) -> &'static str {
+    let containers: Vec<&Value> = ["containers", "initContainers"]
+        .iter()
+        .filter_map(|l| obj.pointer(&format!("/spec/{l}")).and_then(Value::as_array))
+        .flatten()
+        .collect();
+    let res = |c: &Value, kind: &str, r: &str| {
+        c.pointer(&format!("/resources/{kind}/{r}"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let any_set = containers.iter().any(|c| {
+        ["requests", "limits"]
+            .iter()
+            .any(|k| ["cpu", "memory"].iter().any(|r| res(c, k, r).is_some()))
+    });
+    if !any_set {
+        return "BestEffort";
+    }
+    let guaranteed = containers.iter().all(|c| {
+        ["cpu", "memory"].iter().all(|r| {
+            let limit = res(c, "limits", r);
+            let request = res(c, "requests", r);
+            limit.is_some() && (request.is_none() || request == limit)
+        })
+    });
+    if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
+/// The pod's status once running (or its current status when it already finished).
+pub(crate) fn pod(obj: &Value, now: &str) -> Value {
+    let current = status_of(obj);
+    if matches!(
+        current.get("phase").and_then(Value::as_str),
+        Some("Succeeded" | "Failed")
+    ) {
+        return Value::Object(current);
+    }
+    let mut status = current.clone();
+    status.insert("phase".into(), json!("Running"));
+    let wanted: Vec<Cond<'_>> = [
+        "PodReadyToStartContainers",
+        "Initialized",
+        "Ready",
+        "ContainersReady",
+        "PodScheduled",
+    ]
+    .into_iter()
+    .map(|kind| Cond {
+        kind,
+        status: "True",
+        reason: "",
+        message: String::new(),
+    })
+    .collect();
+    status.insert(
+        "conditions".into(),
+        conditions(&current, &wanted, Stamps::Transition, now),
+    );
+    let ip = match current.get("podIP").and_then(Value::as_str) {
+        Some(ip) if !ip.is_empty() => ip.to_string(),
+        _ => pod_ip(obj),
+    };
+    status.insert("podIP".into(), json!(ip));
+    status.insert("podIPs".into(), json!([{"ip": ip}]));
+    status.insert("startTime".into(), kept_time(&current, "startTime", now));
+    status.insert("qosClass".into(), json!(qos_class(obj)));
+    for (spec_list, status_list) in [
+        ("containers", "containerStatuses"),
+        ("initContainers", "initContainerStatuses"),
+    ] {
+        match container_statuses(obj, &current, spec_list, status_list, now) {
+            Some(list) => status.insert(status_list.into(), list),
+            None => status.remove(status_list),
+        };
+    }
+    Value::Object(status)
+}

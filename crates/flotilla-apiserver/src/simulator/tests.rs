@@ -1,0 +1,329 @@
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use serde_json::{Value, json};
+
+use super::*;
+
+const T0: &str = "2026-01-01T00:00:00Z";
+const T1: &str = "2026-01-01T00:05:00Z";
+
+fn mk_deployment(replicas: Option<i64>, generation: i64) -> Value {
+    let mut d = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "nginx", "namespace": "default", "generation": generation, "uid": "u1"},
+        "spec": {"selector": {"matchLabels": {"app": "nginx"}},
+                 "template": {"metadata": {"labels": {"app": "nginx"}}, "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}},
+    });
+    if let Some(r) = replicas {
+        d["spec"]["replicas"] = json!(r);
+    }
+    d
+}
+
+/// Applies the simulator's pending status (at `now`) the way the status write would.
+fn settle(kind: Kind, obj: &mut Value, nodes: &[NodeView], now: &str) -> bool {
+    match pending_status(kind, obj, nodes, now) {
+        Some(status) => {
+            obj["status"] = status;
+            true
+        }
+        None => false,
+    }
+}
+
+#[test]
+fn deployment_reports_every_replica_ready_and_available() {
+    let mut d = mk_deployment(Some(2), 3);
+    assert!(settle(Kind::Deployment, &mut d, &[], T0));
+    let s = &d["status"];
+    assert_eq!(s["observedGeneration"], 3);
+    for key in [
+        "replicas",
+        "updatedReplicas",
+        "readyReplicas",
+        "availableReplicas",
+    ] {
+        assert_eq!(s[key], 2, "{key}");
+    }
+    assert!(s.get("unavailableReplicas").is_none());
+    let conds = s["conditions"].as_array().unwrap();
+    assert_eq!(conds[0]["type"], "Available");
+    assert_eq!(conds[0]["status"], "True");
+    assert_eq!(conds[0]["reason"], "MinimumReplicasAvailable");
+    assert_eq!(conds[1]["type"], "Progressing");
+    assert_eq!(conds[1]["reason"], "NewReplicaSetAvailable");
+    assert!(
+        conds[1]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("ReplicaSet \"nginx-")
+    );
+    assert_eq!(conds[1]["lastTransitionTime"], T0);
+}
+
+#[test]
+fn settled_deployment_is_not_rewritten_later() {
+    let mut d = mk_deployment(Some(2), 1);
+    settle(Kind::Deployment, &mut d, &[], T0);
+    assert_eq!(pending_status(Kind::Deployment, &d, &[], T1), None);
+}
+
+#[test]
+fn deployment_scale_keeps_condition_times_and_follows_generation() {
+    let mut d = mk_deployment(Some(2), 1);
+    settle(Kind::Deployment, &mut d, &[], T0);
+    d["spec"]["replicas"] = json!(5);
+    d["metadata"]["generation"] = json!(2);
+    assert!(settle(Kind::Deployment, &mut d, &[], T1));
+    assert_eq!(d["status"]["readyReplicas"], 5);
+    assert_eq!(d["status"]["observedGeneration"], 2);
+    assert_eq!(d["status"]["conditions"][0]["lastTransitionTime"], T0);
+    assert_eq!(d["status"]["conditions"][0]["lastUpdateTime"], T0);
+}
+
+#[test]
+fn deployment_template_change_moves_progressing_update_time_only() {
+    let mut d = mk_deployment(Some(1), 1);
+    settle(Kind::Deployment, &mut d, &[], T0);
+    let before = d["status"]["conditions"][1]["message"].clone();
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:2");
+    d["metadata"]["generation"] = json!(2);
+    settle(Kind::Deployment, &mut d, &[], T1);
+    let progressing = &d["status"]["conditions"][1];
+    assert_ne!(progressing["message"], before);
+    assert_eq!(progressing["lastUpdateTime"], T1);
+    assert_eq!(progressing["lastTransitionTime"], T0);
+}
+
+#[test]
+fn deployment_without_replicas_defaults_to_one_and_zero_omits_counters() {
+    let mut d = mk_deployment(None, 1);
+    settle(Kind::Deployment, &mut d, &[], T0);
+    assert_eq!(d["status"]["replicas"], 1);
+    d["spec"]["replicas"] = json!(0);
+    settle(Kind::Deployment, &mut d, &[], T0);
+    assert!(d["status"].get("replicas").is_none());
+    assert!(d["status"].get("readyReplicas").is_none());
+}
+
+#[test]
+fn paused_deployment_reports_progressing_unknown() {
+    let mut d = mk_deployment(Some(1), 1);
+    d["spec"]["paused"] = json!(true);
+    settle(Kind::Deployment, &mut d, &[], T0);
+    assert_eq!(d["status"]["conditions"][1]["status"], "Unknown");
+    assert_eq!(d["status"]["conditions"][1]["reason"], "DeploymentPaused");
+}
+
+#[test]
+fn stateful_set_reports_revision_and_counters() {
+    let mut s = mk_deployment(Some(3), 4);
+    s["kind"] = json!("StatefulSet");
+    settle(Kind::StatefulSet, &mut s, &[], T0);
+    let st = &s["status"];
+    for key in [
+        "replicas",
+        "readyReplicas",
+        "currentReplicas",
+        "updatedReplicas",
+        "availableReplicas",
+    ] {
+        assert_eq!(st[key], 3, "{key}");
+    }
+    assert_eq!(st["observedGeneration"], 4);
+    assert_eq!(st["currentRevision"], st["updateRevision"]);
+    assert_eq!(pending_status(Kind::StatefulSet, &s, &[], T1), None);
+}
+
+#[test]
+fn replica_set_reports_counters() {
+    let mut r = mk_deployment(Some(2), 1);
+    settle(Kind::ReplicaSet, &mut r, &[], T0);
+    assert_eq!(r["status"]["replicas"], 2);
+    assert_eq!(r["status"]["fullyLabeledReplicas"], 2);
+    assert_eq!(r["status"]["availableReplicas"], 2);
+    assert_eq!(r["status"]["observedGeneration"], 1);
+}
+
+fn node(labels: &[(&str, &str)], unschedulable: bool) -> NodeView {
+    NodeView {
+        labels: labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        unschedulable,
+    }
+}
+
+#[test]
+fn daemon_set_counts_nodes_its_selector_matches() {
+    let nodes = [
+        node(&[("disk", "ssd")], false),
+        node(&[("disk", "hdd")], false),
+        node(&[("disk", "ssd")], true),
+        node(&[], false),
+    ];
+    let mut ds = mk_deployment(None, 2);
+    settle(Kind::DaemonSet, &mut ds, &nodes, T0);
+    assert_eq!(ds["status"]["desiredNumberScheduled"], 3);
+    assert_eq!(ds["status"]["numberReady"], 3);
+    assert_eq!(ds["status"]["updatedNumberScheduled"], 3);
+    assert_eq!(ds["status"]["numberAvailable"], 3);
+    assert_eq!(ds["status"]["numberMisscheduled"], 0);
+    assert_eq!(ds["status"]["observedGeneration"], 2);
+    ds["spec"]["template"]["spec"]["nodeSelector"] = json!({"disk": "ssd"});
+    settle(Kind::DaemonSet, &mut ds, &nodes, T0);
+    assert_eq!(ds["status"]["desiredNumberScheduled"], 1);
+    // A node added later changes the answer.
+    let more = [nodes[0].clone(), node(&[("disk", "ssd")], false)];
+    assert!(pending_status(Kind::DaemonSet, &ds, &more, T1).is_some());
+}
+
+fn mk_job(completions: Option<i64>, parallelism: Option<i64>) -> Value {
+    let mut j = json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "pi", "namespace": "default", "generation": 1},
+        "spec": {"template": {"spec": {"containers": [{"name": "pi", "image": "perl"}], "restartPolicy": "Never"}}},
+    });
+    if let Some(c) = completions {
+        j["spec"]["completions"] = json!(c);
+    }
+    if let Some(p) = parallelism {
+        j["spec"]["parallelism"] = json!(p);
+    }
+    j
+}
+
+#[test]
+fn job_starts_then_completes_then_stays_complete() {
+    let mut j = mk_job(Some(3), Some(2));
+    assert!(settle(Kind::Job, &mut j, &[], T0));
+    assert_eq!(j["status"]["startTime"], T0);
+    assert_eq!(j["status"]["active"], 2);
+    assert!(j["status"].get("conditions").is_none());
+    assert!(settle(Kind::Job, &mut j, &[], T1));
+    let s = &j["status"];
+    assert_eq!(s["succeeded"], 3);
+    assert!(s.get("active").is_none());
+    assert_eq!(s["startTime"], T0);
+    assert_eq!(s["completionTime"], T1);
+    let types: Vec<&str> = s["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["SuccessCriteriaMet", "Complete"]);
+    assert_eq!(s["conditions"][1]["status"], "True");
+    assert_eq!(s["conditions"][1]["reason"], "CompletionsReached");
+    assert_eq!(
+        pending_status(Kind::Job, &j, &[], "2027-01-01T00:00:00Z"),
+        None
+    );
+}
+
+#[test]
+fn job_defaults_and_indexed_completion() {
+    let mut j = mk_job(None, None);
+    settle(Kind::Job, &mut j, &[], T0);
+    assert_eq!(j["status"]["active"], 1);
+    settle(Kind::Job, &mut j, &[], T0);
+    assert_eq!(j["status"]["succeeded"], 1);
+    let mut indexed = mk_job(Some(4), None);
+    indexed["spec"]["completionMode"] = json!("Indexed");
+    settle(Kind::Job, &mut indexed, &[], T0);
+    settle(Kind::Job, &mut indexed, &[], T0);
+    assert_eq!(indexed["status"]["completedIndexes"], "0-3");
+}
+
+#[test]
+fn suspended_and_failed_jobs_are_left_alone() {
+    let mut j = mk_job(None, None);
+    j["spec"]["suspend"] = json!(true);
+    assert_eq!(pending_status(Kind::Job, &j, &[], T0), None);
+    let mut failed = mk_job(None, None);
+    failed["status"] = json!({"failed": 1, "conditions": [{"type": "Failed", "status": "True"}]});
+    assert_eq!(pending_status(Kind::Job, &failed, &[], T0), None);
+}
+
+fn mk_pod() -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web", "namespace": "default", "uid": "0b5c7e1a"},
+        "spec": {
+            "initContainers": [{"name": "init", "image": "busybox", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}],
+            "containers": [{"name": "app", "image": "nginx", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}],
+        },
+        "status": {"phase": "Pending"},
+    })
+}
+
+#[test]
+fn pod_runs_ready_with_an_ip_and_container_statuses() {
+    let mut p = mk_pod();
+    assert!(settle(Kind::Pod, &mut p, &[], T0));
+    let s = &p["status"];
+    assert_eq!(s["phase"], "Running");
+    let ready = s["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .unwrap();
+    assert_eq!(ready["status"], "True");
+    let ip = s["podIP"].as_str().unwrap();
+    assert!(ip.starts_with("10.244."), "{ip}");
+    assert_eq!(s["podIPs"][0]["ip"], ip);
+    assert_eq!(s["containerStatuses"][0]["name"], "app");
+    assert_eq!(s["containerStatuses"][0]["ready"], true);
+    assert_eq!(
+        s["containerStatuses"][0]["state"]["running"]["startedAt"],
+        T0
+    );
+    assert_eq!(
+        s["initContainerStatuses"][0]["state"]["terminated"]["reason"],
+        "Completed"
+    );
+    assert_eq!(s["qosClass"], "Guaranteed");
+    assert_eq!(pending_status(Kind::Pod, &p, &[], T1), None);
+}
+
+#[test]
+fn pod_ip_is_stable_and_finished_pods_stay_finished() {
+    let mut a = mk_pod();
+    let mut b = mk_pod();
+    settle(Kind::Pod, &mut a, &[], T0);
+    settle(Kind::Pod, &mut b, &[], T1);
+    assert_eq!(a["status"]["podIP"], b["status"]["podIP"]);
+    let mut done = mk_pod();
+    done["status"] = json!({"phase": "Succeeded"});
+    assert_eq!(pending_status(Kind::Pod, &done, &[], T0), None);
+}
+
+#[test]
+fn pod_qos_classes() {
+    let mut p = mk_pod();
+    p["spec"]["containers"][0]["resources"] = json!({});
+    p["spec"]["initContainers"] = json!([]);
+    settle(Kind::Pod, &mut p, &[], T0);
+    assert_eq!(p["status"]["qosClass"], "BestEffort");
+    p["spec"]["containers"][0]["resources"] = json!({"requests": {"cpu": "100m"}});
+    settle(Kind::Pod, &mut p, &[], T0);
+    assert_eq!(p["status"]["qosClass"], "Burstable");
+}
+
+#[test]
+fn objects_being_deleted_are_left_alone() {
+    let mut d = mk_deployment(Some(1), 1);
+    d["metadata"]["deletionTimestamp"] = json!(T0);
+    assert_eq!(pending_status(Kind::Deployment, &d, &[], T0), None);
+}
+
+#[test]
+fn template_hash_follows_the_template() {
+    let a = mk_deployment(Some(1), 1);
+    let mut b = a.clone();
+    b["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:2");
+    assert_eq!(common::template_hash(&a), common::template_hash(&a.clone()));
+    assert_ne!(common::template_hash(&a), common::template_hash(&b));
+}

@@ -1,0 +1,161 @@
+//! Status of the replicated workload kinds once their pods are all up, as the Deployment, StatefulSet,
+//! ReplicaSet and DaemonSet controllers report it: every desired replica is current, updated, ready and
+//! available, and `observedGeneration` has caught up with `metadata.generation`.
+//!
+//! Counters Go marks `omitempty` are left out when zero, so a settled status computed again is identical and the
+//! simulator never rewrites it.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::common::{
+    Cond, Stamps, conditions, generation, int_at, name, put_nonzero, status_of, template_hash,
+};
+
+/// The replica count a workload asks for (`spec.replicas`, default 1 as the API server defaults it).
+fn desired_replicas(obj: &Value) -> i64 {
+    int_at(obj, "/spec/replicas").unwrap_or(1).max(0)
+}
+
+/// Deployment status: counters at `spec.replicas`, conditions `Available` and `Progressing`.
+pub(crate) fn deployment(obj: &Value, now: &str) -> Value {
+    let current = status_of(obj);
+    let replicas = desired_replicas(obj);
+    let mut status = current.clone();
+    status.insert("observedGeneration".into(), json!(generation(obj)));
+    for key in [
+        "replicas",
+        "updatedReplicas",
+        "readyReplicas",
+        "availableReplicas",
+    ] {
+        put_nonzero(&mut status, key, replicas);
+    }
+    for key in ["unavailableReplicas", "terminatingReplicas"] {
+        status.remove(key);
+    }
+    let paused = obj.pointer("/spec/paused").and_then(Value::as_bool) == Some(true);
+    let replica_set = format!("{}-{}", name(obj), template_hash(obj));
+    let progressing = if paused {
+        Cond {
+            kind: "Progressing",
+            status: "Unknown",
+            reason: "DeploymentPaused",
+            message: "Deployment is paused".into(),
+        }
+    } else {
+        Cond {
+            kind: "Progressing",
+            status: "True",
+            reason: "NewReplicaSetAvailable",
+            message: format!("ReplicaSet \"{replica_set}\" has successfully progressed."),
+        }
+    };
+    let wanted = [
+        Cond {
+            kind: "Available",
+            status: "True",
+            reason: "MinimumReplicasAvailable",
+            message: "Deployment has minimum availability.".into(),
+        },
+        progressing,
+    ];
+    status.insert(
+        "conditions".into(),
+        conditions(&current, &wanted, Stamps::UpdateAndTransition, now),
+    );
+    Value::Object(status)
+}
+
+/// StatefulSet status: every ordinal created, ready and on the update revision.
+pub(crate) fn stateful_set(obj: &Value) -> Value {
+    let mut status = status_of(obj);
+    let replicas = desired_replicas(obj);
+    let revision = format!("{}-{}", name(obj), template_hash(obj));
+    status.insert("observedGeneration".into(), json!(generation(obj)));
+    // `replicas` and `availableReplicas` have no omitempty in the Go type.
+    status.insert("replicas".into(), json!(replicas));
+    status.insert("availableReplicas".into(), json!(replicas));
+    for key in ["readyReplicas", "currentReplicas", "updatedReplicas"] {
+        put_nonzero(&mut status, key, replicas);
+    }
+    status.insert("currentRevision".into(), json!(revision));
+    status.insert("updateRevision".into(), json!(revision));
+    status.insert("collisionCount".into(), json!(0));
+    Value::Object(status)
+}
+
+/// ReplicaSet status: all pods created, labelled, ready and available.
+pub(crate) fn replica_set(obj: &Value) -> Value {
+    let mut status = status_of(obj);
+    let replicas = desired_replicas(obj);
+    status.insert("observedGeneration".into(), json!(generation(obj)));
+    status.insert("replicas".into(), json!(replicas));
+    for key in ["fullyLabeledReplicas", "readyReplicas", "availableReplicas"] {
+        put_nonzero(&mut status, key, replicas);
+    }
+    status.remove("terminatingReplicas");
+    Value::Object(status)
+}
+
+/// The labels and schedulability of one member Node, as a DaemonSet sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeView {
+    /// `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// `spec.unschedulable`.
+    pub unschedulable: bool,
+}
+
+impl NodeView {
+    /// The view of a Node object.
+    pub fn of(node: &Value) -> Self {
+        let labels = node
+            .pointer("/metadata/labels")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        NodeView {
+            labels,
+            unschedulable: node.pointer("/spec/unschedulable").and_then(Value::as_bool)
+                == Some(true),
+        }
+    }
+}
+
+/// Whether a DaemonSet's pod template selects `node` (its `nodeSelector`; affinity is not simulated).
+fn selects(obj: &Value, node: &NodeView) -> bool {
+    if node.unschedulable {
+        return false;
+    }
+    let Some(selector) = obj
+        .pointer("/spec/template/spec/nodeSelector")
+        .and_then(Value::as_object)
+    else {
+        return true;
+    };
+    selector
+        .iter()
+        .all(|(k, v)| node.labels.get(k).map(String::as_str) == v.as_str())
+}
+
+/// DaemonSet status: one ready, updated, available pod on every node the template selects.
+pub(crate) fn daemon_set(obj: &Value, nodes: &[NodeView]) -> Value {
+    let mut status = status_of(obj);
+    let scheduled = i64::try_from(nodes.iter().filter(|n| selects(obj, n)).count()).unwrap_or(0);
+    status.insert("observedGeneration".into(), json!(generation(obj)));
+    // These four have no omitempty in the Go type.
+    status.insert("currentNumberScheduled".into(), json!(scheduled));
+    status.insert("numberMisscheduled".into(), json!(0));
+    status.insert("desiredNumberScheduled".into(), json!(scheduled));
+    status.insert("numberReady".into(), json!(scheduled));
+    put_nonzero(&mut status, "updatedNumberScheduled", scheduled);
+    put_nonzero(&mut status, "numberAvailable", scheduled);
+    status.remove("numberUnavailable");
+    Value::Object(status)
+}
