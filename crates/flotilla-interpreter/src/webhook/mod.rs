@@ -232,15 +232,9 @@ fn describe_gvk(gvk: &GroupVersionKind) -> String {
 /// `Kind namespace/name` (or `Kind name` when cluster-scoped) of a JSON object.
 fn describe_object(object: &Value) -> String {
     let kind = gvk_of(object).map(|gvk| gvk.kind).unwrap_or_default();
-    let metadata = object.get("metadata");
-    let field = |key: &str| {
-        metadata
-            .and_then(|m| m.get(key))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    match field("namespace") {
-        "" => format!("{kind} {}", field("name")),
-        namespace => format!("{kind} {namespace}/{}", field("name")),
+    let name = wire::metadata_str(object, "name");
+    match wire::metadata_str(object, "namespace") {
+        "" => format!("{kind} {name}"),
+        namespace => format!("{kind} {namespace}/{name}"),
     }
 }

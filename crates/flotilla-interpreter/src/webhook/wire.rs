@@ -61,14 +61,6 @@ pub(crate) fn encode(request: Request, gvk: &GroupVersionKind) -> Result<Outgoin
             object
         }
     };
-    let metadata = object.get("metadata");
-    let text = |key: &str| {
-        metadata
-            .and_then(|m| m.get(key))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
     let uid = uuid::Uuid::new_v4().to_string();
     let mut context = ResourceInterpreterContext {
         api_version: Some(CONTEXT_API_VERSION.to_owned()),
@@ -80,8 +72,8 @@ pub(crate) fn encode(request: Request, gvk: &GroupVersionKind) -> Result<Outgoin
                 version: gvk.version.clone(),
                 kind: gvk.kind.clone(),
             },
-            name: text("name"),
-            namespace: text("namespace"),
+            name: metadata_str(&object, "name").to_owned(),
+            namespace: metadata_str(&object, "namespace").to_owned(),
             operation,
             object: Some(object),
             observed_object,
@@ -103,6 +95,15 @@ pub(crate) fn encode(request: Request, gvk: &GroupVersionKind) -> Result<Outgoin
         operation,
         object,
     })
+}
+
+/// `metadata.<key>` of an object as a string, empty when absent.
+pub(crate) fn metadata_str<'a>(object: &'a Value, key: &str) -> &'a str {
+    object
+        .get("metadata")
+        .and_then(|m| m.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// Checks a reply body against the request and turns it into the layer's response.

@@ -56,7 +56,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn wait_for_signal() {
+/// Waits for SIGINT or SIGTERM (only Ctrl-C where SIGTERM cannot be watched).
+pub(crate) async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -50,7 +50,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
     println!("ready: url={}", webhook.url());
     tracing::info!(url = webhook.url(), "example interpreter webhook ready");
-    wait_for_signal().await;
+    super::apiserver::wait_for_signal().await;
     webhook.shutdown().await;
     Ok(())
 }
@@ -69,20 +69,4 @@ fn configuration_yaml(
         );
     }
     serde_yaml::to_string(&manifest).context("failed to encode the webhook configuration as YAML")
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    // Without a SIGTERM handler, Ctrl-C still stops the webhook; an error here means no signal can arrive.
-    let _ = tokio::signal::ctrl_c().await;
 }
