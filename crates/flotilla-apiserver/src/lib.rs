@@ -32,6 +32,7 @@ pub mod kubeconfig;
 pub mod meta;
 pub mod patch;
 pub mod protobuf;
+pub mod protobuf;
 pub mod selector;
 pub mod server;
 pub mod simulator;
