@@ -31,8 +31,6 @@ pub mod kinds;
 pub mod kubeconfig;
 pub mod meta;
 pub mod patch;
-pub mod protobuf;
-pub mod protobuf;
 pub mod selector;
 pub mod server;
 pub mod simulator;
