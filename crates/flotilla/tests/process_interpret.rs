@@ -1,0 +1,171 @@
+//! `flotilla interpret --kubeconfig` against a running `flotilla apiserver`: the interpreter's reflectors list
+//! the control plane's webhook configurations before anything is interpreted, and the webhook registered
+//! there answers (here: fails, naming itself) ahead of the native layer, while other operations still fall
+//! through to native.
+#![allow(clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DynamicObject, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+
+const BIN: &str = env!("CARGO_BIN_EXE_flotilla");
+
+/// Kills the server when the test ends, however it ends.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("free port: {e}"))
+}
+
+fn start_apiserver(dir: &Path) -> Server {
+    let mut child = Command::new(BIN)
+        .args([
+            "apiserver",
+            "--listen",
+            &format!("127.0.0.1:{}", free_port()),
+            "--data-dir",
+        ])
+        .arg(dir.join("data"))
+        .arg("--kubeconfig-out")
+        .arg(dir.join("kubeconfig"))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("flotilla apiserver starts: {e}"));
+    let stdout = child.stdout.take().unwrap_or_else(|| panic!("piped"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(BufReader::new(stdout).lines().next());
+    });
+    let server = Server(child);
+    match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(Some(Ok(line))) if line.starts_with("ready: ") => server,
+        other => panic!("apiserver did not report ready: {other:?}"),
+    }
+}
+
+async fn client(kubeconfig: &Path) -> kube::Client {
+    let file = kube::config::Kubeconfig::read_from(kubeconfig)
+        .unwrap_or_else(|e| panic!("kubeconfig: {e}"));
+    let config =
+        kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("client config: {e}"));
+    kube::Client::try_from(config).unwrap_or_else(|e| panic!("client: {e}"))
+}
+
+/// Registers a webhook for Deployment health at a port nothing listens on.
+async fn register_unreachable_webhook(client: kube::Client, port: u16) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in flotilla_api::crds::all() {
+        crds.create(&PostParams::default(), &crd)
+            .await
+            .unwrap_or_else(|e| panic!("create CRD: {e}"));
+    }
+    let gvk = GroupVersionKind::gvk(
+        "config.karmada.io",
+        "v1alpha1",
+        "ResourceInterpreterWebhookConfiguration",
+    );
+    let resource =
+        ApiResource::from_gvk_with_plural(&gvk, "resourceinterpreterwebhookconfigurations");
+    let api: Api<DynamicObject> = Api::all_with(client, &resource);
+    let object: DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "config.karmada.io/v1alpha1",
+        "kind": "ResourceInterpreterWebhookConfiguration",
+        "metadata": {"name": "health"},
+        "webhooks": [{
+            "name": "deployments.example.com",
+            "rules": [{"operations": ["InterpretHealth"], "apiGroups": ["apps"], "apiVersions": ["v1"], "kinds": ["Deployment"]}],
+            "clientConfig": {"url": format!("https://127.0.0.1:{port}/health")},
+            "interpreterContextVersions": ["v1alpha1"],
+            "timeoutSeconds": 2
+        }]
+    }))
+    .unwrap_or_else(|e| panic!("configuration: {e}"));
+    // A freshly created CRD takes a moment to be served.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match api.create(&PostParams::default(), &object).await {
+            Ok(_) => return,
+            Err(e) if Instant::now() < deadline => {
+                tracing::debug!("retrying: {e}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("create the webhook configuration: {e}"),
+        }
+    }
+}
+
+fn interpret(kubeconfig: &Path, operation: &str, object: &Path) -> Output {
+    Command::new(BIN)
+        .arg("interpret")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["--operation", operation, "--explain", "--observed-file"])
+        .arg(object)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap_or_else(|e| panic!("flotilla interpret runs: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn control_plane_webhooks_answer_before_native() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let _server = start_apiserver(dir.path());
+    let kubeconfig = dir.path().join("kubeconfig");
+    register_unreachable_webhook(client(&kubeconfig).await, free_port()).await;
+    let deployment = dir.path().join("deployment.yaml");
+    let yaml = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers: [{name: c, image: x}]\n";
+    std::fs::write(&deployment, yaml).unwrap_or_else(|e| panic!("{e}"));
+
+    let out = interpret(&kubeconfig, "interpretHealth", &deployment);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "the unreachable webhook must fail the call: {stdout}"
+    );
+    assert!(
+        !stdout.contains("#   native:")
+            && stdout.contains("#   webhook: failed (health/deployments.example.com)"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.starts_with("error: failed to execute InterpretHealth: ")
+            && stderr.contains("health/deployments.example.com"),
+        "{stderr}"
+    );
+
+    let out = interpret(&kubeconfig, "interpretReplica", &deployment);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("#   webhook: skipped: no webhook rule matches InterpretReplica"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("#   native: answered") && stdout.contains("# [1/2] replica:\n2\n"),
+        "{stdout}"
+    );
+}
