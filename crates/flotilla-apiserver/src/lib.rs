@@ -31,6 +31,7 @@ pub mod kinds;
 pub mod kubeconfig;
 pub mod meta;
 pub mod patch;
+pub mod protobuf;
 pub mod selector;
 pub mod server;
 pub mod simulator;
