@@ -30,6 +30,28 @@ pub trait Interpreter: Send + Sync + 'static {
     fn ready(&self) -> BoxFuture<'_, ()>;
 }
 
+impl Interpreter for flotilla_interpreter::ResourceInterpreter {
+    fn hook_enabled(&self, gvk: &GroupVersionKind, operation: InterpreterOperation) -> bool {
+        flotilla_interpreter::ResourceInterpreter::hook_enabled(self, gvk, operation)
+    }
+
+    fn interpret(
+        &self,
+        request: Request,
+    ) -> BoxFuture<'_, std::result::Result<Response, flotilla_interpreter::Error>> {
+        Box::pin(async move {
+            let (result, explanation) =
+                flotilla_interpreter::ResourceInterpreter::interpret(self, request).await;
+            tracing::trace!(?explanation, "interpreted");
+            result
+        })
+    }
+
+    fn ready(&self) -> BoxFuture<'_, ()> {
+        Box::pin(flotilla_interpreter::ResourceInterpreter::ready(self))
+    }
+}
+
 /// The group, version and kind of a JSON object (`apiVersion`, `kind`).
 pub fn gvk_of(object: &Value) -> Result<GroupVersionKind> {
     flotilla_interpreter::layer::gvk_of(object)

@@ -5,7 +5,11 @@
 //! depend on the embedded API server crate, so they run unchanged against a real kube-apiserver.
 
 pub mod admin;
+pub mod api;
+pub mod bindings;
+pub mod conditions;
 pub mod context;
+pub mod controllers;
 pub mod discovery;
 pub mod error;
 pub mod events;
@@ -16,11 +20,13 @@ pub mod metrics;
 pub mod names;
 pub mod objects;
 pub mod overrides;
-pub mod scheduler;
 pub mod prune;
 pub mod resources;
 pub mod runtime;
+pub mod scheduler;
 pub mod selector;
+pub mod templates;
+pub mod works;
 
 pub use context::{Context, Options};
 pub use error::{Error, Result};

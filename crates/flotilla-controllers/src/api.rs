@@ -1,0 +1,28 @@
+//! Small helpers over kube's typed API used by every controller.
+
+use std::fmt::Debug;
+
+use kube::{Api, Resource};
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, Result, is_not_found};
+
+/// GET that maps NotFound to `None`.
+///
+/// # Errors
+/// `Kube` for every other failure.
+pub async fn get_opt<K>(api: Api<K>, name: &str) -> Result<Option<K>>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+    K::DynamicType: Default,
+{
+    match api.get(name).await {
+        Ok(obj) => Ok(Some(obj)),
+        Err(err) if is_not_found(&err) => Ok(None),
+        Err(source) => Err(Error::kube(
+            "get",
+            format!("{} {name}", K::kind(&Default::default())),
+            source,
+        )),
+    }
+}

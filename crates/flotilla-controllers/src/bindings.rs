@@ -1,0 +1,164 @@
+//! What ResourceBinding and ClusterResourceBinding have in common for controllers: one trait so the detector,
+//! binding, status and dependency code is written once for both kinds.
+
+use std::fmt::Debug;
+
+use flotilla_api::names::{annotations, finalizers, labels};
+use flotilla_api::work::v1alpha2::{
+    ClusterResourceBinding, ResourceBinding, ResourceBindingSpec, ResourceBindingStatus,
+};
+use kube::core::object::{HasSpec, HasStatus};
+use kube::{Api, Client, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// A ResourceBinding or a ClusterResourceBinding.
+pub trait BindingObject:
+    Resource<DynamicType = ()>
+    + HasSpec<Spec = ResourceBindingSpec>
+    + HasStatus<Status = ResourceBindingStatus>
+    + Clone
+    + Debug
+    + Serialize
+    + DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+    /// Whether this is the cluster-scoped kind.
+    const CLUSTER_SCOPED: bool;
+    /// The kind's name, for messages.
+    const KIND: &'static str;
+
+    /// A new object.
+    fn build(name: &str, spec: ResourceBindingSpec) -> Self;
+
+    /// The permanent-id label key of this kind (also put on its Works and member objects).
+    fn permanent_id_label() -> &'static str {
+        if Self::CLUSTER_SCOPED {
+            labels::CLUSTER_RESOURCE_BINDING_PERMANENT_ID
+        } else {
+            labels::RESOURCE_BINDING_PERMANENT_ID
+        }
+    }
+
+    /// The binding controller's finalizer for this kind.
+    fn finalizer() -> &'static str {
+        if Self::CLUSTER_SCOPED {
+            finalizers::CLUSTER_RESOURCE_BINDING
+        } else {
+            finalizers::BINDING
+        }
+    }
+
+    /// An API for objects of this kind in `namespace` (ignored for the cluster-scoped kind).
+    fn api(client: &Client, namespace: &str) -> Api<Self>;
+
+    /// An API for objects of this kind in every namespace.
+    fn api_all(client: &Client) -> Api<Self> {
+        Api::all(client.clone())
+    }
+
+    /// `Kind namespace/name`, for messages.
+    fn describe(&self) -> String {
+        match self.namespace() {
+            Some(ns) if !Self::CLUSTER_SCOPED => format!("{} {ns}/{}", Self::KIND, self.name_any()),
+            _ => format!("{} {}", Self::KIND, self.name_any()),
+        }
+    }
+
+    /// `ResourceBinding(<ns>/<name>)` or `ClusterResourceBinding(<name>)`, as Karmada's event messages spell
+    /// it.
+    fn event_ref(&self) -> String {
+        if Self::CLUSTER_SCOPED {
+            format!("{}({})", Self::KIND, self.name_any())
+        } else {
+            format!(
+                "{}({}/{})",
+                Self::KIND,
+                self.namespace().unwrap_or_default(),
+                self.name_any()
+            )
+        }
+    }
+
+    /// The permanent id, if set.
+    fn permanent_id(&self) -> Option<String> {
+        self.labels()
+            .get(Self::permanent_id_label())
+            .filter(|id| !id.is_empty())
+            .cloned()
+    }
+}
+
+impl BindingObject for ResourceBinding {
+    const CLUSTER_SCOPED: bool = false;
+    const KIND: &'static str = "ResourceBinding";
+
+    fn build(name: &str, spec: ResourceBindingSpec) -> Self {
+        ResourceBinding::new(name, spec)
+    }
+
+    fn api(client: &Client, namespace: &str) -> Api<Self> {
+        Api::namespaced(client.clone(), namespace)
+    }
+}
+
+impl BindingObject for ClusterResourceBinding {
+    const CLUSTER_SCOPED: bool = true;
+    const KIND: &'static str = "ClusterResourceBinding";
+
+    fn build(name: &str, spec: ResourceBindingSpec) -> Self {
+        ClusterResourceBinding::new(name, spec)
+    }
+
+    fn api(client: &Client, _namespace: &str) -> Api<Self> {
+        Api::all(client.clone())
+    }
+}
+
+/// Which binding a Work belongs to, from its annotations.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BindingRef {
+    /// ResourceBinding `namespace/name`.
+    Namespaced {
+        /// Namespace.
+        namespace: String,
+        /// Name.
+        name: String,
+    },
+    /// ClusterResourceBinding `name`.
+    Cluster {
+        /// Name.
+        name: String,
+    },
+}
+
+impl BindingRef {
+    /// The binding named by an object's `resourcebinding.karmada.io/*` or `clusterresourcebinding.karmada.io/name`
+    /// annotations.
+    pub fn from_annotations(map: &std::collections::BTreeMap<String, String>) -> Option<Self> {
+        if let (Some(namespace), Some(name)) = (
+            map.get(annotations::RESOURCE_BINDING_NAMESPACE),
+            map.get(annotations::RESOURCE_BINDING_NAME),
+        ) {
+            return Some(BindingRef::Namespaced {
+                namespace: namespace.clone(),
+                name: name.clone(),
+            });
+        }
+        map.get(annotations::CLUSTER_RESOURCE_BINDING_NAME)
+            .map(|name| BindingRef::Cluster { name: name.clone() })
+    }
+}
+
+impl std::fmt::Display for BindingRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BindingRef::Namespaced { namespace, name } => {
+                write!(f, "ResourceBinding {namespace}/{name}")
+            }
+            BindingRef::Cluster { name } => write!(f, "ClusterResourceBinding {name}"),
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! Pure steps of the binding controller (controllers spec §5.2, §5.3): which clusters a binding targets and
+//! expects, Job completions, and the Work for one cluster.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use flotilla_api::names::{annotations, namespaces};
+use flotilla_api::policy::v1alpha1::{ConflictResolution, PurgeMode, ReplicaSchedulingType};
+use flotilla_api::work::v1alpha2::ResourceBindingSpec;
+use serde_json::Value;
+
+use crate::names::work_name;
+use crate::objects;
+use crate::overrides::AppliedOverrides;
+use crate::scheduler::webster;
+use crate::works::{DesiredWork, decorate_manifest};
+
+/// One cluster a binding's Works go to, and the replicas assigned there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The cluster.
+    pub cluster: String,
+    /// Replicas for that cluster (0 for non-workloads).
+    pub replicas: i32,
+}
+
+/// `spec.clusters`, then the clusters of `spec.requiredBy` snapshots not already listed (with the snapshot's
+/// replicas), in that order.
+pub fn targets(spec: &ResourceBindingSpec) -> Vec<Target> {
+    let mut out: Vec<Target> = spec
+        .clusters
+        .iter()
+        .map(|c| Target {
+            cluster: c.name.clone(),
+            replicas: c.replicas,
+        })
+        .collect();
+    for snapshot in &spec.required_by {
+        for cluster in &snapshot.clusters {
+            if !out.iter().any(|t| t.cluster == cluster.name) {
+                out.push(Target {
+                    cluster: cluster.name.clone(),
+                    replicas: cluster.replicas,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Clusters that may hold a Work of the binding (§5.2 step 2): `spec.clusters`, every `requiredBy` cluster,
+/// and the `fromCluster` of graceful eviction tasks not purged `Directly`.
+pub fn expected_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = spec.clusters.iter().map(|c| c.name.clone()).collect();
+    for snapshot in &spec.required_by {
+        out.extend(snapshot.clusters.iter().map(|c| c.name.clone()));
+    }
+    for task in &spec.graceful_eviction_tasks {
+        if task.purge_mode != Some(PurgeMode::Directly) {
+            out.insert(task.from_cluster.clone());
+        }
+    }
+    out
+}
+
+/// Clusters being evicted with `purgeMode: Directly` (§5.2 step 3).
+pub fn directly_purged_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
+    spec.graceful_eviction_tasks
+        .iter()
+        .filter(|t| t.purge_mode == Some(PurgeMode::Directly))
+        .map(|t| t.from_cluster.clone())
+        .collect()
+}
+
+/// Whether the binding describes a workload (replicas, replica requirements or components).
+pub fn is_workload(spec: &ResourceBindingSpec) -> bool {
+    spec.replicas > 0 || spec.replica_requirements.is_some() || !spec.components.is_empty()
+}
+
+fn is_divided(spec: &ResourceBindingSpec) -> bool {
+    spec.placement
+        .as_ref()
+        .and_then(|p| p.replica_scheduling.as_ref())
+        .is_some_and(|s| s.replica_scheduling_type == ReplicaSchedulingType::Divided)
+}
+
+/// Job completions per cluster (§5.3 step 3): for a Divided Job with replicas and `spec.completions`, the
+/// completions divided over the targets with Webster, weighted by each target's replicas, tie-broken by the
+/// Job's UID. `None` when the rule does not apply.
+pub fn job_completions(
+    template: &Value,
+    spec: &ResourceBindingSpec,
+    targets: &[Target],
+) -> Option<BTreeMap<String, i64>> {
+    if objects::kind(template) != "Job" || spec.replicas <= 0 || !is_divided(spec) {
+        return None;
+    }
+    let completions = template
+        .pointer("/spec/completions")
+        .and_then(Value::as_i64)?;
+    let votes: Vec<(&str, i64)> = targets
+        .iter()
+        .map(|t| (t.cluster.as_str(), i64::from(t.replicas)))
+        .collect();
+    let seats = i32::try_from(completions).unwrap_or(i32::MAX);
+    let allocation = webster::allocate(seats, &votes, &[], objects::uid(template));
+    Some(
+        allocation
+            .into_iter()
+            .map(|(cluster, n)| (cluster, i64::from(n)))
+            .collect(),
+    )
+}
+
+/// Sets a Job's `spec.completions` if the field exists.
+pub fn set_completions(object: &mut Value, completions: i64) {
+    if let Some(field) = object.pointer_mut("/spec/completions")
+        && field.is_number()
+    {
+        *field = Value::from(completions);
+    }
+}
+
+/// The Work's conflict resolution (§5.3 step 7): the template's `work.karmada.io/conflict-resolution`
+/// annotation when it is `overwrite` or `abort`, else from the binding's `conflictResolution`.
+pub fn conflict_resolution(template: &Value, spec: &ResourceBindingSpec) -> &'static str {
+    match objects::annotation(template, annotations::CONFLICT_RESOLUTION) {
+        Some(annotations::CONFLICT_RESOLUTION_OVERWRITE) => {
+            annotations::CONFLICT_RESOLUTION_OVERWRITE
+        }
+        Some(annotations::CONFLICT_RESOLUTION_ABORT) => annotations::CONFLICT_RESOLUTION_ABORT,
+        other => {
+            if let Some(value) = other {
+                tracing::warn!(value, template = %objects::describe(template),
+                    "ignoring invalid work.karmada.io/conflict-resolution annotation");
+            }
+            if spec.conflict_resolution == ConflictResolution::Overwrite {
+                annotations::CONFLICT_RESOLUTION_OVERWRITE
+            } else {
+                annotations::CONFLICT_RESOLUTION_ABORT
+            }
+        }
+    }
+}
+
+/// Whether dispatching to `cluster` is suspended (§5.3 step 10).
+pub fn suspend_dispatching(spec: &ResourceBindingSpec, cluster: &str) -> bool {
+    spec.suspension.as_ref().is_some_and(|s| {
+        s.policy.dispatching == Some(true)
+            || s.policy
+                .dispatching_on_clusters
+                .as_ref()
+                .is_some_and(|on| on.cluster_names.iter().any(|c| c == cluster))
+    })
+}
+
+/// The binding a Work is built for.
+#[derive(Clone, Debug)]
+pub struct BindingInfo<'a> {
+    /// The binding's permanent-id label key and value.
+    pub permanent_id: (&'static str, &'a str),
+    /// Annotations naming the binding (namespace and name for an RB, name for a CRB).
+    pub name_annotations: BTreeMap<String, String>,
+    /// The binding's spec.
+    pub spec: &'a ResourceBindingSpec,
+}
+
+/// The Work for one cluster (§5.3 steps 5–11) from the template copy after replica revision and overrides.
+///
+/// # Errors
+/// Only if the applied-overrides records cannot be serialised (never for API types).
+pub fn build_work(
+    binding: &BindingInfo<'_>,
+    template: &Value,
+    cluster: &str,
+    mut manifest: Value,
+    applied: &AppliedOverrides,
+) -> Result<DesiredWork, serde_json::Error> {
+    let (id_label, id) = binding.permanent_id;
+    objects::set_label(&mut manifest, id_label, id);
+    let generation = objects::generation(template);
+    if generation > 0 {
+        objects::set_annotation(
+            &mut manifest,
+            annotations::RESOURCE_TEMPLATE_GENERATION,
+            &generation.to_string(),
+        );
+    }
+    for (key, value) in &binding.name_annotations {
+        objects::set_annotation(&mut manifest, key, value);
+    }
+    let conflict = conflict_resolution(template, binding.spec);
+    let namespace = namespaces::execution_space(cluster);
+    let name = work_name(
+        objects::kind(&manifest),
+        objects::name(&manifest),
+        objects::namespace(&manifest),
+    );
+    decorate_manifest(
+        &mut manifest,
+        &namespace,
+        &name,
+        Some(objects::uid(template)),
+        Some(conflict),
+    );
+
+    let mut work_annotations = binding.name_annotations.clone();
+    work_annotations.insert(
+        annotations::CONFLICT_RESOLUTION.to_owned(),
+        conflict.to_owned(),
+    );
+    work_annotations.extend(applied.annotations()?);
+    Ok(DesiredWork {
+        namespace,
+        name,
+        labels: [(id_label.to_owned(), id.to_owned())].into(),
+        annotations: work_annotations,
+        owner_references: None,
+        manifest,
+        suspend_dispatching: suspend_dispatching(binding.spec, cluster),
+        preserve_resources_on_deletion: binding
+            .spec
+            .preserve_resources_on_deletion
+            .unwrap_or(false),
+    })
+}

@@ -1,0 +1,205 @@
+//! The binding controllers for ResourceBindings and ClusterResourceBindings (controllers spec §5.1–§5.3): one
+//! Work per target cluster, with replicas revised and overrides applied; orphan Works removed; on deletion,
+//! every Work removed before the binding's finalizer.
+
+pub mod build;
+mod reconcile;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use flotilla_api::cluster::v1alpha1::Cluster;
+use flotilla_api::policy::v1alpha1::{ClusterOverridePolicy, OverridePolicy, ResourceSelector};
+use flotilla_api::work::v1alpha1::Work;
+use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use kube::{Resource, ResourceExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::bindings::BindingRef;
+use crate::context::Context;
+use crate::events::EventRecorder;
+use crate::runtime::{self, Change, Informer, Queue};
+use crate::selector::{TemplateRef, selectors_match};
+use crate::templates::{TemplateKey, with_type};
+
+/// Name of the controller (metrics, events `flotilla-binding-controller`).
+pub const NAME: &str = "binding-controller";
+
+/// The binding controller's shared state.
+pub struct BindingController {
+    ctx: Context,
+    recorder: EventRecorder,
+    queue: Arc<Queue<BindingRef>>,
+    rb: Arc<Informer<ResourceBinding>>,
+    crb: Arc<Informer<ClusterResourceBinding>>,
+    works: Arc<Informer<Work>>,
+    clusters: Arc<Informer<Cluster>>,
+    op: Arc<Informer<OverridePolicy>>,
+    cop: Arc<Informer<ClusterOverridePolicy>>,
+}
+
+/// Whether a binding change needs a sync: creation, a spec change (generation) or the start of deletion.
+pub fn binding_changed<K: Resource>(change: &Change<'_, K>) -> bool {
+    match change {
+        Change::Added(_) => true,
+        Change::Updated { old, new } => {
+            old.meta().generation != new.meta().generation
+                || (old.meta().deletion_timestamp.is_none()
+                    && new.meta().deletion_timestamp.is_some())
+        }
+        Change::Deleted(_) => false,
+    }
+}
+
+/// Runs the binding controller until `shutdown` is cancelled.
+pub async fn run(ctx: Context, shutdown: CancellationToken) {
+    let controller = Arc::new(BindingController {
+        recorder: ctx.recorder(NAME),
+        queue: Queue::new(ctx.options.backoff),
+        rb: ctx.informers.typed(),
+        crb: ctx.informers.typed(),
+        works: ctx.informers.typed(),
+        clusters: ctx.informers.typed(),
+        op: ctx.informers.typed(),
+        cop: ctx.informers.typed(),
+        ctx,
+    });
+    let synced = async {
+        controller.works.wait_synced().await;
+        controller.clusters.wait_synced().await;
+        controller.op.wait_synced().await;
+        controller.cop.wait_synced().await;
+    };
+    tokio::select! {
+        () = synced => {}
+        () = shutdown.cancelled() => return,
+    }
+    controller.watch();
+    let workers = tokio::spawn(runtime::run(
+        NAME,
+        controller.queue.clone(),
+        controller.ctx.options.workers,
+        controller.ctx.metrics.clone(),
+        {
+            let controller = controller.clone();
+            move |key| {
+                let controller = controller.clone();
+                async move { controller.reconcile(key).await }
+            }
+        },
+    ));
+    shutdown.cancelled().await;
+    controller.queue.close();
+    let _ = workers.await;
+}
+
+impl BindingController {
+    fn watch(self: &Arc<Self>) {
+        let queue = self.queue.clone();
+        self.rb.add_handler(move |change| {
+            if binding_changed(&change) {
+                let rb = change.object();
+                queue.add(BindingRef::Namespaced {
+                    namespace: rb.namespace().unwrap_or_default(),
+                    name: rb.name_any(),
+                });
+            }
+        });
+        let queue = self.queue.clone();
+        self.crb.add_handler(move |change| {
+            if binding_changed(&change) {
+                queue.add(BindingRef::Cluster {
+                    name: change.object().name_any(),
+                });
+            }
+        });
+        let this = Arc::downgrade(self);
+        self.op.add_handler(move |change| {
+            let Some(this) = this.upgrade() else { return };
+            for op in changed_versions(&change) {
+                let namespace = op.namespace().unwrap_or_default();
+                this.enqueue_matching_rbs(Some(&namespace), &op.spec.resource_selectors);
+            }
+        });
+        let this = Arc::downgrade(self);
+        self.cop.add_handler(move |change| {
+            let Some(this) = this.upgrade() else { return };
+            for cop in changed_versions(&change) {
+                this.enqueue_matching_rbs(None, &cop.spec.resource_selectors);
+                this.enqueue_matching_crbs(&cop.spec.resource_selectors);
+            }
+        });
+    }
+
+    /// Enqueues RBs (of `namespace`, or all) whose template one of `selectors` matches (all of them when
+    /// there are no selectors). A template not in any cache counts as matching: an extra sync is harmless.
+    fn enqueue_matching_rbs(&self, namespace: Option<&str>, selectors: &[ResourceSelector]) {
+        let bindings = match namespace {
+            Some(ns) => self.rb.list_namespace(ns),
+            None => self.rb.list(),
+        };
+        for rb in bindings {
+            let namespace = rb.namespace().unwrap_or_default();
+            if self.template_matches(&rb.spec.resource, &namespace, selectors) {
+                self.queue.add(BindingRef::Namespaced {
+                    namespace,
+                    name: rb.name_any(),
+                });
+            }
+        }
+    }
+
+    fn enqueue_matching_crbs(&self, selectors: &[ResourceSelector]) {
+        for crb in self.crb.list() {
+            if self.template_matches(&crb.spec.resource, "", selectors) {
+                self.queue.add(BindingRef::Cluster {
+                    name: crb.name_any(),
+                });
+            }
+        }
+    }
+
+    fn template_matches(
+        &self,
+        resource: &flotilla_api::work::v1alpha2::ObjectReference,
+        namespace: &str,
+        selectors: &[ResourceSelector],
+    ) -> bool {
+        if selectors.is_empty() {
+            return true;
+        }
+        let key = TemplateKey {
+            api_version: resource.api_version.clone(),
+            kind: resource.kind.clone(),
+            namespace: if resource.namespace.is_empty() {
+                namespace.to_owned()
+            } else {
+                resource.namespace.clone()
+            },
+            name: resource.name.clone(),
+        };
+        let cached = self
+            .ctx
+            .resources
+            .get_by_api_version(&key.api_version, &key.kind)
+            .and_then(|served| self.ctx.informers.dynamic_if_started(&served.resource))
+            .and_then(|informer| informer.get(&key.namespace, &key.name));
+        match cached {
+            Some(obj) => selectors_match(
+                selectors,
+                &TemplateRef::from_value(&with_type(&obj, &key.api_version, &key.kind)),
+            ),
+            None => true,
+        }
+    }
+}
+
+/// The object versions an override-policy change concerns (old and new for updates, so narrowing a
+/// selector re-renders the Works it no longer applies to).
+fn changed_versions<'a, K>(change: &Change<'a, K>) -> Vec<&'a Arc<K>> {
+    match change {
+        Change::Added(obj) | Change::Deleted(obj) => vec![*obj],
+        Change::Updated { old, new } => vec![*old, *new],
+    }
+}

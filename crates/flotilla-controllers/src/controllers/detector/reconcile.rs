@@ -1,0 +1,513 @@
+//! Template reconcile (controllers spec §3.2) and applying a policy (§3.4).
+
+use flotilla_api::config::v1alpha1::InterpreterOperation;
+use flotilla_api::names::{events, labels};
+use flotilla_api::policy::v1alpha1::{
+    ActivationPreference, ClusterPropagationPolicy, PriorityClassSource, PropagationPolicy,
+    PropagationSpec,
+};
+use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::api::PostParams;
+use kube::{Api, Resource, ResourceExt};
+use serde_json::Value;
+
+use super::build::{ReplicaInfo, build_binding, claim_template, remove_claim, remove_claim_meta};
+use super::filter::{Claim, claim_of};
+use super::{Detector, TemplateItem};
+use crate::api::get_opt;
+use crate::bindings::BindingObject;
+use crate::error::{Error, Result, is_already_exists};
+use crate::events::reference_of;
+use crate::interpreter::{self, enabled};
+use crate::names::binding_name;
+use crate::objects;
+use crate::runtime::Action;
+use crate::scheduler::defaults::default_propagation_spec;
+use crate::selector::{TemplateRef, select_policy, selectors_match};
+use crate::templates::{self, TemplateKey};
+
+/// How often a create-or-update is retried on write conflicts before the error policy takes over.
+const CONFLICT_RETRIES: usize = 5;
+
+/// A chosen policy: its claim, defaulted spec and activation preference.
+pub(super) struct Chosen {
+    pub claim: Claim,
+    pub spec: PropagationSpec,
+    pub lazy: bool,
+    pub display: String,
+}
+
+impl Chosen {
+    pub(super) fn pp(policy: &PropagationPolicy, id: String) -> Self {
+        let namespace = policy.namespace().unwrap_or_default();
+        let mut spec = policy.spec.clone();
+        default_propagation_spec(&mut spec, Some(&namespace));
+        Chosen {
+            lazy: spec.activation_preference == Some(ActivationPreference::Lazy),
+            display: format!("{namespace}/{}", policy.name_any()),
+            claim: Claim::Namespaced {
+                namespace,
+                name: policy.name_any(),
+                id,
+            },
+            spec,
+        }
+    }
+
+    pub(super) fn cpp(policy: &ClusterPropagationPolicy, id: String) -> Self {
+        let mut spec = policy.spec.clone();
+        default_propagation_spec(&mut spec, None);
+        Chosen {
+            lazy: spec.activation_preference == Some(ActivationPreference::Lazy),
+            display: policy.name_any(),
+            claim: Claim::Cluster {
+                name: policy.name_any(),
+                id,
+            },
+            spec,
+        }
+    }
+}
+
+fn policy_id<K: Resource>(policy: &K, label: &str) -> Option<String> {
+    policy
+        .meta()
+        .labels
+        .as_ref()?
+        .get(label)
+        .filter(|id| !id.is_empty())
+        .cloned()
+}
+
+impl Detector {
+    /// §3.2: find the template's policy and apply it.
+    pub(super) async fn reconcile_template(&self, item: TemplateItem) -> Result<Action> {
+        let Some(template) = templates::get(&self.ctx, &item.key).await? else {
+            self.waiting().remove(&item.key);
+            return Ok(Action::AwaitChange);
+        };
+        if objects::label(&template, labels::CLAIMED_BY).is_some_and(|v| !v.is_empty()) {
+            self.waiting().remove(&item.key);
+            return Ok(Action::AwaitChange);
+        }
+        match claim_of(&template) {
+            Some(claim) => self.apply_claimed(template, &claim, item.lazy).await,
+            None => self.apply_unclaimed(template, &item).await,
+        }
+    }
+
+    async fn apply_unclaimed(&self, template: Value, item: &TemplateItem) -> Result<Action> {
+        let selector_view = TemplateRef::from_value(&template);
+        let namespace = objects::namespace(&template).to_owned();
+        if !namespace.is_empty() {
+            let candidates: Vec<_> = self
+                .pp
+                .list_namespace(&namespace)
+                .into_iter()
+                .filter(|p| p.meta().deletion_timestamp.is_none())
+                .collect();
+            if let Some(policy) =
+                select_policy(candidates.iter().map(AsRef::as_ref), &selector_view)
+            {
+                let chosen = self.chosen_pp(policy)?;
+                self.check_dependent_overrides(&chosen)?;
+                self.waiting().remove(&item.key);
+                return self.apply(template, &chosen, item.lazy).await;
+            }
+        }
+        let candidates: Vec<_> = self
+            .cpp
+            .list()
+            .into_iter()
+            .filter(|p| p.meta().deletion_timestamp.is_none())
+            .collect();
+        if let Some(policy) = select_policy(candidates.iter().map(AsRef::as_ref), &selector_view) {
+            let chosen = self.chosen_cpp(policy)?;
+            self.check_dependent_overrides(&chosen)?;
+            self.waiting().remove(&item.key);
+            return self.apply(template, &chosen, item.lazy).await;
+        }
+        // No policy: remember the template; the first time, fail once so it is retried, which covers a policy
+        // created at the same moment.
+        if self.waiting().insert(item.key.clone()) {
+            return Err(Error::waiting(format!(
+                "a propagation policy matching {}",
+                item.key
+            )));
+        }
+        Ok(Action::AwaitChange)
+    }
+
+    fn chosen_pp(&self, policy: &PropagationPolicy) -> Result<Chosen> {
+        let id = policy_id(policy, labels::PROPAGATION_POLICY_PERMANENT_ID).ok_or_else(|| {
+            Error::waiting(format!(
+                "PropagationPolicy {}/{} to get its permanent id",
+                policy.namespace().unwrap_or_default(),
+                policy.name_any()
+            ))
+        })?;
+        Ok(Chosen::pp(policy, id))
+    }
+
+    fn chosen_cpp(&self, policy: &ClusterPropagationPolicy) -> Result<Chosen> {
+        let id = policy_id(policy, labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID).ok_or_else(
+            || {
+                Error::waiting(format!(
+                    "ClusterPropagationPolicy {} to get its permanent id",
+                    policy.name_any()
+                ))
+            },
+        )?;
+        Ok(Chosen::cpp(policy, id))
+    }
+
+    /// Whether every `dependentOverrides` name exists (OverridePolicies in the policy's namespace for a PP,
+    /// ClusterOverridePolicies for a CPP).
+    pub(super) fn check_dependent_overrides(&self, chosen: &Chosen) -> Result<()> {
+        for name in &chosen.spec.dependent_overrides {
+            let exists = match &chosen.claim {
+                Claim::Namespaced { namespace, .. } => self.op.get(namespace, name).is_some(),
+                Claim::Cluster { .. } => self.cop.get("", name).is_some(),
+            };
+            if !exists {
+                return Err(Error::waiting(format!(
+                    "dependent override {name} of policy {} to be created",
+                    chosen.display
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// §3.2 for a template that already carries a claim.
+    async fn apply_claimed(&self, template: Value, claim: &Claim, lazy: bool) -> Result<Action> {
+        let chosen = match claim {
+            Claim::Namespaced {
+                namespace, name, ..
+            } => {
+                let policy = match self.pp.get(namespace, name) {
+                    Some(policy) => Some(policy.as_ref().clone()),
+                    None => {
+                        get_opt(
+                            Api::<PropagationPolicy>::namespaced(
+                                self.ctx.client.clone(),
+                                namespace,
+                            ),
+                            name,
+                        )
+                        .await?
+                    }
+                };
+                match policy {
+                    None => return self.cleanup_missed(template, claim).await,
+                    Some(policy) if policy.meta().deletion_timestamp.is_some() => {
+                        return Err(Error::waiting(format!(
+                            "PropagationPolicy {namespace}/{name} to be cleaned up"
+                        )));
+                    }
+                    Some(policy) => self.chosen_pp(&policy)?,
+                }
+            }
+            Claim::Cluster { name, .. } => {
+                let policy = match self.cpp.get("", name) {
+                    Some(policy) => Some(policy.as_ref().clone()),
+                    None => {
+                        get_opt(
+                            Api::<ClusterPropagationPolicy>::all(self.ctx.client.clone()),
+                            name,
+                        )
+                        .await?
+                    }
+                };
+                match policy {
+                    None => return self.cleanup_missed(template, claim).await,
+                    Some(policy) if policy.meta().deletion_timestamp.is_some() => {
+                        return Err(Error::waiting(format!(
+                            "ClusterPropagationPolicy {name} to be cleaned up"
+                        )));
+                    }
+                    Some(policy) => self.chosen_cpp(&policy)?,
+                }
+            }
+        };
+        // The template may have changed (or appears under two API groups); a claim is only applied while the
+        // policy still selects it.
+        if !selectors_match(
+            &chosen.spec.resource_selectors,
+            &TemplateRef::from_value(&template),
+        ) {
+            return Ok(Action::AwaitChange);
+        }
+        self.check_dependent_overrides(&chosen)?;
+        self.apply(template, &chosen, lazy).await
+    }
+
+    /// The claimed policy is gone but its claim stayed (a missed cleanup): remove it from the binding, then
+    /// from the template.
+    async fn cleanup_missed(&self, template: Value, claim: &Claim) -> Result<Action> {
+        self.remove_claims(template, claim).await?;
+        Ok(Action::AwaitChange)
+    }
+
+    /// Removes `claim` from the template's binding, then from the template (each only if it still carries
+    /// this policy's id).
+    pub(super) async fn remove_claims(&self, mut template: Value, claim: &Claim) -> Result<()> {
+        let name = binding_name(objects::kind(&template), objects::name(&template));
+        let namespace = objects::namespace(&template).to_owned();
+        if namespace.is_empty() {
+            remove_binding_claim::<ClusterResourceBinding>(&self.ctx.client, "", &name, claim)
+                .await?;
+        } else {
+            remove_binding_claim::<ResourceBinding>(&self.ctx.client, &namespace, &name, claim)
+                .await?;
+        }
+        if remove_claim(&mut template, claim) {
+            templates::update(&self.ctx, &template).await?;
+        }
+        Ok(())
+    }
+
+    /// §3.4: claim the template, then create or update its binding.
+    async fn apply(&self, mut template: Value, chosen: &Chosen, lazy: bool) -> Result<Action> {
+        let reference = reference_of(&template);
+        if claim_template(&mut template, &chosen.claim) {
+            template = templates::update(&self.ctx, &template).await?;
+        }
+        if lazy && chosen.lazy {
+            return Ok(Action::AwaitChange);
+        }
+        let result = self.ensure_binding(&template, chosen).await;
+        match &result {
+            Ok(true) => self.recorder.normal(
+                &reference,
+                events::APPLY_POLICY_SUCCEED,
+                format!("Apply policy({}) succeed", chosen.display),
+            ),
+            Ok(false) => {}
+            Err(err) => self.recorder.warning(
+                &reference,
+                events::APPLY_POLICY_FAILED,
+                format!("Apply policy({}) failed: {}", chosen.display, err.message()),
+            ),
+        }
+        result.map(|_| Action::AwaitChange)
+    }
+
+    async fn ensure_binding(&self, template: &Value, chosen: &Chosen) -> Result<bool> {
+        let replicas = self.interpret_replicas(template).await?;
+        let cluster_scoped = objects::namespace(template).is_empty();
+        let priority = if cluster_scoped {
+            None
+        } else {
+            self.schedule_priority(&chosen.spec).await?
+        };
+        let desired = build_binding(
+            template,
+            &chosen.claim,
+            &chosen.spec,
+            replicas,
+            priority,
+            cluster_scoped,
+        );
+        if cluster_scoped {
+            upsert_binding::<ClusterResourceBinding>(
+                &self.ctx.client,
+                desired,
+                &chosen.claim,
+                objects::uid(template),
+            )
+            .await
+        } else {
+            upsert_binding::<ResourceBinding>(
+                &self.ctx.client,
+                desired,
+                &chosen.claim,
+                objects::uid(template),
+            )
+            .await
+        }
+    }
+
+    async fn interpret_replicas(&self, template: &Value) -> Result<Option<ReplicaInfo>> {
+        let interpreter = self.ctx.interpreter.as_ref();
+        if !enabled(
+            interpreter,
+            template,
+            InterpreterOperation::InterpretReplica,
+        ) {
+            return Ok(None);
+        }
+        let reference = reference_of(template);
+        match interpreter::get_replicas(interpreter, template).await {
+            Ok((replicas, requirements)) => {
+                self.recorder.normal(
+                    &reference,
+                    events::GET_REPLICAS_SUCCEED,
+                    "Get Replicas succeed.",
+                );
+                Ok(Some(ReplicaInfo {
+                    replicas,
+                    requirements,
+                }))
+            }
+            Err(err) => {
+                self.recorder
+                    .warning(&reference, events::GET_REPLICAS_FAILED, err.message());
+                Err(err)
+            }
+        }
+    }
+
+    /// The PriorityClass value a policy asks for (`schedulePriority` with `KubePriorityClass`).
+    async fn schedule_priority(&self, spec: &PropagationSpec) -> Result<Option<i32>> {
+        let Some(priority) = &spec.schedule_priority else {
+            return Ok(None);
+        };
+        if priority.priority_class_source != PriorityClassSource::KubePriorityClass {
+            return Err(Error::invalid(
+                "propagation policy",
+                format!(
+                    "spec.schedulePriority.priorityClassSource {:?} is not supported",
+                    priority.priority_class_source
+                ),
+            ));
+        }
+        let api: Api<PriorityClass> = Api::all(self.ctx.client.clone());
+        match get_opt(api, &priority.priority_class_name).await? {
+            Some(class) => Ok(Some(class.value.unwrap_or_default())),
+            None => Err(Error::waiting(format!(
+                "PriorityClass {} to exist",
+                priority.priority_class_name
+            ))),
+        }
+    }
+}
+
+/// Creates the binding or merges the desired state into the existing one; returns whether anything was
+/// written.
+async fn upsert_binding<B: BindingObject>(
+    client: &kube::Client,
+    desired: (
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        flotilla_api::work::v1alpha2::ResourceBindingSpec,
+    ),
+    claim: &Claim,
+    template_uid: &str,
+) -> Result<bool> {
+    let (meta, spec) = desired;
+    let name = meta.name.clone().unwrap_or_default();
+    let namespace = meta.namespace.clone().unwrap_or_default();
+    let api = B::api(client, &namespace);
+    let what = || format!("{} {namespace}/{name}", B::KIND);
+    let mut last_conflict = None;
+    for _ in 0..CONFLICT_RETRIES {
+        let existing = get_opt(api.clone(), &name).await?;
+        let result: std::result::Result<(), kube::Error> = match existing {
+            None => {
+                let mut binding = B::build(&name, spec.clone());
+                let mut new_meta = meta.clone();
+                new_meta.labels.get_or_insert_with(Default::default).insert(
+                    B::permanent_id_label().to_owned(),
+                    uuid::Uuid::new_v4().to_string(),
+                );
+                *binding.meta_mut() = new_meta;
+                match api.create(&PostParams::default(), &binding).await {
+                    Ok(_) => return Ok(true),
+                    Err(err) if is_already_exists(&err) => Err(err),
+                    Err(source) => return Err(Error::kube("create", what(), source)),
+                }
+            }
+            Some(mut existing) => {
+                let owner = existing
+                    .owner_references()
+                    .iter()
+                    .find(|o| o.controller == Some(true))
+                    .map(|o| o.uid.clone());
+                if owner.as_deref().is_some_and(|uid| uid != template_uid) {
+                    return Err(Error::waiting(format!(
+                        "{} of a previous template with the same name to be garbage collected",
+                        what()
+                    )));
+                }
+                let mut changed = false;
+                if existing.permanent_id().is_none() {
+                    existing.labels_mut().insert(
+                        B::permanent_id_label().to_owned(),
+                        uuid::Uuid::new_v4().to_string(),
+                    );
+                    changed = true;
+                }
+                let mut existing_meta = existing.meta().clone();
+                let mut existing_spec = existing.spec().clone();
+                changed |= super::build::merge_binding(
+                    (&mut existing_meta, &mut existing_spec),
+                    (&meta, &spec),
+                    claim,
+                    B::CLUSTER_SCOPED,
+                );
+                if !changed {
+                    return Ok(false);
+                }
+                *existing.meta_mut() = existing_meta;
+                *existing.spec_mut() = existing_spec;
+                match api.replace(&name, &PostParams::default(), &existing).await {
+                    Ok(_) => return Ok(true),
+                    Err(err) if crate::error::is_conflict(&err) => Err(err),
+                    Err(source) => return Err(Error::kube("update", what(), source)),
+                }
+            }
+        };
+        if let Err(err) = result {
+            last_conflict = Some(err);
+        }
+    }
+    Err(match last_conflict {
+        Some(source) => Error::kube("update", what(), source),
+        None => Error::waiting(format!("{} to stop changing", what())),
+    })
+}
+
+/// Removes `claim` from binding `namespace/name` if it carries it.
+pub(super) async fn remove_binding_claim<B: BindingObject>(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    claim: &Claim,
+) -> Result<()> {
+    let api = B::api(client, namespace);
+    for _ in 0..CONFLICT_RETRIES {
+        let Some(mut binding) = get_opt(api.clone(), name).await? else {
+            return Ok(());
+        };
+        if !remove_claim_meta(binding.meta_mut(), claim) {
+            return Ok(());
+        }
+        match api.replace(name, &PostParams::default(), &binding).await {
+            Ok(_) => return Ok(()),
+            Err(err) if crate::error::is_conflict(&err) => continue,
+            Err(source) => return Err(Error::kube("update", binding.describe(), source)),
+        }
+    }
+    Err(Error::waiting(format!(
+        "{} {namespace}/{name} to stop changing",
+        B::KIND
+    )))
+}
+
+/// The template key of a binding's `spec.resource`.
+pub(super) fn template_key_of(
+    resource: &flotilla_api::work::v1alpha2::ObjectReference,
+    binding_namespace: &str,
+) -> TemplateKey {
+    TemplateKey {
+        api_version: resource.api_version.clone(),
+        kind: resource.kind.clone(),
+        namespace: if resource.namespace.is_empty() {
+            binding_namespace.to_owned()
+        } else {
+            resource.namespace.clone()
+        },
+        name: resource.name.clone(),
+    }
+}

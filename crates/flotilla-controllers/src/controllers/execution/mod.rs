@@ -1,0 +1,169 @@
+//! The execution controller (controllers spec §6): applies each Work's manifest to its member cluster through
+//! the object watcher, keeps the `Applied` and `Dispatching` conditions, deletes (or detaches) member objects
+//! when the Work goes, and corrects drift: member changes to what a Work owns, and deletions of member objects,
+//! bring the Work back for another sync (§6.5).
+
+pub mod build;
+mod reconcile;
+#[cfg(test)]
+mod tests;
+pub mod watcher;
+
+use std::sync::Arc;
+
+use flotilla_api::cluster::v1alpha1::Cluster;
+use flotilla_api::names::{annotations, labels};
+use flotilla_api::work::v1alpha1::Work;
+use kube::api::DynamicObject;
+use kube::{Resource, ResourceExt};
+use tokio_util::sync::CancellationToken;
+
+use self::watcher::{ObjectWatcher, RecordKey};
+use crate::context::Context;
+use crate::events::EventRecorder;
+use crate::prune::prune_irrelevant_fields;
+use crate::runtime::{self, Change, Informer, Queue};
+use crate::templates::with_type;
+
+/// Name of the controller (metrics, events `flotilla-execution-controller`).
+pub const NAME: &str = "execution-controller";
+
+/// A Work, by namespace and name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WorkKey {
+    /// The execution namespace.
+    pub namespace: String,
+    /// The Work's name.
+    pub name: String,
+}
+
+impl std::fmt::Display for WorkKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Work {}/{}", self.namespace, self.name)
+    }
+}
+
+/// The execution controller's shared state.
+pub struct ExecutionController {
+    ctx: Context,
+    recorder: EventRecorder,
+    queue: Arc<Queue<WorkKey>>,
+    works: Arc<Informer<Work>>,
+    clusters: Arc<Informer<Cluster>>,
+    watcher: Arc<ObjectWatcher>,
+}
+
+/// Whether a Work change needs a sync: creation, a spec change, or the start of its deletion.
+fn work_changed(change: &Change<'_, Work>) -> bool {
+    match change {
+        Change::Added(_) => true,
+        Change::Updated { old, new } => {
+            old.meta().generation != new.meta().generation
+                || (old.meta().deletion_timestamp.is_none()
+                    && new.meta().deletion_timestamp.is_some())
+        }
+        Change::Deleted(_) => false,
+    }
+}
+
+/// Runs the execution controller until `shutdown` is cancelled.
+pub async fn run(ctx: Context, shutdown: CancellationToken) {
+    let controller = Arc::new(ExecutionController {
+        recorder: ctx.recorder(NAME),
+        queue: Queue::new(ctx.options.backoff),
+        works: ctx.informers.typed(),
+        clusters: ctx.informers.typed(),
+        watcher: Arc::new(ObjectWatcher::new(ctx.interpreter.clone())),
+        ctx,
+    });
+    tokio::select! {
+        () = controller.clusters.wait_synced() => {}
+        () = shutdown.cancelled() => return,
+    }
+    let queue = controller.queue.clone();
+    controller.works.add_handler(move |change| {
+        if work_changed(&change) {
+            let work = change.object();
+            queue.add(WorkKey {
+                namespace: work.namespace().unwrap_or_default(),
+                name: work.name_any(),
+            });
+        }
+    });
+    let queue = Arc::downgrade(&controller.queue);
+    let watcher = Arc::downgrade(&controller.watcher);
+    controller
+        .ctx
+        .members
+        .add_informer_hook(Arc::new(move |cluster, served, informer| {
+            let (queue, watcher) = (queue.clone(), watcher.clone());
+            let cluster = cluster.to_owned();
+            let (api_version, kind) = (
+                served.resource.api_version.clone(),
+                served.resource.kind.clone(),
+            );
+            informer.add_handler(move |change| {
+                let (Some(queue), Some(watcher)) = (queue.upgrade(), watcher.upgrade()) else {
+                    return;
+                };
+                if let Some(key) = drifted(&cluster, &api_version, &kind, &watcher, change) {
+                    queue.add(key);
+                }
+            });
+        }));
+    let workers = tokio::spawn(runtime::run(
+        NAME,
+        controller.queue.clone(),
+        controller.ctx.options.workers,
+        controller.ctx.metrics.clone(),
+        {
+            let controller = controller.clone();
+            move |key| {
+                let controller = controller.clone();
+                async move { controller.reconcile(key).await }
+            }
+        },
+    ));
+    shutdown.cancelled().await;
+    controller.queue.close();
+    let _ = workers.await;
+}
+
+/// §6.5: the Work to re-sync for a member change, if the change is not Flotilla's own and not status-only.
+fn drifted(
+    cluster: &str,
+    api_version: &str,
+    kind: &str,
+    watcher: &ObjectWatcher,
+    change: Change<'_, DynamicObject>,
+) -> Option<WorkKey> {
+    let obj = change.object();
+    if obj.labels().get(labels::MANAGED).map(String::as_str) != Some(labels::MANAGED_VALUE) {
+        return None;
+    }
+    let key = WorkKey {
+        namespace: obj.annotations().get(annotations::WORK_NAMESPACE)?.clone(),
+        name: obj.annotations().get(annotations::WORK_NAME)?.clone(),
+    };
+    let value = with_type(obj, api_version, kind);
+    let recorded = watcher.recorded_version(&RecordKey::of(cluster, &value));
+    match change {
+        Change::Deleted(_) => Some(key),
+        Change::Added(_) | Change::Updated { .. } => {
+            let recorded = recorded?;
+            if obj.resource_version().as_deref() == Some(recorded.as_str()) {
+                return None;
+            }
+            if let Change::Updated { old, new } = change {
+                let mut before = with_type(old, api_version, kind);
+                let mut after = with_type(new, api_version, kind);
+                prune_irrelevant_fields(&mut before);
+                prune_irrelevant_fields(&mut after);
+                if before == after {
+                    return None;
+                }
+            }
+            Some(key)
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! The execution reconcile (controllers spec §6.3).
+
+use std::sync::Arc;
+
+use flotilla_api::cluster::v1alpha1::Cluster;
+use flotilla_api::names::{annotations, conditions as names, events, finalizers};
+use flotilla_api::work::v1alpha1::{Work, WorkStatus};
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
+use serde_json::{Value, json};
+
+use super::build::detached_manifest;
+use super::watcher::Outcome;
+use super::{ExecutionController, WorkKey};
+use crate::api::get_opt;
+use crate::conditions::{self, new_condition, set_condition};
+use crate::error::{Error, Result, is_conflict, is_not_found};
+use crate::events::reference;
+use crate::member::Member;
+use crate::names::cluster_of_execution_namespace;
+use crate::objects;
+use crate::runtime::Action;
+
+/// Whether a Cluster's `Ready` condition is `True`.
+pub fn cluster_ready(cluster: &Cluster) -> bool {
+    cluster
+        .status
+        .as_ref()
+        .is_some_and(|s| conditions::is_true(&s.conditions, names::CLUSTER_READY))
+}
+
+/// The template a manifest came from, for events: same identity, uid from `resourcetemplate.karmada.io/uid`.
+fn template_reference(manifest: &Value) -> ObjectReference {
+    ObjectReference {
+        api_version: Some(objects::api_version(manifest).to_owned()),
+        kind: Some(objects::kind(manifest).to_owned()),
+        namespace: Some(objects::namespace(manifest).to_owned()).filter(|ns| !ns.is_empty()),
+        name: Some(objects::name(manifest).to_owned()),
+        uid: objects::annotation(manifest, annotations::RESOURCE_TEMPLATE_UID).map(str::to_owned),
+        ..ObjectReference::default()
+    }
+}
+
+impl ExecutionController {
+    pub(super) async fn reconcile(&self, key: WorkKey) -> Result<Action> {
+        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &key.namespace);
+        let work = match self.works.get(&key.namespace, &key.name) {
+            Some(work) => work.as_ref().clone(),
+            None => match get_opt(api.clone(), &key.name).await? {
+                Some(work) => work,
+                None => return Ok(Action::AwaitChange),
+            },
+        };
+        let Ok(cluster_name) = cluster_of_execution_namespace(&key.namespace) else {
+            return Ok(Action::AwaitChange);
+        };
+        let cluster = match self.clusters.get("", cluster_name) {
+            Some(cluster) => Some(cluster),
+            None => get_opt(Api::<Cluster>::all(self.ctx.client.clone()), cluster_name)
+                .await?
+                .map(Arc::new),
+        };
+        if work.metadata.deletion_timestamp.is_some() {
+            return self.finalize(&api, work, cluster.as_deref()).await;
+        }
+        let Some(cluster) = cluster else {
+            return Err(Error::waiting(format!("Cluster {cluster_name} to exist")));
+        };
+        if !work.finalizers().iter().any(|f| f == finalizers::EXECUTION) {
+            let mut with_finalizer = work.clone();
+            with_finalizer
+                .finalizers_mut()
+                .push(finalizers::EXECUTION.to_owned());
+            api.replace(&key.name, &PostParams::default(), &with_finalizer)
+                .await
+                .map_err(|source| Error::kube("update", key.to_string(), source))?;
+        }
+
+        let suspended = work.spec.suspend_dispatching == Some(true);
+        let dispatching = if suspended {
+            new_condition(
+                names::WORK_DISPATCHING,
+                "False",
+                names::REASON_SUSPEND_DISPATCHING,
+                names::MESSAGE_SUSPEND_DISPATCHING,
+            )
+        } else {
+            new_condition(
+                names::WORK_DISPATCHING,
+                "True",
+                names::REASON_DISPATCHING,
+                names::MESSAGE_DISPATCHING,
+            )
+        };
+        let message = dispatching.message.clone();
+        let mut conditions = work
+            .status
+            .clone()
+            .unwrap_or_else(WorkStatus::default)
+            .conditions;
+        if self
+            .set_work_condition(&api, &work, &mut conditions, dispatching)
+            .await?
+        {
+            self.recorder
+                .normal(&reference(&work), events::WORK_DISPATCHING, message);
+        }
+        if suspended {
+            return Ok(Action::AwaitChange);
+        }
+        if !cluster_ready(&cluster) {
+            return Err(Error::ClusterNotReady {
+                cluster: cluster_name.to_owned(),
+            });
+        }
+        let member = self.ctx.members.get(&cluster).await?;
+        self.sync(&api, &work, &mut conditions, &member)
+            .await
+            .map(|()| Action::AwaitChange)
+    }
+
+    /// §6.3 steps 6–8: apply every manifest, then record `Applied`.
+    async fn sync(
+        &self,
+        api: &Api<Work>,
+        work: &Work,
+        conditions: &mut Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
+        member: &Member,
+    ) -> Result<()> {
+        let manifests = &work.spec.workload.manifests;
+        let mut errors = Vec::new();
+        for manifest in manifests {
+            let manifest = &manifest.0;
+            let result = self.apply_one(member, manifest).await;
+            let template = template_reference(manifest);
+            match &result {
+                Ok(_) => self.recorder.normal(
+                    &template,
+                    events::SYNC_SUCCEED,
+                    format!(
+                        "Successfully applied resource({}/{}) to cluster {}",
+                        objects::namespace(manifest),
+                        objects::name(manifest),
+                        member.cluster
+                    ),
+                ),
+                Err(err) => self
+                    .recorder
+                    .warning(&template, events::SYNC_FAILED, err.message()),
+            }
+            if let Err(err) = result {
+                errors.push(err);
+            }
+        }
+        let work_ref = reference(work);
+        let ok = manifests.len() - errors.len();
+        let condition = if errors.is_empty() {
+            new_condition(
+                names::WORK_APPLIED,
+                "True",
+                names::REASON_APPLIED_SUCCESSFUL,
+                names::MESSAGE_APPLIED_SUCCESSFUL,
+            )
+        } else {
+            let joined: Vec<String> = errors.iter().map(Error::message).collect();
+            new_condition(
+                names::WORK_APPLIED,
+                "False",
+                names::REASON_APPLIED_FAILED,
+                &format!(
+                    "Failed to apply all manifests ({ok}/{}): {}",
+                    manifests.len(),
+                    joined.join(", ")
+                ),
+            )
+        };
+        self.set_work_condition(api, work, conditions, condition)
+            .await?;
+        let result = Error::aggregate(errors);
+        match &result {
+            Ok(()) => self.recorder.normal(
+                &work_ref,
+                events::SYNC_SUCCEED,
+                format!(
+                    "Sync work({}/{}) to cluster({}) successful.",
+                    work.namespace().unwrap_or_default(),
+                    work.name_any(),
+                    member.cluster
+                ),
+            ),
+            Err(err) => self
+                .recorder
+                .warning(&work_ref, events::SYNC_FAILED, err.message()),
+        }
+        result
+    }
+
+    async fn apply_one(&self, member: &Member, manifest: &Value) -> Result<Outcome> {
+        let served = member
+            .resolve(objects::api_version(manifest), objects::kind(manifest))
+            .await?;
+        // Watch what we apply, so member-side changes and deletions come back to this Work.
+        member.informer(&served);
+        let result = self.watcher.apply(member, &served, manifest).await;
+        if let Err(Error::Kube { source, .. }) = &result
+            && is_not_found(source)
+        {
+            // The member stopped serving the resource (e.g. its CRD was removed): look it up again next time.
+            member.forget_resource(objects::api_version(manifest), objects::kind(manifest));
+        }
+        result
+    }
+
+    /// §6.3 step 2: clean the member (or detach what is preserved), then release the Work.
+    async fn finalize(
+        &self,
+        api: &Api<Work>,
+        work: Work,
+        cluster: Option<&Cluster>,
+    ) -> Result<Action> {
+        if !work.finalizers().iter().any(|f| f == finalizers::EXECUTION) {
+            return Ok(Action::AwaitChange);
+        }
+        if let Some(cluster) = cluster {
+            let preserve = work.spec.preserve_resources_on_deletion == Some(true);
+            let cluster_deleting = cluster.metadata.deletion_timestamp.is_some();
+            if preserve {
+                let member = self.ctx.members.get(cluster).await?;
+                for manifest in &work.spec.workload.manifests {
+                    let manifest = &manifest.0;
+                    let served = member
+                        .resolve(objects::api_version(manifest), objects::kind(manifest))
+                        .await?;
+                    if let Some(observed) = self.watcher.observe(&member, &served, manifest).await?
+                    {
+                        let detached = detached_manifest(manifest);
+                        self.watcher
+                            .update(&member, &served, &detached, &observed)
+                            .await?;
+                    }
+                }
+            } else if cluster_ready(cluster) {
+                let member = self.ctx.members.get(cluster).await?;
+                for manifest in &work.spec.workload.manifests {
+                    let manifest = &manifest.0;
+                    match member
+                        .resolve(objects::api_version(manifest), objects::kind(manifest))
+                        .await
+                    {
+                        Ok(served) => self.watcher.delete(&member, &served, manifest).await?,
+                        // The member does not serve the kind: there is nothing to delete.
+                        Err(Error::Waiting { .. }) => {}
+                        Err(err) => return Err(err),
+                    }
+                }
+            } else if !cluster_deleting {
+                return Err(Error::ClusterNotReady {
+                    cluster: cluster.name_any(),
+                });
+            }
+        }
+        remove_finalizer(api, work).await?;
+        Ok(Action::AwaitChange)
+    }
+
+    /// Sets one condition in `list` (the Work's conditions as this controller last wrote them) and writes the
+    /// list with a merge patch of the status when it changed; returns whether it changed.
+    async fn set_work_condition(
+        &self,
+        api: &Api<Work>,
+        work: &Work,
+        list: &mut Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
+        condition: k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+    ) -> Result<bool> {
+        if !set_condition(list, condition) {
+            return Ok(false);
+        }
+        let patch = json!({"status": {"conditions": list}});
+        api.patch_status(
+            &work.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .map_err(|source| {
+            Error::kube(
+                "patch status of",
+                format!(
+                    "Work {}/{}",
+                    work.namespace().unwrap_or_default(),
+                    work.name_any()
+                ),
+                source,
+            )
+        })?;
+        Ok(true)
+    }
+}
+
+async fn remove_finalizer(api: &Api<Work>, mut work: Work) -> Result<()> {
+    let name = work.name_any();
+    for _ in 0..5 {
+        if !work.finalizers().iter().any(|f| f == finalizers::EXECUTION) {
+            return Ok(());
+        }
+        work.finalizers_mut().retain(|f| f != finalizers::EXECUTION);
+        match api.replace(&name, &PostParams::default(), &work).await {
+            Ok(_) => return Ok(()),
+            Err(err) if is_not_found(&err) => return Ok(()),
+            Err(err) if is_conflict(&err) => match get_opt(api.clone(), &name).await? {
+                Some(fresh) => work = fresh,
+                None => return Ok(()),
+            },
+            Err(source) => return Err(Error::kube("update", format!("Work {name}"), source)),
+        }
+    }
+    Err(Error::waiting(format!("Work {name} to stop changing")))
+}
