@@ -1,7 +1,7 @@
 //! The SDK's request handling as Karmada's Go SDK does it: HTTP 200 with `{"response": ...}`, early failures as
 //! `Errored(400)` without uid, uid and status code completed for handler answers.
 
-use flotilla_webhook::example::{ExampleConfig, serve};
+use flotilla_webhook::example::{ExampleConfig, RunningWebhook, serve};
 use flotilla_webhook::{MAX_REQUEST_BYTES, Response, succeeded};
 use serde_json::{Value, json};
 
@@ -117,65 +117,47 @@ async fn handler_answers_are_completed() {
     );
 }
 
+/// The example webhook's reply to `operation` on the test Workload, with `extra` request fields.
+async fn ask_example(webhook: &RunningWebhook, operation: &str, extra: Value) -> Value {
+    let client = raw_client(webhook.ca_bundle().unwrap());
+    let body = context(operation, extra);
+    let (status, reply) = post(&client, webhook.url(), "application/json", body).await;
+    assert_eq!(status, 200);
+    reply["response"].clone()
+}
+
 #[tokio::test]
 async fn example_refuses_retain_without_observed_object_and_unknown_operations() {
     let webhook = serve(ExampleConfig::default()).await.unwrap();
-    let client = raw_client(webhook.ca_bundle().unwrap());
-    let (_, reply) = post(
-        &client,
-        webhook.url(),
-        "application/json",
-        context("Retain", json!({})),
-    )
-    .await;
-    assert_eq!(reply["response"]["status"]["code"], json!(400), "{reply}");
-    assert_eq!(reply["response"]["uid"], json!("uid-1"));
-    let (_, reply) = post(
-        &client,
-        webhook.url(),
-        "application/json",
-        context("Prune", json!({})),
-    )
-    .await;
-    assert_eq!(reply["response"]["status"]["code"], json!(400), "{reply}");
+    let retain = ask_example(&webhook, "Retain", json!({})).await;
+    assert_eq!(retain["status"]["code"], json!(400), "{retain}");
+    assert_eq!(retain["uid"], json!("uid-1"));
+    let prune = ask_example(&webhook, "Prune", json!({})).await;
+    assert_eq!(prune["status"]["code"], json!(400), "{prune}");
     assert!(
-        reply["response"]["status"]["message"]
+        prune["status"]["message"]
             .as_str()
             .unwrap()
             .contains("Prune"),
-        "{reply}"
+        "{prune}"
     );
-    let (_, reply) = post(
-        &client,
-        webhook.url(),
-        "application/json",
-        context("InterpretComponent", json!({})),
-    )
-    .await;
+    let components = ask_example(&webhook, "InterpretComponent", json!({})).await;
     assert_eq!(
-        reply["response"]["components"],
+        components["components"],
         json!([{"name": "main", "replicas": 3}]),
-        "{reply}"
+        "{components}"
     );
 }
 
 #[tokio::test]
 async fn example_patches_are_rfc6902_diffs() {
-    let webhook = serve(ExampleConfig::default()).await.unwrap();
-    let client = raw_client(webhook.ca_bundle().unwrap());
-    let (_, reply) = post(
-        &client,
-        webhook.url(),
-        "application/json",
-        context("ReviseReplica", json!({"replicas": 5})),
-    )
-    .await;
-    let response = &reply["response"];
-    assert_eq!(response["successful"], json!(true));
-    assert_eq!(response["patchType"], json!("JSONPatch"));
     use base64::Engine;
+    let webhook = serve(ExampleConfig::default()).await.unwrap();
+    let revised = ask_example(&webhook, "ReviseReplica", json!({"replicas": 5})).await;
+    assert_eq!(revised["successful"], json!(true));
+    assert_eq!(revised["patchType"], json!("JSONPatch"));
     let patch = base64::engine::general_purpose::STANDARD
-        .decode(response["patch"].as_str().unwrap())
+        .decode(revised["patch"].as_str().unwrap())
         .unwrap();
     let patch: Value = serde_json::from_slice(&patch).unwrap();
     assert_eq!(
@@ -183,13 +165,7 @@ async fn example_patches_are_rfc6902_diffs() {
         json!([{"op": "replace", "path": "/spec/replicas", "value": 5}])
     );
     // Asking for the replicas the object already has yields no patch at all.
-    let (_, reply) = post(
-        &client,
-        webhook.url(),
-        "application/json",
-        context("ReviseReplica", json!({"replicas": 3})),
-    )
-    .await;
-    assert!(reply["response"].get("patch").is_none(), "{reply}");
-    assert_eq!(reply["response"]["successful"], json!(true));
+    let unchanged = ask_example(&webhook, "ReviseReplica", json!({"replicas": 3})).await;
+    assert!(unchanged.get("patch").is_none(), "{unchanged}");
+    assert_eq!(unchanged["successful"], json!(true));
 }
