@@ -4,14 +4,13 @@
 use std::collections::BTreeMap;
 
 use flotilla_api::config::v1alpha1::{DependentObjectReference, OrdLabelSelector};
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{Pod, PodSpec};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::PodSpec;
 use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::Value;
 
-use super::object::{decode_object, describe, namespace, str_at};
+use super::object::{at, decode, decode_object, describe, namespace, str_at};
 use super::pod::dependencies as pod_dependencies;
 use super::{NativeError, NativeKind};
 
@@ -21,39 +20,26 @@ pub(crate) fn get_dependencies(
     object: &Value,
 ) -> Result<Vec<DependentObjectReference>, NativeError> {
     let ns = namespace(object);
-    let of_spec =
-        |spec: Option<&PodSpec>| spec.map(|s| pod_dependencies(s, ns)).unwrap_or_default();
+    // Only the pod spec is decoded (typed, so a malformed field fails as in Karmada); the rest of the object
+    // does not affect the answer.
+    let of_spec = |path: &[&str]| -> Result<Vec<DependentObjectReference>, NativeError> {
+        match at(object, path) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(spec) => {
+                let spec: PodSpec = decode(spec, || {
+                    format!("{} of {}", path.join("."), describe(object))
+                })?;
+                Ok(pod_dependencies(&spec, ns))
+            }
+        }
+    };
     Ok(match kind {
-        NativeKind::Deployment => {
-            let d: Deployment = decode_object(object)?;
-            of_spec(d.spec.as_ref().and_then(|s| s.template.spec.as_ref()))
-        }
-        NativeKind::ReplicaSet => {
-            let rs: ReplicaSet = decode_object(object)?;
-            of_spec(
-                rs.spec
-                    .as_ref()
-                    .and_then(|s| s.template.as_ref())
-                    .and_then(|t| t.spec.as_ref()),
-            )
-        }
-        NativeKind::DaemonSet => {
-            let ds: DaemonSet = decode_object(object)?;
-            of_spec(ds.spec.as_ref().and_then(|s| s.template.spec.as_ref()))
-        }
-        NativeKind::Job => {
-            let job: Job = decode_object(object)?;
-            of_spec(job.spec.as_ref().and_then(|s| s.template.spec.as_ref()))
-        }
-        NativeKind::CronJob => {
-            let cron: CronJob = decode_object(object)?;
-            let job_spec = cron.spec.job_template.spec.as_ref();
-            of_spec(job_spec.and_then(|s| s.template.spec.as_ref()))
-        }
-        NativeKind::Pod => {
-            let pod: Pod = decode_object(object)?;
-            of_spec(pod.spec.as_ref())
-        }
+        NativeKind::Deployment
+        | NativeKind::ReplicaSet
+        | NativeKind::DaemonSet
+        | NativeKind::Job => of_spec(&["spec", "template", "spec"])?,
+        NativeKind::CronJob => of_spec(&["spec", "jobTemplate", "spec", "template", "spec"])?,
+        NativeKind::Pod => of_spec(&["spec"])?,
         NativeKind::StatefulSet => {
             let sts: StatefulSet = decode_object(object)?;
             let spec = sts.spec.unwrap_or_default();
@@ -64,7 +50,11 @@ pub(crate) fn get_dependencies(
                 .flatten()
                 .filter_map(|t| t.metadata.name.clone())
                 .collect();
-            of_spec(spec.template.spec.as_ref())
+            spec.template
+                .spec
+                .as_ref()
+                .map(|s| pod_dependencies(s, ns))
+                .unwrap_or_default()
                 .into_iter()
                 .filter(|r| r.kind != "PersistentVolumeClaim" || !templates.contains(&r.name))
                 .collect()

@@ -1,56 +1,55 @@
 //! InterpretHealth (spec §3.7): whether a member object is healthy.
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::apps::v1::{
+    DaemonSetStatus, DeploymentStatus, ReplicaSetStatus, StatefulSetStatus,
+};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Service};
 use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::Value;
 
-use super::object::{decode_object, describe};
+use serde::de::DeserializeOwned;
+
+use super::object::{at, decode, decode_object, describe, int_at};
 use super::{NativeError, NativeKind};
 
 /// The health verdict for `kind`; missing numbers count as 0.
 pub(crate) fn interpret_health(kind: NativeKind, object: &Value) -> Result<bool, NativeError> {
     match kind {
+        // Workloads decode only the fields their verdict reads: the pod template is irrelevant here and
+        // decoding it would cost more than the whole check.
         NativeKind::Deployment => {
-            let d: Deployment = decode_object(object)?;
-            let status = d.status.unwrap_or_default();
-            let desired = d.spec.and_then(|s| s.replicas);
+            let status: DeploymentStatus = status_of(object)?;
             Ok(rollout_healthy(
-                d.metadata.generation.unwrap_or(0),
+                meta_generation(object)?,
                 status.observed_generation.unwrap_or(0),
-                desired,
+                spec_replicas(object)?,
                 status.updated_replicas.unwrap_or(0),
                 status.available_replicas.unwrap_or(0),
             ))
         }
         NativeKind::StatefulSet => {
-            let s: StatefulSet = decode_object(object)?;
-            let status = s.status.unwrap_or_default();
-            let desired = s.spec.and_then(|s| s.replicas);
+            let status: StatefulSetStatus = status_of(object)?;
             Ok(rollout_healthy(
-                s.metadata.generation.unwrap_or(0),
+                meta_generation(object)?,
                 status.observed_generation.unwrap_or(0),
-                desired,
+                spec_replicas(object)?,
                 status.updated_replicas.unwrap_or(0),
                 status.available_replicas.unwrap_or(0),
             ))
         }
         NativeKind::ReplicaSet => {
-            let rs: ReplicaSet = decode_object(object)?;
-            let status = rs.status.unwrap_or_default();
-            if status.observed_generation.unwrap_or(0) != rs.metadata.generation.unwrap_or(0) {
+            let status: ReplicaSetStatus = status_of(object)?;
+            if status.observed_generation.unwrap_or(0) != meta_generation(object)? {
                 return Ok(false);
             }
-            let desired = rs.spec.and_then(|s| s.replicas);
-            Ok(desired.is_none_or(|d| status.available_replicas.unwrap_or(0) >= d))
+            Ok(spec_replicas(object)?.is_none_or(|d| status.available_replicas.unwrap_or(0) >= d))
         }
         NativeKind::DaemonSet => {
-            let ds: DaemonSet = decode_object(object)?;
-            let status = ds.status.unwrap_or_default();
+            let status: DaemonSetStatus = status_of(object)?;
             let updated = status.updated_number_scheduled.unwrap_or(0);
             Ok(
-                status.observed_generation.unwrap_or(0) == ds.metadata.generation.unwrap_or(0)
+                status.observed_generation.unwrap_or(0) == meta_generation(object)?
                     && updated >= status.desired_number_scheduled
                     && status.number_available.unwrap_or(0) >= updated,
             )
@@ -125,4 +124,29 @@ fn rollout_healthy(
 
 fn has_address(hostname: Option<&str>, ip: Option<&str>) -> bool {
     hostname.is_some_and(|h| !h.is_empty()) || ip.is_some_and(|i| !i.is_empty())
+}
+
+/// The typed `.status` (default when absent).
+fn status_of<T: DeserializeOwned + Default>(object: &Value) -> Result<T, NativeError> {
+    match at(object, &["status"]) {
+        None | Some(Value::Null) => Ok(T::default()),
+        Some(status) => decode(status, || format!("status of {}", describe(object))),
+    }
+}
+
+fn meta_generation(object: &Value) -> Result<i64, NativeError> {
+    Ok(int_at(object, &["metadata", "generation"])?.unwrap_or(0))
+}
+
+/// `spec.replicas`, which must fit an int32 as in the typed object.
+fn spec_replicas(object: &Value) -> Result<Option<i32>, NativeError> {
+    int_at(object, &["spec", "replicas"])?
+        .map(|r| {
+            i32::try_from(r).map_err(|_| NativeError::Field {
+                object: describe(object),
+                field: "spec.replicas".to_owned(),
+                reason: format!("{r} does not fit an int32"),
+            })
+        })
+        .transpose()
 }

@@ -1,12 +1,10 @@
 //! InterpretReplica and ReviseReplica for the workload kinds (spec §3.2, §3.3).
 
 use flotilla_api::work::v1alpha2::ReplicaRequirements;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use serde_json::Value;
 
-use super::object::{decode_object, describe, int_at, set_at};
+use super::object::{at, decode, decode_object, describe, int_at, set_at};
 use super::pod::{pod_replica_requirements, replica_requirements};
 use super::{NativeError, NativeKind};
 
@@ -19,32 +17,34 @@ pub(crate) fn get_replicas(
         Some(template) => Ok((replicas, replica_requirements(template)?)),
         None => Ok((replicas, None)),
     };
+    // Only the pod template and the counts are decoded: the rest of the object does not affect the answer.
+    let template = || -> Result<Option<PodTemplateSpec>, NativeError> {
+        match at(object, &["spec", "template"]) {
+            None | Some(Value::Null) => Ok(None),
+            Some(t) => decode(t, || format!("spec.template of {}", describe(object))).map(Some),
+        }
+    };
+    let count = |field: &str| -> Result<i32, NativeError> {
+        let value = int_at(object, &["spec", field])?.unwrap_or(0);
+        i32::try_from(value).map_err(|_| NativeError::Field {
+            object: describe(object),
+            field: format!("spec.{field}"),
+            reason: format!("{value} does not fit an int32"),
+        })
+    };
     match kind {
-        NativeKind::Deployment => {
-            let d: Deployment = decode_object(object)?;
-            let spec = d.spec.unwrap_or_default();
-            from_template(spec.replicas.unwrap_or(0), Some(&spec.template))
-        }
-        NativeKind::ReplicaSet => {
-            let rs: ReplicaSet = decode_object(object)?;
-            let spec = rs.spec.unwrap_or_default();
-            from_template(spec.replicas.unwrap_or(0), spec.template.as_ref())
-        }
-        NativeKind::StatefulSet => {
-            let sts: StatefulSet = decode_object(object)?;
-            let spec = sts.spec.unwrap_or_default();
-            from_template(spec.replicas.unwrap_or(0), Some(&spec.template))
+        NativeKind::Deployment | NativeKind::ReplicaSet | NativeKind::StatefulSet => {
+            from_template(count("replicas")?, template()?.as_ref())
         }
         NativeKind::Job => {
-            let job: Job = decode_object(object)?;
-            let spec = job.spec.unwrap_or_default();
-            let parallelism = spec.parallelism.unwrap_or(0);
+            let parallelism = count("parallelism")?;
+            let completions = int_at(object, &["spec", "completions"])?;
             // min(parallelism, completions): a Job never runs more pods at once than it must complete.
-            let replicas = match spec.completions {
-                Some(completions) if parallelism > completions => completions,
+            let replicas = match completions {
+                Some(completions) if i64::from(parallelism) > completions => count("completions")?,
                 _ => parallelism,
             };
-            from_template(replicas, Some(&spec.template))
+            from_template(replicas, template()?.as_ref())
         }
         NativeKind::Pod => {
             let pod: Pod = decode_object(object)?;
