@@ -30,6 +30,7 @@ pub mod kind_info;
 pub mod kinds;
 pub mod kubeconfig;
 pub mod meta;
+pub mod openapi;
 pub mod patch;
 pub mod protobuf;
 pub mod selector;
