@@ -1,16 +1,11 @@
 //! InterpretHealth (spec §3.7): whether a member object is healthy.
 
-use k8s_openapi::api::apps::v1::{
-    DaemonSetStatus, DeploymentStatus, ReplicaSetStatus, StatefulSetStatus,
-};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Service};
 use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::Value;
 
-use serde::de::DeserializeOwned;
-
-use super::object::{at, decode, decode_object, describe, int_at};
+use super::object::{decode_object, describe, int_at};
 use super::{NativeError, NativeKind};
 
 /// The health verdict for `kind`; missing numbers count as 0.
@@ -18,40 +13,27 @@ pub(crate) fn interpret_health(kind: NativeKind, object: &Value) -> Result<bool,
     match kind {
         // Workloads decode only the fields their verdict reads: the pod template is irrelevant here and
         // decoding it would cost more than the whole check.
-        NativeKind::Deployment => {
-            let status: DeploymentStatus = status_of(object)?;
-            Ok(rollout_healthy(
-                meta_generation(object)?,
-                status.observed_generation.unwrap_or(0),
-                spec_replicas(object)?,
-                status.updated_replicas.unwrap_or(0),
-                status.available_replicas.unwrap_or(0),
-            ))
-        }
-        NativeKind::StatefulSet => {
-            let status: StatefulSetStatus = status_of(object)?;
-            Ok(rollout_healthy(
-                meta_generation(object)?,
-                status.observed_generation.unwrap_or(0),
-                spec_replicas(object)?,
-                status.updated_replicas.unwrap_or(0),
-                status.available_replicas.unwrap_or(0),
-            ))
+        NativeKind::Deployment | NativeKind::StatefulSet => {
+            let observed = status_int(object, "observedGeneration")?;
+            let updated = status_int(object, "updatedReplicas")?;
+            let available = status_int(object, "availableReplicas")?;
+            Ok(observed == meta_generation(object)?
+                && spec_replicas(object)?.is_none_or(|desired| updated >= desired)
+                && available >= updated)
         }
         NativeKind::ReplicaSet => {
-            let status: ReplicaSetStatus = status_of(object)?;
-            if status.observed_generation.unwrap_or(0) != meta_generation(object)? {
+            if status_int(object, "observedGeneration")? != meta_generation(object)? {
                 return Ok(false);
             }
-            Ok(spec_replicas(object)?.is_none_or(|d| status.available_replicas.unwrap_or(0) >= d))
+            let available = status_int(object, "availableReplicas")?;
+            Ok(spec_replicas(object)?.is_none_or(|desired| available >= desired))
         }
         NativeKind::DaemonSet => {
-            let status: DaemonSetStatus = status_of(object)?;
-            let updated = status.updated_number_scheduled.unwrap_or(0);
+            let updated = status_int(object, "updatedNumberScheduled")?;
             Ok(
-                status.observed_generation.unwrap_or(0) == meta_generation(object)?
-                    && updated >= status.desired_number_scheduled
-                    && status.number_available.unwrap_or(0) >= updated,
+                status_int(object, "observedGeneration")? == meta_generation(object)?
+                    && updated >= status_int(object, "desiredNumberScheduled")?
+                    && status_int(object, "numberAvailable")? >= updated,
             )
         }
         NativeKind::Service => {
@@ -110,43 +92,20 @@ pub(crate) fn interpret_health(kind: NativeKind, object: &Value) -> Result<bool,
     }
 }
 
-/// Deployment and StatefulSet: the controller saw the latest spec, every replica is updated and every
-/// updated replica is available.
-fn rollout_healthy(
-    generation: i64,
-    observed: i64,
-    desired: Option<i32>,
-    updated: i32,
-    available: i32,
-) -> bool {
-    observed == generation && desired.is_none_or(|d| updated >= d) && available >= updated
-}
-
 fn has_address(hostname: Option<&str>, ip: Option<&str>) -> bool {
     hostname.is_some_and(|h| !h.is_empty()) || ip.is_some_and(|i| !i.is_empty())
 }
 
-/// The typed `.status` (default when absent).
-fn status_of<T: DeserializeOwned + Default>(object: &Value) -> Result<T, NativeError> {
-    match at(object, &["status"]) {
-        None | Some(Value::Null) => Ok(T::default()),
-        Some(status) => decode(status, || format!("status of {}", describe(object))),
-    }
+/// An integer of `.status` (0 when absent); another type fails as Go's typed decoding does.
+fn status_int(object: &Value, key: &str) -> Result<i64, NativeError> {
+    Ok(int_at(object, &["status", key])?.unwrap_or(0))
 }
 
 fn meta_generation(object: &Value) -> Result<i64, NativeError> {
     Ok(int_at(object, &["metadata", "generation"])?.unwrap_or(0))
 }
 
-/// `spec.replicas`, which must fit an int32 as in the typed object.
-fn spec_replicas(object: &Value) -> Result<Option<i32>, NativeError> {
-    int_at(object, &["spec", "replicas"])?
-        .map(|r| {
-            i32::try_from(r).map_err(|_| NativeError::Field {
-                object: describe(object),
-                field: "spec.replicas".to_owned(),
-                reason: format!("{r} does not fit an int32"),
-            })
-        })
-        .transpose()
+/// `spec.replicas`, if set.
+fn spec_replicas(object: &Value) -> Result<Option<i64>, NativeError> {
+    int_at(object, &["spec", "replicas"])
 }

@@ -2,15 +2,9 @@
 //! folds into the template.
 
 use flotilla_api::names::annotations::RESOURCE_TEMPLATE_GENERATION;
-use k8s_openapi::api::apps::v1::{
-    DaemonSetStatus, DeploymentStatus, ReplicaSetStatus, StatefulSetStatus,
-};
-use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
-use k8s_openapi::api::batch::v1::JobStatus;
-use k8s_openapi::api::policy::v1::PodDisruptionBudgetStatus;
 use serde_json::{Map, Value, json};
 
-use super::object::{decode, describe, generation, is_empty, json_type, non_zero, str_at};
+use super::object::{describe, generation, is_empty, json_type, non_zero, str_at};
 use super::{NativeError, NativeKind};
 
 /// The status to reflect, or `None` when the object has none.
@@ -29,122 +23,17 @@ pub(crate) fn reflect_status(
             });
         }
     };
-    let status_value = object.get("status").unwrap_or(&Value::Null);
-    let what = || format!("status of {}", describe(object));
     let result = match kind {
         Some(NativeKind::Deployment) => {
-            let s: DeploymentStatus = decode(status_value, what)?;
-            let mut out = wrapped(object)?;
-            put(
-                &mut out,
-                "observedGeneration",
-                non_zero(s.observed_generation.unwrap_or(0)),
-            );
-            for (key, v) in [
-                ("replicas", s.replicas),
-                ("updatedReplicas", s.updated_replicas),
-                ("readyReplicas", s.ready_replicas),
-                ("availableReplicas", s.available_replicas),
-                ("unavailableReplicas", s.unavailable_replicas),
-            ] {
-                put(&mut out, key, non_zero(i64::from(v.unwrap_or(0))));
-            }
+            let out = counters(object, status, DEPLOYMENT, wrapped(object)?)?;
             if out.is_empty() {
                 return Ok(None);
             }
             out
         }
-        Some(NativeKind::ReplicaSet) => {
-            let s: ReplicaSetStatus = decode(status_value, what)?;
-            let mut out = wrapped(object)?;
-            out.insert("replicas".to_owned(), Value::from(s.replicas));
-            put(
-                &mut out,
-                "readyReplicas",
-                non_zero(i64::from(s.ready_replicas.unwrap_or(0))),
-            );
-            put(
-                &mut out,
-                "availableReplicas",
-                non_zero(i64::from(s.available_replicas.unwrap_or(0))),
-            );
-            put(
-                &mut out,
-                "observedGeneration",
-                non_zero(s.observed_generation.unwrap_or(0)),
-            );
-            out
-        }
-        Some(NativeKind::DaemonSet) => {
-            let s: DaemonSetStatus = decode(status_value, what)?;
-            let mut out = wrapped(object)?;
-            out.insert(
-                "currentNumberScheduled".to_owned(),
-                Value::from(s.current_number_scheduled),
-            );
-            out.insert(
-                "numberMisscheduled".to_owned(),
-                Value::from(s.number_misscheduled),
-            );
-            out.insert(
-                "desiredNumberScheduled".to_owned(),
-                Value::from(s.desired_number_scheduled),
-            );
-            out.insert("numberReady".to_owned(), Value::from(s.number_ready));
-            put(
-                &mut out,
-                "observedGeneration",
-                non_zero(s.observed_generation.unwrap_or(0)),
-            );
-            put(
-                &mut out,
-                "updatedNumberScheduled",
-                non_zero(i64::from(s.updated_number_scheduled.unwrap_or(0))),
-            );
-            put(
-                &mut out,
-                "numberAvailable",
-                non_zero(i64::from(s.number_available.unwrap_or(0))),
-            );
-            put(
-                &mut out,
-                "numberUnavailable",
-                non_zero(i64::from(s.number_unavailable.unwrap_or(0))),
-            );
-            out
-        }
-        Some(NativeKind::StatefulSet) => {
-            let s: StatefulSetStatus = decode(status_value, what)?;
-            let mut out = wrapped(object)?;
-            out.insert("replicas".to_owned(), Value::from(s.replicas));
-            out.insert(
-                "availableReplicas".to_owned(),
-                Value::from(s.available_replicas.unwrap_or(0)),
-            );
-            put(
-                &mut out,
-                "readyReplicas",
-                non_zero(i64::from(s.ready_replicas.unwrap_or(0))),
-            );
-            put(
-                &mut out,
-                "currentReplicas",
-                non_zero(i64::from(s.current_replicas.unwrap_or(0))),
-            );
-            put(
-                &mut out,
-                "updatedReplicas",
-                non_zero(i64::from(s.updated_replicas.unwrap_or(0))),
-            );
-            // Flotilla reflects observedGeneration too (Karmada omits it), so the StatefulSet aggregation can
-            // use the same generation rule as Deployment (spec §0, quirk 21 fixed).
-            put(
-                &mut out,
-                "observedGeneration",
-                non_zero(s.observed_generation.unwrap_or(0)),
-            );
-            out
-        }
+        Some(NativeKind::ReplicaSet) => counters(object, status, REPLICA_SET, wrapped(object)?)?,
+        Some(NativeKind::DaemonSet) => counters(object, status, DAEMON_SET, wrapped(object)?)?,
+        Some(NativeKind::StatefulSet) => counters(object, status, STATEFUL_SET, wrapped(object)?)?,
         Some(NativeKind::Service) => {
             if str_at(object, &["spec", "type"]) != Some("LoadBalancer") {
                 return Ok(None);
@@ -158,7 +47,6 @@ pub(crate) fn reflect_status(
             out
         }
         Some(NativeKind::Job) => {
-            let s: JobStatus = decode(status_value, what)?;
             let mut out = Map::new();
             for key in ["conditions", "startTime", "completionTime"] {
                 put(
@@ -167,25 +55,9 @@ pub(crate) fn reflect_status(
                     status.get(key).filter(|v| !is_empty(v)).cloned(),
                 );
             }
-            put(
-                &mut out,
-                "active",
-                non_zero(i64::from(s.active.unwrap_or(0))),
-            );
-            put(
-                &mut out,
-                "succeeded",
-                non_zero(i64::from(s.succeeded.unwrap_or(0))),
-            );
-            put(
-                &mut out,
-                "failed",
-                non_zero(i64::from(s.failed.unwrap_or(0))),
-            );
-            out
+            counters(object, status, JOB, out)?
         }
         Some(NativeKind::PodDisruptionBudget) => {
-            let s: PodDisruptionBudgetStatus = decode(status_value, what)?;
             let mut out = Map::new();
             put(
                 &mut out,
@@ -195,27 +67,10 @@ pub(crate) fn reflect_status(
                     .filter(|v| !is_empty(v))
                     .cloned(),
             );
-            out.insert(
-                "disruptionsAllowed".to_owned(),
-                Value::from(s.disruptions_allowed),
-            );
-            out.insert("currentHealthy".to_owned(), Value::from(s.current_healthy));
-            out.insert("desiredHealthy".to_owned(), Value::from(s.desired_healthy));
-            out.insert("expectedPods".to_owned(), Value::from(s.expected_pods));
-            out
+            counters(object, status, POD_DISRUPTION_BUDGET, out)?
         }
         Some(NativeKind::HorizontalPodAutoscaler) => {
-            let s: HorizontalPodAutoscalerStatus = decode(status_value, what)?;
-            let mut out = Map::new();
-            put(
-                &mut out,
-                "currentReplicas",
-                non_zero(i64::from(s.current_replicas.unwrap_or(0))),
-            );
-            out.insert(
-                "desiredReplicas".to_owned(),
-                Value::from(s.desired_replicas),
-            );
+            let mut out = counters(object, status, HORIZONTAL_POD_AUTOSCALER, Map::new())?;
             // Karmada's wrapper emits currentMetrics without omitempty and never fills it.
             out.insert("currentMetrics".to_owned(), Value::Null);
             out
@@ -254,6 +109,76 @@ fn wrapped(object: &Value) -> Result<Map<String, Value>, NativeError> {
         "resourceTemplateGeneration",
         non_zero(template_generation),
     );
+    Ok(out)
+}
+
+/// A reflected counter: its key and whether Go writes it even when zero (no omitempty).
+type Field = (&'static str, bool);
+
+const DEPLOYMENT: &[Field] = &[
+    ("observedGeneration", false),
+    ("replicas", false),
+    ("updatedReplicas", false),
+    ("readyReplicas", false),
+    ("availableReplicas", false),
+    ("unavailableReplicas", false),
+];
+const REPLICA_SET: &[Field] = &[
+    ("replicas", true),
+    ("readyReplicas", false),
+    ("availableReplicas", false),
+    ("observedGeneration", false),
+];
+const DAEMON_SET: &[Field] = &[
+    ("currentNumberScheduled", true),
+    ("numberMisscheduled", true),
+    ("desiredNumberScheduled", true),
+    ("numberReady", true),
+    ("observedGeneration", false),
+    ("updatedNumberScheduled", false),
+    ("numberAvailable", false),
+    ("numberUnavailable", false),
+];
+/// Flotilla reflects observedGeneration too (Karmada omits it), so the StatefulSet aggregation can use the
+/// same generation rule as Deployment (spec §0, quirk 21 fixed).
+const STATEFUL_SET: &[Field] = &[
+    ("replicas", true),
+    ("availableReplicas", true),
+    ("readyReplicas", false),
+    ("currentReplicas", false),
+    ("updatedReplicas", false),
+    ("observedGeneration", false),
+];
+const JOB: &[Field] = &[("active", false), ("succeeded", false), ("failed", false)];
+const POD_DISRUPTION_BUDGET: &[Field] = &[
+    ("disruptionsAllowed", true),
+    ("currentHealthy", true),
+    ("desiredHealthy", true),
+    ("expectedPods", true),
+];
+const HORIZONTAL_POD_AUTOSCALER: &[Field] =
+    &[("currentReplicas", false), ("desiredReplicas", true)];
+
+/// Adds the integer `fields` of `status` to `out`; a field of another type fails as Go's typed decoding does.
+fn counters(
+    object: &Value,
+    status: &Map<String, Value>,
+    fields: &[Field],
+    mut out: Map<String, Value>,
+) -> Result<Map<String, Value>, NativeError> {
+    for (key, always) in fields {
+        let value = match status.get(*key) {
+            None | Some(Value::Null) => 0,
+            Some(v) => v.as_i64().ok_or_else(|| NativeError::Field {
+                object: describe(object),
+                field: format!("status.{key}"),
+                reason: format!("expected an integer, got {}", json_type(v)),
+            })?,
+        };
+        if *always || value != 0 {
+            out.insert((*key).to_owned(), Value::from(value));
+        }
+    }
     Ok(out)
 }
 
