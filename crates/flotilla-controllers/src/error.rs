@@ -87,6 +87,17 @@ pub enum Error {
     /// Several independent steps failed (e.g. one Work per cluster); each is reported.
     #[error("{}", join_errors(.0))]
     Multiple(Vec<Error>),
+    /// Scheduling a binding failed in a way that may clear up (no capacity, a member not serving the kind
+    /// yet, a scheduler error); the `Scheduled` condition already says why. Retried with backoff.
+    #[error("failed to schedule {object}: {message}")]
+    Schedule {
+        /// `Kind namespace/name` of the binding.
+        object: String,
+        /// The `Scheduled` condition reason (`Unschedulable`, `NoClusterFit`, `SchedulerError`).
+        reason: &'static str,
+        /// The scheduler's message.
+        message: String,
+    },
 }
 
 fn join_errors(errors: &[Error]) -> String {
@@ -126,6 +137,7 @@ impl Error {
             Error::MemberClient { .. } => "member_client",
             Error::Waiting { .. } => "waiting",
             Error::Conflict { .. } => "member_conflict",
+            Error::Schedule { .. } => "schedule",
             Error::Multiple(errors) => match errors.first() {
                 Some(first) if errors.iter().all(|e| e.category() == first.category()) => {
                     first.category()

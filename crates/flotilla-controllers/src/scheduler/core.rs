@@ -1,6 +1,7 @@
 //! The scheduling pipeline for one binding (controllers spec §4.3, §4.6): filter, score, estimate, order,
 //! select, assign; and the iteration over `clusterAffinities` terms.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use flotilla_api::cluster::v1alpha1::Cluster;
@@ -103,21 +104,22 @@ fn overflow_order(cluster: &Cluster, placement: &Placement, affinity_name: &str)
 }
 
 /// One scheduling attempt with one placement (already defaulted) and term (`affinity_name`, empty without
-/// terms), over a snapshot of every Cluster (controllers spec §4.3).
+/// terms), over a snapshot of every Cluster (`Cluster`s or `Arc<Cluster>`s; controllers spec §4.3).
 ///
 /// # Errors
 /// [`ScheduleError`] with Karmada's message: a FitError, a selection or assignment failure.
-pub fn schedule_once(
+pub fn schedule_once<C: Borrow<Cluster>>(
     spec: &ResourceBindingSpec,
     placement: &Placement,
     status: &ResourceBindingStatus,
     affinity_name: &str,
-    clusters: &[Cluster],
+    clusters: &[C],
     options: ScheduleOptions,
 ) -> Result<Vec<TargetCluster>, ScheduleError> {
     let mut diagnosis = BTreeMap::new();
     let mut feasible: Vec<&Cluster> = Vec::new();
     for cluster in clusters {
+        let cluster: &Cluster = cluster.borrow();
         if cluster.metadata.deletion_timestamp.is_some() {
             continue;
         }
@@ -248,11 +250,11 @@ pub struct Outcome {
 /// Guarantees: pure and deterministic. A FitError patches an empty result; with terms, only when every term
 /// failed and the first failure was a FitError (the observed term name is then kept). Any other failure leaves
 /// `spec.clusters` untouched.
-pub fn schedule_binding(
+pub fn schedule_binding<C: Borrow<Cluster>>(
     binding: BindingRef<'_>,
     spec: &ResourceBindingSpec,
     status: &ResourceBindingStatus,
-    clusters: &[Cluster],
+    clusters: &[C],
     options: ScheduleOptions,
 ) -> Outcome {
     let mut placement = spec.placement.clone().unwrap_or_default();

@@ -1,6 +1,7 @@
 //! Which bindings the scheduler handles, when a binding needs a full schedule, and which Cluster changes
 //! requeue which bindings (controllers spec §4.1, §4.2).
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use flotilla_api::cluster::v1alpha1::Cluster;
@@ -71,13 +72,13 @@ pub enum Decision {
 
 /// Decides what a binding needs (controllers spec §4.2). `clusters` is the current Cluster snapshot (for
 /// terminating targets). A missing placement is decided as a schedule, which then reports the error.
-pub fn decide(
+pub fn decide<C: Borrow<Cluster>>(
     spec: &ResourceBindingSpec,
     status: &ResourceBindingStatus,
     generation: i64,
     binding_annotations: &BTreeMap<String, String>,
     deleting: bool,
-    clusters: &[Cluster],
+    clusters: &[C],
 ) -> Decision {
     if deleting {
         return Decision::SkipDeleting;
@@ -110,7 +111,7 @@ pub fn decide(
     if !is_workload(spec) || duplicated {
         return Decision::Schedule(ScheduleReason::DuplicatedOrNonWorkload);
     }
-    let terminating = clusters.iter().any(|c| {
+    let terminating = clusters.iter().map(Borrow::borrow).any(|c: &Cluster| {
         c.metadata.deletion_timestamp.is_some()
             && spec
                 .clusters

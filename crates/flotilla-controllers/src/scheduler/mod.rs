@@ -7,6 +7,7 @@
 //! reasons and tie-breaks are Karmada's, so results match Karmada's scheduler replica for replica.
 
 pub mod assign;
+pub mod controller;
 pub mod core;
 pub mod decision;
 pub mod defaults;
@@ -15,6 +16,7 @@ pub mod filter;
 mod region;
 pub mod select;
 pub mod webster;
+pub mod writeback;
 
 pub use self::core::{
     BindingRef, ErrorKind, Outcome, ScheduleError, ScheduleOptions, schedule_binding, schedule_once,

@@ -1,0 +1,410 @@
+//! The scheduler controller: watches ResourceBindings, ClusterResourceBindings and Clusters, decides which
+//! bindings need scheduling (§4.1, §4.2), runs the pure pipeline and writes the result back (§4.9).
+//!
+//! Retries: scheduler errors, capacity shortfalls (`Unschedulable`) and FitErrors that can clear up on their
+//! own (a member not serving the kind yet, a cluster not ready) back off and retry (controllers spec §0); any
+//! other FitError waits for a change to the binding or to a Cluster's labels or spec, as in Karmada.
+
+use std::fmt;
+use std::sync::Arc;
+
+use flotilla_api::cluster::v1alpha1::Cluster;
+use flotilla_api::names::{annotations, events};
+use flotilla_api::work::v1alpha2::{
+    ClusterResourceBinding, ResourceBinding, ResourceBindingSpec, ResourceBindingStatus,
+};
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
+use kube::core::object::{HasSpec, HasStatus};
+use kube::{Api, Resource, ResourceExt};
+use tokio_util::sync::CancellationToken;
+
+use super::core::{BindingRef, ErrorKind, ScheduleOptions, schedule_binding};
+use super::decision::{Decision, accepts, cluster_change_affects, cluster_update_trigger, decide};
+use super::writeback::{
+    condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
+};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::events::{EventRecorder, reference};
+use crate::runtime::{self, Action, Change, Informer, Queue};
+
+/// Name of the controller (metrics; events report as `flotilla-scheduler`).
+pub const NAME: &str = "scheduler";
+
+/// A binding to schedule: namespace and name, namespace empty for a ClusterResourceBinding.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BindingKey {
+    /// Namespace; empty for a ClusterResourceBinding.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl fmt::Display for BindingKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{}", self.name)
+        } else {
+            write!(f, "{}/{}", self.namespace, self.name)
+        }
+    }
+}
+
+/// A ResourceBinding or ClusterResourceBinding, as the scheduler reads it.
+trait Binding:
+    Resource<DynamicType = ()>
+    + HasSpec<Spec = ResourceBindingSpec>
+    + HasStatus<Status = ResourceBindingStatus>
+{
+}
+impl<K> Binding for K where
+    K: Resource<DynamicType = ()>
+        + HasSpec<Spec = ResourceBindingSpec>
+        + HasStatus<Status = ResourceBindingStatus>
+{
+}
+
+struct Scheduler {
+    ctx: Context,
+    recorder: EventRecorder,
+    queue: Arc<Queue<BindingKey>>,
+    rb: Arc<Informer<ResourceBinding>>,
+    crb: Arc<Informer<ClusterResourceBinding>>,
+    clusters: Arc<Informer<Cluster>>,
+    options: ScheduleOptions,
+}
+
+/// Runs the scheduler until `shutdown` is cancelled.
+pub async fn run(ctx: Context, shutdown: CancellationToken) {
+    let scheduler = Arc::new(Scheduler {
+        recorder: ctx.recorder(NAME),
+        queue: Queue::new(ctx.options.backoff),
+        rb: ctx.informers.typed(),
+        crb: ctx.informers.typed(),
+        clusters: ctx.informers.typed(),
+        options: ScheduleOptions::default(),
+        ctx,
+    });
+    // Scheduling against a partial cluster list would drop clusters from results.
+    let synced = async {
+        scheduler.clusters.wait_synced().await;
+        scheduler.rb.wait_synced().await;
+        scheduler.crb.wait_synced().await;
+    };
+    tokio::select! {
+        () = synced => {}
+        () = shutdown.cancelled() => return,
+    }
+    scheduler.watch();
+    let workers = tokio::spawn(runtime::run(
+        NAME,
+        scheduler.queue.clone(),
+        scheduler.ctx.options.workers,
+        scheduler.ctx.metrics.clone(),
+        {
+            let scheduler = scheduler.clone();
+            move |key| {
+                let scheduler = scheduler.clone();
+                async move { scheduler.reconcile(key).await }
+            }
+        },
+    ));
+    shutdown.cancelled().await;
+    scheduler.queue.close();
+    let _ = workers.await;
+}
+
+/// Whether a binding change is a scheduling trigger: creation, a spec change (generation), the start of
+/// deletion, or becoming accepted (a policy label appearing).
+fn binding_trigger<K: Binding>(scheduler_name: &str, change: &Change<'_, K>) -> bool {
+    let accepted = |k: &K| accepts(scheduler_name, k.labels(), k.spec());
+    match change {
+        Change::Added(new) => accepted(new),
+        Change::Updated { old, new } => {
+            accepted(new)
+                && (old.meta().generation != new.meta().generation
+                    || (old.meta().deletion_timestamp.is_none()
+                        && new.meta().deletion_timestamp.is_some())
+                    || !accepted(old))
+        }
+        Change::Deleted(_) => false,
+    }
+}
+
+fn key_of<K: Resource>(binding: &K) -> BindingKey {
+    BindingKey {
+        namespace: binding.meta().namespace.clone().unwrap_or_default(),
+        name: binding.name_any(),
+    }
+}
+
+impl Scheduler {
+    fn scheduler_name(&self) -> &str {
+        &self.ctx.options.scheduler_name
+    }
+
+    fn watch(self: &Arc<Self>) {
+        let this = Arc::downgrade(self);
+        self.rb.add_handler(move |change| {
+            if let Some(this) = this.upgrade()
+                && binding_trigger(this.scheduler_name(), &change)
+            {
+                this.queue.add(key_of(change.object().as_ref()));
+            }
+        });
+        let this = Arc::downgrade(self);
+        self.crb.add_handler(move |change| {
+            if let Some(this) = this.upgrade()
+                && binding_trigger(this.scheduler_name(), &change)
+            {
+                this.queue.add(key_of(change.object().as_ref()));
+            }
+        });
+        let this = Arc::downgrade(self);
+        self.clusters.add_handler(move |change| {
+            let Some(this) = this.upgrade() else { return };
+            if let Change::Updated { old, new } = change {
+                let versions = cluster_update_trigger(old, new);
+                if !versions.is_empty() {
+                    this.enqueue_affected(&versions);
+                }
+            }
+        });
+    }
+
+    /// Requeues every accepted binding a change of one of `versions` (old and/or new Cluster) affects.
+    fn enqueue_affected(&self, versions: &[&Cluster]) {
+        let affected = |labels: &std::collections::BTreeMap<String, String>,
+                        spec: &ResourceBindingSpec,
+                        status: Option<&ResourceBindingStatus>,
+                        generation: Option<i64>| {
+            let status = status.cloned().unwrap_or_default();
+            accepts(self.scheduler_name(), labels, spec)
+                && versions.iter().any(|c| {
+                    cluster_change_affects(spec, &status, generation.unwrap_or_default(), c)
+                })
+        };
+        for rb in self.rb.list() {
+            if affected(
+                rb.labels(),
+                &rb.spec,
+                rb.status.as_ref(),
+                rb.metadata.generation,
+            ) {
+                self.queue.add(key_of(rb.as_ref()));
+            }
+        }
+        for crb in self.crb.list() {
+            if affected(
+                crb.labels(),
+                &crb.spec,
+                crb.status.as_ref(),
+                crb.metadata.generation,
+            ) {
+                self.queue.add(key_of(crb.as_ref()));
+            }
+        }
+    }
+
+    async fn reconcile(&self, key: BindingKey) -> Result<Action> {
+        if key.namespace.is_empty() {
+            match self.crb.get("", &key.name) {
+                Some(crb) => self.schedule(crb.as_ref(), true).await,
+                None => Ok(Action::AwaitChange),
+            }
+        } else {
+            match self.rb.get(&key.namespace, &key.name) {
+                Some(rb) => self.schedule(rb.as_ref(), false).await,
+                None => Ok(Action::AwaitChange),
+            }
+        }
+    }
+
+    fn api<K: Binding>(&self, binding: &K) -> Api<DynamicObject> {
+        let resource = ApiResource::erase::<K>(&());
+        match binding.meta().namespace.as_deref() {
+            Some(ns) if !ns.is_empty() => {
+                Api::namespaced_with(self.ctx.client.clone(), ns, &resource)
+            }
+            _ => Api::all_with(self.ctx.client.clone(), &resource),
+        }
+    }
+
+    /// Events go to the binding and to its template, as Karmada records them.
+    fn event<K: Binding>(&self, binding: &K, ok: bool, reason: &str, message: &str) {
+        let template = template_reference(binding.spec());
+        for target in [reference(binding), template] {
+            if ok {
+                self.recorder.normal(&target, reason, message);
+            } else {
+                self.recorder.warning(&target, reason, message);
+            }
+        }
+    }
+
+    async fn schedule<K: Binding>(&self, binding: &K, cluster_scoped: bool) -> Result<Action> {
+        if !accepts(self.scheduler_name(), binding.labels(), binding.spec()) {
+            return Ok(Action::AwaitChange);
+        }
+        let key = key_of(binding);
+        let describe = format!("{} {key}", K::kind(&()));
+        let clusters = self.clusters.list();
+        let status = binding.status().cloned().unwrap_or_default();
+        let generation = binding.meta().generation.unwrap_or_default();
+        let decision = decide(
+            binding.spec(),
+            &status,
+            generation,
+            binding.annotations(),
+            binding.meta().deletion_timestamp.is_some(),
+            &clusters,
+        );
+        let schedule_reason = match decision {
+            Decision::Nothing => return Ok(Action::AwaitChange),
+            Decision::SkipDeleting => {
+                let message = deleting_message(&key.namespace, &key.name);
+                self.event(binding, false, events::SCHEDULE_BINDING_FAILED, &message);
+                return Ok(Action::AwaitChange);
+            }
+            Decision::ObserveGeneration => {
+                let next = ResourceBindingStatus {
+                    scheduler_observed_generation: generation,
+                    ..status.clone()
+                };
+                self.patch_status(binding, &status, &next, None, &describe)
+                    .await?;
+                return Ok(Action::AwaitChange);
+            }
+            Decision::Schedule(reason) => reason,
+        };
+        tracing::debug!(binding = %describe, reason = ?schedule_reason, "scheduling");
+
+        let binding_ref = BindingRef {
+            namespace: &key.namespace,
+            name: &key.name,
+        };
+        let outcome = schedule_binding(
+            binding_ref,
+            binding.spec(),
+            &status,
+            &clusters,
+            self.options,
+        );
+        for message in &outcome.term_failures {
+            self.event(binding, false, events::SCHEDULE_BINDING_FAILED, message);
+        }
+
+        // The result first (Karmada's order), then the status with the condition.
+        let current_annotation = binding
+            .annotations()
+            .get(annotations::APPLIED_PLACEMENT)
+            .map(String::as_str);
+        let patch = result_patch(
+            &outcome,
+            current_annotation,
+            &binding.spec().clusters,
+            binding.meta().resource_version.as_deref(),
+        )
+        .map_err(|source| Error::Decode {
+            object: describe.clone(),
+            source,
+        })?;
+        let mut resource_version = binding.meta().resource_version.clone();
+        if let Some(patch) = patch {
+            let patched = self
+                .api(binding)
+                .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(|source| Error::kube("patch", describe.clone(), source))?;
+            resource_version = patched.metadata.resource_version;
+        }
+        let now = Time(jiff::Timestamp::now());
+        let next = next_status(&status, &outcome, generation, &now);
+        self.patch_status(
+            binding,
+            &status,
+            &next,
+            resource_version.as_deref(),
+            &describe,
+        )
+        .await?;
+
+        let has_terms = binding
+            .spec()
+            .placement
+            .as_ref()
+            .is_some_and(|p| !p.cluster_affinities.is_empty());
+        match &outcome.error {
+            None => {
+                let result = outcome.clusters.as_deref().unwrap_or_default();
+                let message = success_message(result, cluster_scoped);
+                self.event(binding, true, events::SCHEDULE_BINDING_SUCCEED, &message);
+                Ok(Action::AwaitChange)
+            }
+            Some(error) => {
+                // With terms, each failed term already had its event; Karmada adds a final one only when the
+                // empty result of a FitError was written.
+                if !has_terms || error.is_fit_error() {
+                    self.event(
+                        binding,
+                        false,
+                        events::SCHEDULE_BINDING_FAILED,
+                        &error.message,
+                    );
+                }
+                match &error.kind {
+                    ErrorKind::NoClusterFit(fit) if !fit.is_transient() => Ok(Action::AwaitChange),
+                    _ => Err(Error::Schedule {
+                        object: describe,
+                        reason: condition_reason(Some(error)),
+                        message: error.message.clone(),
+                    }),
+                }
+            }
+        }
+    }
+
+    async fn patch_status<K: Binding>(
+        &self,
+        binding: &K,
+        current: &ResourceBindingStatus,
+        next: &ResourceBindingStatus,
+        resource_version: Option<&str>,
+        describe: &str,
+    ) -> Result<()> {
+        let Some(patch) =
+            status_patch(current, next, resource_version).map_err(|source| Error::Decode {
+                object: describe.to_owned(),
+                source,
+            })?
+        else {
+            return Ok(());
+        };
+        self.api(binding)
+            .patch_status(
+                &binding.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await
+            .map_err(|source| Error::kube("patch status of", describe.to_owned(), source))?;
+        Ok(())
+    }
+}
+
+/// The template a binding propagates, as an event target.
+fn template_reference(spec: &ResourceBindingSpec) -> ObjectReference {
+    let r = &spec.resource;
+    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    ObjectReference {
+        api_version: non_empty(&r.api_version),
+        kind: non_empty(&r.kind),
+        namespace: non_empty(&r.namespace),
+        name: non_empty(&r.name),
+        uid: non_empty(&r.uid),
+        resource_version: None,
+        field_path: None,
+    }
+}
