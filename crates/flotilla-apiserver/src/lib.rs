@@ -38,6 +38,7 @@ pub mod server;
 pub mod simulator;
 pub mod status;
 pub mod store;
+pub mod table;
 pub mod validate;
 pub mod validation;
 pub mod watch;

@@ -323,6 +323,12 @@ pub fn apply_patch(
     }
 }
 
+/// Go's `%v` rendering of a decoded JSON value (`map[a:b]`, `[x y]`), as upstream's messages and JSONPath
+/// printing show values.
+pub(crate) fn go_text(value: &Value) -> String {
+    strategic::go_value(value)
+}
+
 /// Decodes a patch body as JSON, failing with the 400 the real server gives for undecodable patches.
 pub(crate) fn parse_json(body: &[u8]) -> Result<Value, PatchError> {
     serde_json::from_slice(body)
