@@ -6,6 +6,7 @@
 //! `additionalPrinterColumns` (or an implied Age) for custom resources, and the generic Name / Created At table
 //! for everything else. Ages are rendered as kubectl shows them (`5m10s`, `3h`, `4d2h`).
 
+mod cells;
 pub mod jsonpath;
 mod printers;
 

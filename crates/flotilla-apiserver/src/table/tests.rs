@@ -411,7 +411,12 @@ fn custom_resources_use_printer_columns() {
     let obj = json!({"apiVersion": "x.io/v1", "kind": "Foo", "metadata": {"name": "f", "creationTimestamp": "2026-11-22T06:00:00Z"},
         "spec": {"replicas": 2, "clusters": [{"name": "m1"}, {"name": "m2"}]},
         "status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-    let t = table(&foo, std::slice::from_ref(&obj), json!({}), &opts(IncludeObject::None));
+    let t = table(
+        &foo,
+        std::slice::from_ref(&obj),
+        json!({}),
+        &opts(IncludeObject::None),
+    );
     assert_eq!(
         column_names(&t),
         ["Name", "Ready", "Replicas", "Clusters", "Age", "Missing"]
