@@ -63,6 +63,16 @@ pub fn is_true(conditions: &[Condition], type_: &str) -> bool {
     find(conditions, type_).is_some_and(|c| c.status == "True")
 }
 
+/// Whether a Cluster's `Ready` condition is `True`.
+pub fn cluster_ready(cluster: &flotilla_api::cluster::v1alpha1::Cluster) -> bool {
+    cluster.status.as_ref().is_some_and(|s| {
+        is_true(
+            &s.conditions,
+            flotilla_api::names::conditions::CLUSTER_READY,
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ pub mod error;
 pub mod events;
 pub mod interpreter;
 pub mod leader;
+pub mod manager;
 pub mod member;
 pub mod metrics;
 pub mod names;
@@ -30,3 +31,4 @@ pub mod works;
 
 pub use context::{Context, Options};
 pub use error::{Error, Result};
+pub use interpreter::Interpreter;

@@ -2,5 +2,10 @@
 //! taking the shared [`crate::Context`] and a shutdown token; the manager starts them.
 
 pub mod binding;
+pub mod binding_status;
+pub mod cluster;
+pub mod cluster_status;
 pub mod detector;
 pub mod execution;
+pub mod policy_normaliser;
+pub mod work_status;

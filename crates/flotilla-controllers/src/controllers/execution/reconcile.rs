@@ -14,21 +14,13 @@ use super::build::detached_manifest;
 use super::watcher::Outcome;
 use super::{ExecutionController, WorkKey};
 use crate::api::get_opt;
-use crate::conditions::{self, new_condition, set_condition};
+use crate::conditions::{cluster_ready, new_condition, set_condition};
 use crate::error::{Error, Result, is_conflict, is_not_found};
 use crate::events::reference;
 use crate::member::Member;
 use crate::names::cluster_of_execution_namespace;
 use crate::objects;
 use crate::runtime::Action;
-
-/// Whether a Cluster's `Ready` condition is `True`.
-pub fn cluster_ready(cluster: &Cluster) -> bool {
-    cluster
-        .status
-        .as_ref()
-        .is_some_and(|s| conditions::is_true(&s.conditions, names::CLUSTER_READY))
-}
 
 /// The template a manifest came from, for events: same identity, uid from `resourcetemplate.karmada.io/uid`.
 fn template_reference(manifest: &Value) -> ObjectReference {

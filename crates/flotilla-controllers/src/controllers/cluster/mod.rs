@@ -1,0 +1,224 @@
+//! The cluster controller (controllers spec §9.1, §9.3): the execution namespace and finalizer of every
+//! Cluster, NoSchedule taints following its Ready condition, and the orderly removal of an unjoined cluster
+//! (execution namespace first, then waiting until no binding lists it).
+
+pub mod build;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
+use flotilla_api::names::{events, finalizers, labels, namespaces};
+use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::PostParams;
+use kube::{Api, ResourceExt};
+use tokio_util::sync::CancellationToken;
+
+use self::build::{describe_taints, desired_taints, ready_status};
+use crate::api::get_opt;
+use crate::context::Context;
+use crate::error::{Error, Result, is_already_exists, is_conflict, is_not_found};
+use crate::events::{EventRecorder, reference};
+use crate::runtime::{self, Action, Informer, Queue};
+
+/// Name of the controller (metrics, events `flotilla-cluster-controller`).
+pub const NAME: &str = "cluster-controller";
+
+/// How often an unjoining cluster is re-checked (Karmada: 10 s).
+const CLEANUP_POLL: Duration = Duration::from_secs(10);
+
+struct ClusterController {
+    ctx: Context,
+    recorder: EventRecorder,
+    clusters: Arc<Informer<Cluster>>,
+    rb: Arc<Informer<ResourceBinding>>,
+    crb: Arc<Informer<ClusterResourceBinding>>,
+}
+
+/// Runs the cluster controller until `shutdown` is cancelled.
+pub async fn run(ctx: Context, shutdown: CancellationToken) {
+    let queue: Arc<Queue<String>> = Queue::new(ctx.options.backoff);
+    let controller = Arc::new(ClusterController {
+        recorder: ctx.recorder(NAME),
+        clusters: ctx.informers.typed(),
+        rb: ctx.informers.typed(),
+        crb: ctx.informers.typed(),
+        ctx,
+    });
+    let q = queue.clone();
+    controller
+        .clusters
+        .add_handler(move |change| q.add(change.object().name_any()));
+    let workers = tokio::spawn(runtime::run(
+        NAME,
+        queue.clone(),
+        controller.ctx.options.workers,
+        controller.ctx.metrics.clone(),
+        {
+            let controller = controller.clone();
+            move |name: String| {
+                let controller = controller.clone();
+                async move { controller.reconcile(&name).await }
+            }
+        },
+    ));
+    shutdown.cancelled().await;
+    queue.close();
+    let _ = workers.await;
+}
+
+impl ClusterController {
+    async fn reconcile(&self, name: &str) -> Result<Action> {
+        let api: Api<Cluster> = Api::all(self.ctx.client.clone());
+        let Some(cluster) = get_opt(api.clone(), name).await? else {
+            self.ctx.members.remove(name);
+            return Ok(Action::AwaitChange);
+        };
+        if cluster.metadata.deletion_timestamp.is_some() {
+            return self.remove(&api, cluster).await;
+        }
+        self.ensure_execution_space(&cluster).await?;
+        let mut updated = cluster.clone();
+        let taints = desired_taints(
+            &cluster.spec.taints,
+            ready_status(&cluster),
+            Timestamp::now(),
+        );
+        if let Some(taints) = &taints {
+            updated.spec.taints = taints.clone();
+        }
+        if !updated
+            .finalizers()
+            .iter()
+            .any(|f| f == finalizers::CLUSTER)
+        {
+            updated
+                .finalizers_mut()
+                .push(finalizers::CLUSTER.to_owned());
+        }
+        if updated != cluster {
+            let result = api.replace(name, &PostParams::default(), &updated).await;
+            if let Some(taints) = &taints {
+                match &result {
+                    Ok(_) => self.recorder.normal(
+                        &reference(&cluster),
+                        events::TAINT_CLUSTER_SUCCEED,
+                        format!("Taint cluster succeed: {}.", describe_taints(taints)),
+                    ),
+                    Err(err) if !is_conflict(err) => {
+                        self.recorder.warning(
+                            &reference(&cluster),
+                            events::TAINT_CLUSTER_FAILED,
+                            err.to_string(),
+                        );
+                    }
+                    Err(_) => {}
+                }
+            }
+            result.map_err(|source| Error::kube("update", format!("Cluster {name}"), source))?;
+        }
+        Ok(Action::AwaitChange)
+    }
+
+    async fn ensure_execution_space(&self, cluster: &Cluster) -> Result<()> {
+        let name = namespaces::execution_space(&cluster.name_any());
+        let api: Api<Namespace> = Api::all(self.ctx.client.clone());
+        if get_opt(api.clone(), &name).await?.is_some() {
+            return Ok(());
+        }
+        let namespace = Namespace {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some([(labels::SYSTEM.to_owned(), labels::SYSTEM_VALUE.to_owned())].into()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        match api.create(&PostParams::default(), &namespace).await {
+            Ok(_) => {
+                self.recorder.normal(
+                    &reference(cluster),
+                    events::CREATE_EXECUTION_SPACE_SUCCEED,
+                    format!(
+                        "Created execution space({name}) for cluster({}).",
+                        cluster.name_any()
+                    ),
+                );
+                Ok(())
+            }
+            Err(err) if is_already_exists(&err) => Ok(()),
+            Err(source) => {
+                self.recorder.warning(
+                    &reference(cluster),
+                    events::CREATE_EXECUTION_SPACE_FAILED,
+                    source.to_string(),
+                );
+                Err(Error::kube("create", format!("Namespace {name}"), source))
+            }
+        }
+    }
+
+    /// §9.1 "cluster deleting": execution namespace gone, no binding targeting the cluster, then release it.
+    async fn remove(&self, api: &Api<Cluster>, cluster: Cluster) -> Result<Action> {
+        let name = cluster.name_any();
+        if !cluster
+            .finalizers()
+            .iter()
+            .any(|f| f == finalizers::CLUSTER)
+        {
+            return Ok(Action::AwaitChange);
+        }
+        if cluster.spec.sync_mode == ClusterSyncMode::Pull && ready_status(&cluster) != Some("True")
+        {
+            // Nobody could clean a Pull member that is not ready; Karmada strips the Works' finalizers here.
+            tracing::info!(cluster = %name, "Pull cluster not ready: its Works are released without member cleanup");
+        }
+        let space = namespaces::execution_space(&name);
+        let namespaces_api: Api<Namespace> = Api::all(self.ctx.client.clone());
+        if let Some(ns) = get_opt(namespaces_api.clone(), &space).await? {
+            if ns.metadata.deletion_timestamp.is_none() {
+                match namespaces_api.delete(&space, &Default::default()).await {
+                    Ok(_) => self.recorder.normal(
+                        &reference(&cluster),
+                        events::REMOVE_EXECUTION_SPACE_SUCCEED,
+                        format!("Removed execution space({space}) for cluster({name})."),
+                    ),
+                    Err(err) if is_not_found(&err) => {}
+                    Err(source) => {
+                        return Err(Error::kube("delete", format!("Namespace {space}"), source));
+                    }
+                }
+            }
+            return Ok(Action::RequeueAfter(CLEANUP_POLL));
+        }
+        let targeted = self
+            .rb
+            .list()
+            .iter()
+            .any(|rb| rb.spec.clusters.iter().any(|c| c.name == name))
+            || self
+                .crb
+                .list()
+                .iter()
+                .any(|crb| crb.spec.clusters.iter().any(|c| c.name == name));
+        if targeted {
+            return Ok(Action::RequeueAfter(CLEANUP_POLL));
+        }
+        let mut released = cluster;
+        released
+            .finalizers_mut()
+            .retain(|f| f != finalizers::CLUSTER);
+        match api.replace(&name, &PostParams::default(), &released).await {
+            Ok(_) => {}
+            Err(err) if is_not_found(&err) => {}
+            Err(source) => return Err(Error::kube("update", format!("Cluster {name}"), source)),
+        }
+        self.ctx.members.remove(&name);
+        Ok(Action::AwaitChange)
+    }
+}

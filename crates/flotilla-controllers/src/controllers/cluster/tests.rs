@@ -1,0 +1,81 @@
+//! Unit tests of the Ready-condition taint table (controllers spec §9.3).
+
+use k8s_openapi::api::core::v1::Taint;
+use k8s_openapi::jiff::Timestamp;
+use pretty_assertions::assert_eq;
+
+use super::build::{describe_taints, desired_taints};
+
+fn mk_taint(key: &str, effect: &str) -> Taint {
+    Taint {
+        key: key.into(),
+        effect: effect.into(),
+        ..Taint::default()
+    }
+}
+
+fn keys(list: &[Taint]) -> Vec<String> {
+    list.iter()
+        .map(|t| format!("{}:{}", t.key, t.effect))
+        .collect()
+}
+
+#[test]
+fn ready_condition_drives_no_schedule_taints() {
+    let now = Timestamp::UNIX_EPOCH;
+    let user = mk_taint("dedicated", "NoSchedule");
+
+    let fresh = desired_taints(std::slice::from_ref(&user), None, now).unwrap();
+    assert_eq!(
+        keys(&fresh),
+        [
+            "dedicated:NoSchedule",
+            "cluster.karmada.io/not-ready:NoSchedule"
+        ]
+    );
+    assert!(fresh[1].time_added.is_some());
+
+    let unreachable = vec![
+        user.clone(),
+        mk_taint("cluster.karmada.io/unreachable", "NoSchedule"),
+    ];
+    let not_ready = desired_taints(&unreachable, Some("False"), now).unwrap();
+    assert_eq!(
+        keys(&not_ready),
+        [
+            "dedicated:NoSchedule",
+            "cluster.karmada.io/not-ready:NoSchedule"
+        ]
+    );
+
+    let unknown = desired_taints(&not_ready, Some("Unknown"), now).unwrap();
+    assert_eq!(
+        keys(&unknown),
+        [
+            "dedicated:NoSchedule",
+            "cluster.karmada.io/unreachable:NoSchedule"
+        ]
+    );
+
+    let ready = desired_taints(&unknown, Some("True"), now).unwrap();
+    assert_eq!(keys(&ready), ["dedicated:NoSchedule"]);
+    assert_eq!(
+        desired_taints(&ready, Some("True"), now),
+        None,
+        "no change, no update"
+    );
+}
+
+#[test]
+fn taints_match_by_key_and_effect() {
+    let now = Timestamp::UNIX_EPOCH;
+    let no_execute = vec![mk_taint("cluster.karmada.io/not-ready", "NoExecute")];
+    let out = desired_taints(&no_execute, Some("True"), now);
+    assert_eq!(out, None, "NoExecute taints are not this controller's");
+    let out = desired_taints(&no_execute, Some("False"), now).unwrap();
+    assert_eq!(out.len(), 2);
+    assert_eq!(
+        describe_taints(&out),
+        "[cluster.karmada.io/not-ready:NoExecute, cluster.karmada.io/not-ready:NoSchedule]"
+    );
+}

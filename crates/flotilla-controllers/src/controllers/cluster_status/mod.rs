@@ -1,0 +1,232 @@
+//! The cluster status controller (controllers spec §9.2): for every Push cluster with credentials, every
+//! `--cluster-status-update-frequency`, probe the member's health, keep the Ready condition (with flip
+//! thresholds), and while it is ready collect its version, API enablements, nodes and resources.
+
+pub mod build;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_api::cluster::v1alpha1::{Cluster, ClusterStatus, ClusterSyncMode};
+use flotilla_api::names::{conditions as names, finalizers};
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::client::Body;
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use self::build::{
+    Probe, Thresholds, api_enablements, api_enablements_condition, node_summary, ready_condition,
+    resource_summary,
+};
+use crate::api::get_opt;
+use crate::conditions::{find, new_condition, set_condition};
+use crate::context::Context;
+use crate::discovery::discover;
+use crate::error::{Error, Result};
+use crate::runtime::{self, Action, Change, Informer, Queue};
+
+/// Name of the controller (metrics).
+pub const NAME: &str = "cluster-status-controller";
+
+struct ClusterStatusController {
+    ctx: Context,
+    clusters: Arc<Informer<Cluster>>,
+    thresholds: Thresholds,
+}
+
+/// Runs the cluster status controller until `shutdown` is cancelled.
+pub async fn run(ctx: Context, shutdown: CancellationToken) {
+    let queue: Arc<Queue<String>> = Queue::new(ctx.options.backoff);
+    let controller = Arc::new(ClusterStatusController {
+        clusters: ctx.informers.typed(),
+        thresholds: Thresholds::default(),
+        ctx,
+    });
+    let q = queue.clone();
+    controller.clusters.add_handler(move |change| {
+        let relevant = match &change {
+            Change::Added(_) | Change::Deleted(_) => true,
+            Change::Updated { old, new } => {
+                old.metadata.generation != new.metadata.generation
+                    || old.finalizers() != new.finalizers()
+            }
+        };
+        if relevant {
+            q.add(change.object().name_any());
+        }
+    });
+    let workers = tokio::spawn(runtime::run(
+        NAME,
+        queue.clone(),
+        controller.ctx.options.workers,
+        controller.ctx.metrics.clone(),
+        {
+            let controller = controller.clone();
+            move |name: String| {
+                let controller = controller.clone();
+                async move { controller.reconcile(&name).await }
+            }
+        },
+    ));
+    shutdown.cancelled().await;
+    queue.close();
+    let _ = workers.await;
+}
+
+/// GET `/readyz`, falling back to `/healthz` when the server has no `/readyz`.
+pub async fn probe(client: &Client, timeout: Duration) -> Probe {
+    async fn get(client: &Client, path: &str) -> Option<u16> {
+        let request = http::Request::get(path).body(Body::from(Vec::new())).ok()?;
+        client
+            .send(request)
+            .await
+            .ok()
+            .map(|response| response.status().as_u16())
+    }
+    let attempt = async {
+        match get(client, "/readyz").await {
+            None => Probe::Offline,
+            Some(404) => match get(client, "/healthz").await {
+                None => Probe::Offline,
+                Some(200) => Probe::Healthy,
+                Some(_) => Probe::Unhealthy,
+            },
+            Some(200) => Probe::Healthy,
+            Some(_) => Probe::Unhealthy,
+        }
+    };
+    tokio::time::timeout(timeout, attempt)
+        .await
+        .unwrap_or(Probe::Offline)
+}
+
+impl ClusterStatusController {
+    async fn reconcile(&self, name: &str) -> Result<Action> {
+        let frequency = self.ctx.options.cluster_status_update_frequency;
+        let cluster = match self.clusters.get("", name) {
+            Some(cluster) => cluster.as_ref().clone(),
+            None => match get_opt(Api::<Cluster>::all(self.ctx.client.clone()), name).await? {
+                Some(cluster) => cluster,
+                None => {
+                    self.thresholds.forget(name);
+                    return Ok(Action::AwaitChange);
+                }
+            },
+        };
+        if cluster.metadata.deletion_timestamp.is_some()
+            || cluster.spec.sync_mode != ClusterSyncMode::Push
+            || cluster.spec.secret_ref.is_none()
+        {
+            return Ok(Action::AwaitChange);
+        }
+        if !cluster
+            .finalizers()
+            .iter()
+            .any(|f| f == finalizers::CLUSTER)
+        {
+            // The cluster controller adds it; that change brings the cluster back here.
+            return Ok(Action::AwaitChange);
+        }
+        let current = cluster.status.clone().unwrap_or_default();
+        let mut status = current.clone();
+        let stored_ready = find(&current.conditions, names::CLUSTER_READY).cloned();
+        let member = match self.ctx.members.refresh(&cluster).await {
+            Ok(member) => member,
+            Err(err) => {
+                let observed = new_condition(
+                    names::CLUSTER_READY,
+                    "False",
+                    names::REASON_STATUS_COLLECTION_FAILED,
+                    &format!("failed to create a ClusterClient: {}", err.message()),
+                );
+                let ready = self.adjust(name, observed, stored_ready.as_ref());
+                set_condition(&mut status.conditions, ready);
+                self.write(name, &current, &status).await?;
+                return Ok(Action::RequeueAfter(frequency));
+            }
+        };
+        let probed = probe(&member.client, self.ctx.options.member_request_timeout).await;
+        let ready = self.adjust(name, ready_condition(probed), stored_ready.as_ref());
+        let ready_true = ready.status == "True";
+        set_condition(&mut status.conditions, ready);
+        if probed == Probe::Healthy && ready_true {
+            self.collect(&member.client, &cluster, &mut status).await;
+        }
+        self.write(name, &current, &status).await?;
+        Ok(Action::RequeueAfter(frequency))
+    }
+
+    fn adjust(&self, name: &str, observed: Condition, stored: Option<&Condition>) -> Condition {
+        let options = &self.ctx.options;
+        self.thresholds.adjust(
+            name,
+            observed,
+            stored,
+            tokio::time::Instant::now(),
+            options.cluster_success_threshold,
+            options.cluster_failure_threshold,
+        )
+    }
+
+    /// Version, API enablements, nodes and resources; a part that cannot be read keeps its previous value.
+    async fn collect(&self, client: &Client, cluster: &Cluster, status: &mut ClusterStatus) {
+        match client.apiserver_version().await {
+            Ok(info) => status.kubernetes_version = info.git_version,
+            Err(err) => {
+                tracing::debug!(cluster = %cluster.name_any(), error = %err, "failed to read the member version")
+            }
+        }
+        match discover(client).await {
+            Ok(found) => {
+                let enablements = api_enablements(&found);
+                let condition = api_enablements_condition(&enablements, !found.failed.is_empty());
+                status.api_enablements = enablements;
+                set_condition(&mut status.conditions, condition);
+            }
+            Err(err) => {
+                tracing::debug!(cluster = %cluster.name_any(), error = %err, "member discovery failed")
+            }
+        }
+        let nodes = Api::<Node>::all(client.clone())
+            .list(&ListParams::default())
+            .await;
+        let pods = Api::<Pod>::all(client.clone())
+            .list(&ListParams::default())
+            .await;
+        match (nodes, pods) {
+            (Ok(nodes), Ok(pods)) => {
+                status.node_summary = Some(node_summary(&nodes.items));
+                status.resource_summary = Some(resource_summary(
+                    &nodes.items,
+                    &pods.items,
+                    &cluster.spec.resource_models,
+                ));
+            }
+            (Err(err), _) | (_, Err(err)) => {
+                tracing::debug!(cluster = %cluster.name_any(), error = %err, "failed to list member nodes or pods");
+            }
+        }
+    }
+
+    async fn write(
+        &self,
+        name: &str,
+        current: &ClusterStatus,
+        status: &ClusterStatus,
+    ) -> Result<()> {
+        if current == status {
+            return Ok(());
+        }
+        let api: Api<Cluster> = Api::all(self.ctx.client.clone());
+        let patch = json!({ "status": status });
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| Error::kube("patch status of", format!("Cluster {name}"), source))?;
+        Ok(())
+    }
+}

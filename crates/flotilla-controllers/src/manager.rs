@@ -1,0 +1,278 @@
+//! The controller manager: every controller against one control-plane client, with the admin listener and
+//! optional leader election. Embeddable: [`start`] takes a `Client` and an interpreter and returns a
+//! [`ManagerHandle`].
+//!
+//! Guarantees: no interpreting controller starts before the interpreter is ready; `/readyz` turns ready once
+//! every controller runs; [`ManagerHandle::shutdown`] stops the controllers (each finishes its current
+//! reconcile), the informers and the admin listener, and returns when they have stopped.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use kube::Client;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{Context, Options};
+use crate::controllers;
+use crate::events::EventSink;
+use crate::interpreter::Interpreter;
+use crate::leader::LeaderElection;
+use crate::metrics::Metrics;
+
+/// How to run the manager.
+#[derive(Clone, Debug, Default)]
+pub struct ManagerOptions {
+    /// Controller settings.
+    pub controllers: Options,
+    /// Where to serve `/metrics`, `/healthz` and `/readyz` (port 0 picks a free port); `None` serves nothing.
+    pub admin_addr: Option<SocketAddr>,
+    /// Lease-based leader election; `None` runs at once.
+    pub leader_election: Option<LeaderElection>,
+    /// Publish Kubernetes Events (off in tools that only want the controllers' effect).
+    pub disable_events: bool,
+}
+
+/// Why the manager could not start or stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum ManagerError {
+    /// The metrics registry could not be built.
+    #[error("failed to set up metrics")]
+    Metrics(#[source] prometheus::Error),
+    /// The admin listener could not be bound.
+    #[error("failed to listen on {addr}")]
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Leader election failed, or leadership was lost.
+    #[error("leader election: {0}")]
+    LeaderElection(String),
+}
+
+/// A running manager.
+pub struct ManagerHandle {
+    context: Context,
+    shutdown: CancellationToken,
+    ready: watch::Receiver<bool>,
+    admin_addr: Option<SocketAddr>,
+    task: JoinHandle<Result<(), ManagerError>>,
+}
+
+impl ManagerHandle {
+    /// The context every controller shares (client, metrics, member access...).
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// Where the admin listener listens, if it does.
+    pub fn admin_addr(&self) -> Option<SocketAddr> {
+        self.admin_addr
+    }
+
+    /// Whether every controller has started.
+    pub fn is_ready(&self) -> bool {
+        *self.ready.borrow()
+    }
+
+    /// Waits until every controller has started.
+    pub async fn wait_ready(&self) {
+        let mut ready = self.ready.clone();
+        let _ = ready.wait_for(|r| *r).await;
+    }
+
+    /// Waits until the manager stops by itself (leadership lost) or is shut down.
+    ///
+    /// # Errors
+    /// [`ManagerError::LeaderElection`] when leadership was lost.
+    pub async fn wait(&mut self) -> Result<(), ManagerError> {
+        match (&mut self.task).await {
+            Ok(result) => result,
+            Err(err) => Err(ManagerError::LeaderElection(format!(
+                "manager task ended abnormally: {err}"
+            ))),
+        }
+    }
+
+    /// Stops every controller and waits for them.
+    ///
+    /// # Errors
+    /// As [`ManagerHandle::wait`].
+    pub async fn shutdown(mut self) -> Result<(), ManagerError> {
+        self.shutdown.cancel();
+        self.wait().await
+    }
+}
+
+/// Starts every controller against the control plane of `client`.
+///
+/// # Errors
+/// When metrics cannot be set up or the admin listener cannot be bound.
+pub async fn start(
+    client: Client,
+    interpreter: Arc<dyn Interpreter>,
+    options: ManagerOptions,
+) -> Result<ManagerHandle, ManagerError> {
+    let metrics = Metrics::new().map_err(ManagerError::Metrics)?;
+    let shutdown = CancellationToken::new();
+    let events = if options.disable_events {
+        EventSink::disabled()
+    } else {
+        let (sink, publisher) = EventSink::new(client.clone());
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = publisher => {}
+                () = stop.cancelled() => {}
+            }
+        });
+        sink
+    };
+    let context = Context::new(
+        client,
+        interpreter,
+        events,
+        metrics.clone(),
+        options.controllers.clone(),
+    );
+    let (ready_tx, ready) = watch::channel(false);
+    let mut admin_addr = None;
+    if let Some(addr) = options.admin_addr {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| ManagerError::Listen { addr, source })?;
+        admin_addr = listener.local_addr().ok();
+        let router = crate::admin::router(metrics, ready.clone());
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            if let Err(err) =
+                crate::admin::serve(listener, router, async move { stop.cancelled().await }).await
+            {
+                tracing::warn!(error = %err, "admin listener failed");
+            }
+        });
+    }
+    let task = tokio::spawn(run(
+        context.clone(),
+        options.leader_election,
+        shutdown.clone(),
+        ready_tx,
+    ));
+    Ok(ManagerHandle {
+        context,
+        shutdown,
+        ready,
+        admin_addr,
+        task,
+    })
+}
+
+async fn run(
+    ctx: Context,
+    election: Option<LeaderElection>,
+    shutdown: CancellationToken,
+    ready: watch::Sender<bool>,
+) -> Result<(), ManagerError> {
+    let mut lost = None;
+    if let Some(election) = election {
+        tokio::select! {
+            result = election.acquire(&ctx.client) => {
+                result.map_err(|err| ManagerError::LeaderElection(err.message()))?;
+            }
+            () = shutdown.cancelled() => return Ok(()),
+        }
+        tracing::info!(identity = %election.identity, "became leader");
+        let client = ctx.client.clone();
+        let stop = shutdown.clone();
+        lost = Some(tokio::spawn(async move {
+            election.hold(&client).await;
+            stop.cancel();
+        }));
+    }
+
+    let mut tasks: Vec<JoinHandle<()>> = Vec::new();
+    let spawn = |tasks: &mut Vec<JoinHandle<()>>,
+                 name: &'static str,
+                 fut: futures::future::BoxFuture<'static, ()>| {
+        tracing::debug!(controller = name, "starting");
+        tasks.push(tokio::spawn(fut));
+    };
+    // Controllers that never interpret start at once, so clusters become ready while the interpreter loads.
+    spawn(
+        &mut tasks,
+        controllers::cluster::NAME,
+        Box::pin(controllers::cluster::run(ctx.clone(), shutdown.clone())),
+    );
+    spawn(
+        &mut tasks,
+        controllers::cluster_status::NAME,
+        Box::pin(controllers::cluster_status::run(
+            ctx.clone(),
+            shutdown.clone(),
+        )),
+    );
+    spawn(
+        &mut tasks,
+        controllers::policy_normaliser::NAME,
+        Box::pin(controllers::policy_normaliser::run(
+            ctx.clone(),
+            shutdown.clone(),
+        )),
+    );
+    tokio::select! {
+        () = ctx.interpreter.ready() => {}
+        () = shutdown.cancelled() => {}
+    }
+    if !shutdown.is_cancelled() {
+        spawn(
+            &mut tasks,
+            controllers::detector::NAME,
+            Box::pin(controllers::detector::run(ctx.clone(), shutdown.clone())),
+        );
+        spawn(
+            &mut tasks,
+            controllers::binding::NAME,
+            Box::pin(controllers::binding::run(ctx.clone(), shutdown.clone())),
+        );
+        spawn(
+            &mut tasks,
+            controllers::execution::NAME,
+            Box::pin(controllers::execution::run(ctx.clone(), shutdown.clone())),
+        );
+        spawn(
+            &mut tasks,
+            controllers::work_status::NAME,
+            Box::pin(controllers::work_status::run(ctx.clone(), shutdown.clone())),
+        );
+        spawn(
+            &mut tasks,
+            controllers::binding_status::NAME,
+            Box::pin(controllers::binding_status::run(
+                ctx.clone(),
+                shutdown.clone(),
+            )),
+        );
+        ready.send_replace(true);
+        tracing::info!("controllers started");
+    }
+    shutdown.cancelled().await;
+    ready.send_replace(false);
+    for task in tasks {
+        let _ = task.await;
+    }
+    ctx.informers.shutdown();
+    ctx.members.shutdown();
+    if let Some(lost) = lost {
+        let leadership_lost = lost.is_finished();
+        lost.abort();
+        if leadership_lost {
+            return Err(ManagerError::LeaderElection("leadership lost".to_owned()));
+        }
+    }
+    Ok(())
+}
