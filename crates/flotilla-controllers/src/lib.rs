@@ -14,6 +14,7 @@ pub mod discovery;
 pub mod error;
 pub mod events;
 pub mod interpreter;
+pub mod join;
 pub mod leader;
 pub mod manager;
 pub mod member;

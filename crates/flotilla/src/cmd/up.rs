@@ -1,0 +1,88 @@
+//! `flotilla up`: the whole embedded environment in one process (cli spec): control plane, members with
+//! seeded Nodes and workload simulators, optionally the example interpreter webhook, and the controllers.
+//! Prints short progress lines on stderr, then exactly one line on stdout when ready:
+//! `ready: karmada=DIR/karmada.config members=DIR/members.config`.
+
+mod env;
+pub mod install;
+pub mod kubeconfigs;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+
+pub use env::{Environment, Member, UpConfig};
+
+/// Arguments of `flotilla up`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Number of member clusters (`member1` .. `memberN`).
+    #[arg(long, default_value_t = 3)]
+    pub members: usize,
+    /// Where everything is stored (default `~/.flotilla`); starting again with the same directory resumes.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// The control plane listens on 127.0.0.1:BASE, member i on BASE+i (0: any free ports).
+    #[arg(long = "port", value_name = "BASE", default_value_t = 7443)]
+    pub port: u16,
+    /// Give member clusters no simulated workload controllers (status stays as clients write it).
+    #[arg(long)]
+    pub no_simulator: bool,
+    /// Milliseconds the simulated workload controllers take to report a change.
+    #[arg(long, value_name = "MS", default_value_t = 200)]
+    pub simulator_delay_ms: u64,
+    /// Also serve the example Workload interpreter webhook and register it.
+    #[arg(long)]
+    pub webhook_example: bool,
+    /// Nodes seeded into each member cluster.
+    #[arg(long, default_value_t = 3)]
+    pub nodes_per_member: usize,
+}
+
+/// `~/.flotilla`.
+fn default_data_dir() -> anyhow::Result<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .context("HOME is not set; pass --data-dir")?;
+    Ok(PathBuf::from(home).join(".flotilla"))
+}
+
+impl Args {
+    /// The library configuration these arguments describe.
+    ///
+    /// # Errors
+    /// When no data dir is given and `HOME` is not set.
+    pub fn config(&self) -> anyhow::Result<UpConfig> {
+        let data_dir = match &self.data_dir {
+            Some(dir) => dir.clone(),
+            None => default_data_dir()?,
+        };
+        let mut config = UpConfig::new(data_dir);
+        config.members = self.members;
+        config.port = self.port;
+        config.simulator = !self.no_simulator;
+        config.simulator_delay = Duration::from_millis(self.simulator_delay_ms);
+        config.webhook_example = self.webhook_example;
+        config.nodes_per_member = self.nodes_per_member;
+        Ok(config)
+    }
+}
+
+/// Starts the environment, reports ready, and runs until SIGINT or SIGTERM.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let config = args.config()?;
+    let progress = |line: &str| eprintln!("flotilla up: {line}");
+    let started = tokio::time::Instant::now();
+    let environment = Environment::start(&config, &progress).await?;
+    progress(&format!("ready in {} ms", started.elapsed().as_millis()));
+    println!(
+        "ready: karmada={} members={}",
+        environment.karmada_config.display(),
+        environment.members_config.display()
+    );
+    crate::shutdown_signal().await;
+    progress("shutting down");
+    environment.shutdown().await;
+    Ok(())
+}

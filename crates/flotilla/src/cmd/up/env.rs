@@ -1,0 +1,237 @@
+//! The embedded environment `flotilla up` runs: a control-plane API server, N member API servers with seeded
+//! Nodes and a workload simulator each, optionally the example interpreter webhook, and the controllers.
+//!
+//! It is a library so that tests and benchmarks can run the same environment in-process on free ports.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use flotilla_apiserver::simulator::{Simulator, SimulatorConfig};
+use flotilla_apiserver::{RunningServer, Server, ServerConfig};
+use flotilla_controllers::join::{self, Registration};
+use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
+
+use super::{install, kubeconfigs};
+
+/// How to run the environment.
+#[derive(Clone, Debug)]
+pub struct UpConfig {
+    /// Number of members (`member1` .. `memberN`).
+    pub members: usize,
+    /// Where everything is stored; a second start on the same directory resumes.
+    pub data_dir: PathBuf,
+    /// Control plane on 127.0.0.1:`port`, member i on `port + i`; 0 gives every server a free port.
+    pub port: u16,
+    /// Run a workload simulator per member.
+    pub simulator: bool,
+    /// How long the simulators take to report a workload's new status.
+    pub simulator_delay: Duration,
+    /// Serve the example Workload interpreter webhook and register it.
+    pub webhook_example: bool,
+    /// Nodes seeded into each member.
+    pub nodes_per_member: usize,
+}
+
+impl UpConfig {
+    /// The defaults of `flotilla up` for a data dir.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        UpConfig {
+            members: 3,
+            data_dir: data_dir.into(),
+            port: 7443,
+            simulator: true,
+            simulator_delay: flotilla_apiserver::simulator::DEFAULT_DELAY,
+            webhook_example: false,
+            nodes_per_member: 3,
+        }
+    }
+}
+
+/// One member cluster of the environment.
+pub struct Member {
+    /// Its name (`memberN`), also its Cluster's and kubeconfig context's name.
+    pub name: String,
+    /// Its API server.
+    pub server: RunningServer,
+    /// A client of its API server.
+    pub client: kube::Client,
+    simulator: Option<Simulator>,
+}
+
+/// The running environment.
+pub struct Environment {
+    /// The control-plane ("karmada-apiserver") server.
+    pub control: RunningServer,
+    /// A client of the control plane.
+    pub control_client: kube::Client,
+    /// The members, in order.
+    pub members: Vec<Member>,
+    /// The example webhook, when started.
+    pub webhook: Option<RunningWebhook>,
+    /// `DIR/karmada.config`.
+    pub karmada_config: PathBuf,
+    /// `DIR/members.config`.
+    pub members_config: PathBuf,
+}
+
+fn listen(port: u16, offset: usize) -> anyhow::Result<SocketAddr> {
+    if port == 0 {
+        return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)));
+    }
+    let port = u16::try_from(usize::from(port) + offset)
+        .ok()
+        .filter(|p| *p != 0)
+        .with_context(|| format!("port {port} + {offset} is not a valid port"))?;
+    Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+}
+
+async fn start_server(config: ServerConfig, what: &str) -> anyhow::Result<RunningServer> {
+    let addr = config.listen;
+    let dir = config.data_dir.clone();
+    Server::start(config).await.with_context(|| {
+        format!(
+            "failed to start the {what} API server on {addr} with data dir {}",
+            dir.display()
+        )
+    })
+}
+
+impl Environment {
+    /// Starts everything and returns once members are registered, kubeconfigs written and (with the simulator)
+    /// simulators running. `progress` receives one short line per step.
+    ///
+    /// # Errors
+    /// When a server cannot start (port in use, data dir locked by another `flotilla up`), the CRDs cannot be
+    /// installed, or a member cannot be registered.
+    pub async fn start(config: &UpConfig, progress: &dyn Fn(&str)) -> anyhow::Result<Environment> {
+        if config.members == 0 {
+            bail!("--members must be at least 1");
+        }
+        let dir = &config.data_dir;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("failed to create the data dir {}", dir.display()))?;
+        let control = start_server(
+            ServerConfig::new(listen(config.port, 0)?, dir.join("karmada")),
+            "control-plane",
+        )
+        .await?;
+        progress(&format!("control plane serving on {}", control.url()));
+        let control_kubeconfig = control.kubeconfig(kubeconfigs::KARMADA_CONTEXT);
+        let control_client = kubeconfigs::client(&control_kubeconfig).await?;
+
+        let mut members = Vec::with_capacity(config.members);
+        for i in 1..=config.members {
+            let name = format!("member{i}");
+            let mut server_config = ServerConfig::new(listen(config.port, i)?, dir.join(&name));
+            server_config.nodes = config.nodes_per_member;
+            let server = start_server(server_config, &name).await?;
+            let client = kubeconfigs::client(&server.kubeconfig(&name)).await?;
+            progress(&format!("{name} serving on {}", server.url()));
+            members.push(Member {
+                name,
+                server,
+                client,
+                simulator: None,
+            });
+        }
+
+        let count = install::crds(&control_client).await?;
+        progress(&format!("installed {count} CRDs"));
+        for member in &members {
+            register(&control_client, member).await?;
+        }
+        progress(&format!(
+            "registered {} as Push clusters",
+            members
+                .iter()
+                .map(|m| m.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+
+        let webhook = if config.webhook_example {
+            let webhook = flotilla_webhook::example::serve(ExampleConfig::default())
+                .await
+                .context("failed to start the example interpreter webhook")?;
+            install::webhook_configuration(&control_client, &webhook.webhook_configuration())
+                .await?;
+            progress(&format!("example interpreter webhook at {}", webhook.url()));
+            Some(webhook)
+        } else {
+            None
+        };
+
+        if config.simulator {
+            for member in &mut members {
+                member.simulator = Some(Simulator::start(
+                    member.client.clone(),
+                    SimulatorConfig {
+                        delay: config.simulator_delay,
+                        cluster: member.name.clone(),
+                    },
+                ));
+            }
+            progress("workload simulators running");
+        }
+
+        let karmada_config = dir.join("karmada.config");
+        let members_config = dir.join("members.config");
+        write(&karmada_config, &control_kubeconfig)?;
+        let member_configs: Vec<String> = members
+            .iter()
+            .map(|m| m.server.kubeconfig(&m.name))
+            .collect();
+        write(&members_config, &kubeconfigs::merge(&member_configs)?)?;
+        Ok(Environment {
+            control,
+            control_client,
+            members,
+            webhook,
+            karmada_config,
+            members_config,
+        })
+    }
+
+    /// Stops everything in reverse order of start and flushes every store.
+    pub async fn shutdown(self) {
+        // Simulators first: nothing should write to a member that is shutting down.
+        let mut servers = Vec::new();
+        for member in self.members {
+            if let Some(simulator) = member.simulator {
+                simulator.shutdown().await;
+            }
+            servers.push(member.server);
+        }
+        if let Some(webhook) = self.webhook {
+            webhook.shutdown().await;
+        }
+        for server in servers {
+            server.shutdown().await;
+        }
+        self.control.shutdown().await;
+    }
+}
+
+async fn register(control: &kube::Client, member: &Member) -> anyhow::Result<()> {
+    let id = join::member_id(&member.client)
+        .await
+        .with_context(|| format!("failed to read the id of {}", member.name))?;
+    let registration = Registration {
+        name: member.name.clone(),
+        api_endpoint: member.server.url(),
+        token: member.server.admin_token().to_string(),
+        ca_bundle: Some(member.server.ca_pem().as_bytes().to_vec()),
+        id,
+    };
+    join::register(control, &registration)
+        .await
+        .with_context(|| format!("failed to register {} with the control plane", member.name))?;
+    Ok(())
+}
+
+fn write(path: &Path, content: &str) -> anyhow::Result<()> {
+    flotilla_apiserver::kubeconfig::write(path, content)
+        .with_context(|| format!("failed to write {}", path.display()))
+}

@@ -1,0 +1,120 @@
+//! What `flotilla up` writes into the control plane before it reports ready: Flotilla's CRDs (waiting until
+//! they are established) and the example webhook's ResourceInterpreterWebhookConfiguration. Both are
+//! create-or-update, so a restart on the same data dir converges instead of failing on existing objects.
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use flotilla_api::config::v1alpha1::ResourceInterpreterWebhookConfiguration;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, PostParams};
+use kube::{Client, ResourceExt};
+
+/// How long CRDs may take to become established.
+const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Creates or updates every CRD Flotilla needs, then waits until each is established.
+///
+/// # Errors
+/// When a CRD cannot be written or is not established in time.
+pub async fn crds(client: &Client) -> anyhow::Result<usize> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let wanted = flotilla_api::crds::all();
+    for crd in &wanted {
+        let name = crd.name_any();
+        match api
+            .get_opt(&name)
+            .await
+            .with_context(|| format!("failed to read CRD {name}"))?
+        {
+            None => {
+                api.create(&PostParams::default(), crd)
+                    .await
+                    .with_context(|| format!("failed to create CRD {name}"))?;
+            }
+            Some(existing) if !same_spec(&existing, crd) => {
+                let mut updated = crd.clone();
+                updated.metadata.resource_version = existing.resource_version();
+                api.replace(&name, &PostParams::default(), &updated)
+                    .await
+                    .with_context(|| format!("failed to update CRD {name}"))?;
+            }
+            Some(_) => {}
+        }
+    }
+    let deadline = tokio::time::Instant::now() + ESTABLISH_TIMEOUT;
+    for crd in &wanted {
+        let name = crd.name_any();
+        loop {
+            let current = api
+                .get(&name)
+                .await
+                .with_context(|| format!("failed to read CRD {name}"))?;
+            if established(&current) {
+                break;
+            }
+            if tokio::time::Instant::now() > deadline {
+                bail!(
+                    "CRD {name} was not established within {}s",
+                    ESTABLISH_TIMEOUT.as_secs()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    Ok(wanted.len())
+}
+
+/// Whether a stored CRD already has the wanted spec, ignoring the `conversion: {strategy: None}` the API
+/// server defaults (so a restart does not rewrite every CRD).
+fn same_spec(existing: &CustomResourceDefinition, wanted: &CustomResourceDefinition) -> bool {
+    let mut stored = existing.spec.clone();
+    if wanted.spec.conversion.is_none()
+        && stored
+            .conversion
+            .as_ref()
+            .is_some_and(|c| c.strategy == "None" && c.webhook.is_none())
+    {
+        stored.conversion = None;
+    }
+    stored == wanted.spec
+}
+
+fn established(crd: &CustomResourceDefinition) -> bool {
+    crd.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        })
+}
+
+/// Creates or updates a ResourceInterpreterWebhookConfiguration (its URL and CA change on every start).
+///
+/// # Errors
+/// When it cannot be written.
+pub async fn webhook_configuration(
+    client: &Client,
+    wanted: &ResourceInterpreterWebhookConfiguration,
+) -> anyhow::Result<()> {
+    let api: Api<ResourceInterpreterWebhookConfiguration> = Api::all(client.clone());
+    let name = wanted.name_any();
+    let context = || format!("failed to register ResourceInterpreterWebhookConfiguration {name}");
+    match api.get_opt(&name).await.with_context(context)? {
+        None => {
+            api.create(&PostParams::default(), wanted)
+                .await
+                .with_context(context)?;
+        }
+        Some(existing) if existing.webhooks != wanted.webhooks => {
+            let mut updated = wanted.clone();
+            updated.metadata.resource_version = existing.resource_version();
+            api.replace(&name, &PostParams::default(), &updated)
+                .await
+                .with_context(context)?;
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,219 @@
+//! Starts real `flotilla up` processes: the ready line and kubeconfigs, registered members with their
+//! credentials, the workload simulator, SIGTERM, and resuming on the same data dir.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Node, Secret};
+use kube::api::{Api, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config, ResourceExt};
+use serde_json::json;
+
+struct Up {
+    child: Child,
+    karmada: PathBuf,
+    members: PathBuf,
+    stderr: Receiver<String>,
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn lines(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    rx
+}
+
+fn up(dir: &Path, extra: &[&str]) -> Up {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["up", "--port", "0", "--data-dir"])
+        .arg(dir)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = lines(child.stdout.take().unwrap());
+    let stderr = lines(child.stderr.take().unwrap());
+    let line = stdout
+        .recv_timeout(Duration::from_secs(30))
+        .expect("flotilla up prints its ready line");
+    let expected = format!(
+        "ready: karmada={} members={}",
+        dir.join("karmada.config").display(),
+        dir.join("members.config").display()
+    );
+    assert_eq!(line, expected);
+    Up {
+        child,
+        karmada: dir.join("karmada.config"),
+        members: dir.join("members.config"),
+        stderr,
+    }
+}
+
+impl Up {
+    /// Sends SIGTERM and waits for a clean exit.
+    fn terminate(mut self) {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "flotilla up exited with {status}");
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "flotilla up ignored SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn progress(&self) -> Vec<String> {
+        self.stderr.try_iter().collect()
+    }
+}
+
+async fn client(path: &Path, context: &str) -> Client {
+    let file = Kubeconfig::read_from(path).unwrap();
+    let options = KubeConfigOptions {
+        context: Some(context.into()),
+        ..KubeConfigOptions::default()
+    };
+    Client::try_from(
+        Config::from_custom_kubeconfig(file, &options)
+            .await
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_registers_members_simulates_workloads_and_resumes_after_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = up(dir.path(), &["--members", "2"]);
+    let progress = first.progress();
+    assert!(
+        progress
+            .iter()
+            .any(|l| l.contains("registered member1, member2")),
+        "{progress:?}"
+    );
+
+    let karmada = client(&first.karmada, "karmada-apiserver").await;
+    let clusters: Api<Cluster> = Api::all(karmada.clone());
+    let mut names = Vec::new();
+    for cluster in clusters.list(&Default::default()).await.unwrap() {
+        assert_eq!(cluster.spec.sync_mode, ClusterSyncMode::Push);
+        let secret_ref = cluster.spec.secret_ref.clone().unwrap();
+        assert_eq!(secret_ref.namespace, "karmada-cluster");
+        let secret: Secret = Api::namespaced(karmada.clone(), "karmada-cluster")
+            .get(&secret_ref.name)
+            .await
+            .unwrap();
+        let data = secret.data.unwrap();
+        assert!(data.contains_key("token") && data.contains_key("caBundle"));
+        assert!(
+            !cluster.spec.id.is_empty(),
+            "spec.id is the member's kube-system uid"
+        );
+        names.push(cluster.name_any());
+    }
+    names.sort();
+    assert_eq!(names, ["member1", "member2"]);
+    let uid_before = clusters.get("member1").await.unwrap().uid();
+
+    // Each member context reaches its own server, with seeded Nodes and a simulator.
+    let member2 = client(&first.members, "member2").await;
+    let nodes: Api<Node> = Api::all(member2.clone());
+    assert_eq!(
+        nodes.list(&Default::default()).await.unwrap().items.len(),
+        3
+    );
+    let deployments: Api<Deployment> = Api::namespaced(member2.clone(), "default");
+    let d = json!({"metadata": {"name": "web"}, "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}});
+    deployments
+        .create(&PostParams::default(), &serde_json::from_value(d).unwrap())
+        .await
+        .unwrap();
+    eventually("the simulator to make web ready", || async {
+        let d = deployments.get("web").await.ok()?;
+        (d.status?.ready_replicas == Some(2)).then_some(())
+    })
+    .await;
+    first.terminate();
+
+    // Same data dir: everything is still there, registration converges instead of failing.
+    let second = up(dir.path(), &["--members", "2"]);
+    let karmada = client(&second.karmada, "karmada-apiserver").await;
+    let clusters: Api<Cluster> = Api::all(karmada);
+    assert_eq!(clusters.get("member1").await.unwrap().uid(), uid_before);
+    let member2 = client(&second.members, "member2").await;
+    let deployments: Api<Deployment> = Api::namespaced(member2, "default");
+    let web = deployments.get("web").await.unwrap();
+    assert_eq!(web.status.unwrap().ready_replicas, Some(2));
+    second.terminate();
+}
+
+#[test]
+fn up_fails_cleanly_when_its_port_is_taken() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["up", "--port", &port, "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: ") && last.contains(&port),
+        "one-line error naming the port: {stderr}"
+    );
+    assert!(out.stdout.is_empty(), "no ready line on failure");
+}

@@ -1,0 +1,302 @@
+//! The environment a scenario runs against: an external Flotilla named by `KARMADA_KUBECONFIG` and
+//! `MEMBERS_KUBECONFIG`, or one started in-process (the library behind `flotilla up`) on free ports in a temporary
+//! data dir.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use flotilla::cmd::up::{Environment, UpConfig, install};
+use flotilla_api::config::v1alpha1::ResourceInterpreterWebhookConfiguration;
+use flotilla_webhook::example::{CONFIGURATION_NAME, ExampleConfig, RunningWebhook};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use rand::Rng;
+use serde_json::Value;
+
+use crate::kubectl::Kubectl;
+use crate::resources::{self, CLUSTER, DEPLOYMENT, EVENT, RESOURCE_BINDING, WORK, WORKLOAD};
+
+/// Context of the control plane in `karmada.config`.
+const KARMADA_CONTEXT: &str = "karmada-apiserver";
+
+/// What a scenario needs from its environment.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// The example Workload interpreter webhook is registered (`flotilla up --webhook-example`).
+    pub webhook_example: bool,
+}
+
+/// A namespace a scenario owns.
+#[derive(Clone, Debug)]
+pub struct TestNamespace {
+    /// Its name (`e2e-<scenario>-<random>`).
+    pub name: String,
+}
+
+/// The environment of one scenario.
+pub struct Env {
+    /// Client of the control plane.
+    pub karmada: Client,
+    /// Clients of the members, by name, in kubeconfig order.
+    pub members: Vec<(String, Client)>,
+    /// Kubeconfig of the control plane.
+    pub karmada_config: PathBuf,
+    /// Context of the control plane in [`Env::karmada_config`].
+    pub karmada_context: String,
+    /// Kubeconfig of the members (one context each).
+    pub members_config: PathBuf,
+    owned: Option<Environment>,
+    data_dir: Option<tempfile::TempDir>,
+    webhook: Option<RunningWebhook>,
+}
+
+/// Whether `NO_CLEANUP` asks to keep what a scenario created.
+pub fn no_cleanup() -> bool {
+    std::env::var_os("NO_CLEANUP").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+async fn client_for(path: &Path, context: Option<&str>) -> anyhow::Result<Client> {
+    let file = Kubeconfig::read_from(path)
+        .with_context(|| format!("failed to read kubeconfig {}", path.display()))?;
+    let options = KubeConfigOptions {
+        context: context.map(str::to_string),
+        ..KubeConfigOptions::default()
+    };
+    let config = Config::from_custom_kubeconfig(file, &options)
+        .await
+        .with_context(|| format!("failed to load kubeconfig {}", path.display()))?;
+    Client::try_from(config).context("failed to create a client")
+}
+
+impl Env {
+    /// The environment named by `KARMADA_KUBECONFIG`/`MEMBERS_KUBECONFIG`, or a fresh in-process one.
+    ///
+    /// # Errors
+    /// When the kubeconfigs cannot be used or the in-process environment cannot start.
+    pub async fn start(options: Options) -> anyhow::Result<Env> {
+        let env = match (
+            std::env::var_os("KARMADA_KUBECONFIG"),
+            std::env::var_os("MEMBERS_KUBECONFIG"),
+        ) {
+            (Some(karmada), Some(members)) => Env::external(karmada.into(), members.into()).await?,
+            _ => Env::in_process(options).await?,
+        };
+        let mut env = env;
+        if options.webhook_example && env.owned.is_none() {
+            env.ensure_webhook().await?;
+        }
+        Ok(env)
+    }
+
+    async fn external(karmada_config: PathBuf, members_config: PathBuf) -> anyhow::Result<Env> {
+        let file = Kubeconfig::read_from(&karmada_config)
+            .with_context(|| format!("failed to read {}", karmada_config.display()))?;
+        let karmada_context = if file.contexts.iter().any(|c| c.name == KARMADA_CONTEXT) {
+            KARMADA_CONTEXT.to_string()
+        } else {
+            file.current_context.clone().unwrap_or_default()
+        };
+        let karmada = client_for(&karmada_config, Some(&karmada_context)).await?;
+        let members_file = Kubeconfig::read_from(&members_config)
+            .with_context(|| format!("failed to read {}", members_config.display()))?;
+        let mut members = Vec::new();
+        for context in &members_file.contexts {
+            members.push((
+                context.name.clone(),
+                client_for(&members_config, Some(&context.name)).await?,
+            ));
+        }
+        Ok(Env {
+            karmada,
+            members,
+            karmada_config,
+            karmada_context,
+            members_config,
+            owned: None,
+            data_dir: None,
+            webhook: None,
+        })
+    }
+
+    async fn in_process(options: Options) -> anyhow::Result<Env> {
+        let data_dir = tempfile::Builder::new()
+            .prefix("flotilla-e2e-")
+            .tempdir()
+            .context("failed to create a temporary data dir")?;
+        let mut config = UpConfig::new(data_dir.path());
+        config.port = 0;
+        config.webhook_example = options.webhook_example;
+        config.simulator_delay = Duration::from_millis(50);
+        let environment = Environment::start(&config, &|_| {}).await?;
+        let members = environment
+            .members
+            .iter()
+            .map(|m| (m.name.clone(), m.client.clone()))
+            .collect();
+        Ok(Env {
+            karmada: environment.control_client.clone(),
+            members,
+            karmada_config: environment.karmada_config.clone(),
+            karmada_context: KARMADA_CONTEXT.to_string(),
+            members_config: environment.members_config.clone(),
+            owned: Some(environment),
+            data_dir: Some(data_dir),
+            webhook: None,
+        })
+    }
+
+    /// Registers the example webhook with an external control plane unless it already is.
+    async fn ensure_webhook(&mut self) -> anyhow::Result<()> {
+        let api: Api<ResourceInterpreterWebhookConfiguration> = Api::all(self.karmada.clone());
+        if api
+            .get_opt(CONFIGURATION_NAME)
+            .await
+            .context("failed to read the webhook configuration")?
+            .is_some()
+        {
+            return Ok(());
+        }
+        let webhook = flotilla_webhook::example::serve(ExampleConfig::default())
+            .await
+            .context("failed to start the example webhook")?;
+        install::webhook_configuration(&self.karmada, &webhook.webhook_configuration()).await?;
+        self.webhook = Some(webhook);
+        Ok(())
+    }
+
+    /// The client of member `name`.
+    ///
+    /// # Errors
+    /// When there is no such member.
+    pub fn member(&self, name: &str) -> anyhow::Result<&Client> {
+        self.members
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c)
+            .with_context(|| format!("no member named {name}"))
+    }
+
+    /// Runs `kubectl` against the control plane.
+    ///
+    /// # Errors
+    /// When kubectl fails.
+    pub async fn kubectl_karmada(
+        &self,
+        kubectl: &Kubectl,
+        args: &[&str],
+    ) -> anyhow::Result<String> {
+        kubectl
+            .run(&self.karmada_config, Some(&self.karmada_context), args)
+            .await
+    }
+
+    /// Creates a fresh namespace `e2e-<scenario>-<random>` in the control plane.
+    ///
+    /// # Errors
+    /// When it cannot be created.
+    pub async fn namespace(&self, scenario: &str) -> anyhow::Result<TestNamespace> {
+        let suffix: String = rand::rng()
+            .sample_iter(rand::distr::Alphanumeric)
+            .take(6)
+            .map(|c| char::from(c).to_ascii_lowercase())
+            .collect();
+        let name = format!("e2e-{scenario}-{suffix}");
+        let api: Api<Namespace> = Api::all(self.karmada.clone());
+        let ns = Namespace {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        api.create(&PostParams::default(), &ns)
+            .await
+            .with_context(|| format!("failed to create namespace {name}"))?;
+        Ok(TestNamespace { name })
+    }
+
+    /// Ends a scenario: on failure dumps the state around `ns`; deletes `ns` unless `NO_CLEANUP`; stops an
+    /// in-process environment. Returns the scenario's result.
+    ///
+    /// # Errors
+    /// The scenario's error.
+    pub async fn finish(
+        mut self,
+        ns: &TestNamespace,
+        result: anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        if result.is_err() {
+            eprintln!("{}", self.dump(&ns.name).await);
+        }
+        if no_cleanup() {
+            let kept = self.data_dir.take().map(tempfile::TempDir::keep);
+            eprintln!(
+                "NO_CLEANUP: kept namespace {}{}",
+                ns.name,
+                kept.map(|d| format!(" and data dir {} (flotilla up --data-dir it)", d.display()))
+                    .unwrap_or_default()
+            );
+        } else {
+            let api: Api<Namespace> = Api::all(self.karmada.clone());
+            let _ = api.delete(&ns.name, &DeleteParams::default()).await;
+        }
+        if let Some(webhook) = self.webhook.take() {
+            webhook.shutdown().await;
+        }
+        if let Some(environment) = self.owned.take() {
+            environment.shutdown().await;
+        }
+        result
+    }
+
+    /// Clusters, bindings, Works, events and member objects related to `ns`, for a failure report.
+    pub async fn dump(&self, ns: &str) -> String {
+        let mut out = format!("==== state of namespace {ns} ====\n");
+        let mut section = |title: &str, items: Result<Vec<Value>, String>| {
+            out.push_str(&format!("-- {title}\n"));
+            match items {
+                Ok(items) => {
+                    for item in items {
+                        out.push_str(&resources::brief(&item));
+                        out.push('\n');
+                    }
+                }
+                Err(e) => out.push_str(&format!("{e}\n")),
+            }
+        };
+        section("clusters", CLUSTER.list(&self.karmada, None).await);
+        section(
+            "resourcebindings",
+            RESOURCE_BINDING.list(&self.karmada, Some(ns)).await,
+        );
+        let works = WORK.list(&self.karmada, None).await.map(|ws| {
+            ws.into_iter()
+                .filter(|w| w.to_string().contains(&format!("\"{ns}\"")))
+                .collect()
+        });
+        section("works", works);
+        section("events", EVENT.list(&self.karmada, Some(ns)).await);
+        section(
+            "templates: deployments",
+            DEPLOYMENT.list(&self.karmada, Some(ns)).await,
+        );
+        section(
+            "templates: workloads",
+            WORKLOAD.list(&self.karmada, Some(ns)).await,
+        );
+        for (name, client) in &self.members {
+            section(
+                &format!("{name}: deployments"),
+                DEPLOYMENT.list(client, Some(ns)).await,
+            );
+            section(
+                &format!("{name}: workloads"),
+                WORKLOAD.list(client, Some(ns)).await,
+            );
+        }
+        out
+    }
+}

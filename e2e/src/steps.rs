@@ -1,0 +1,204 @@
+//! Steps several scenarios share: applying manifests, installing the walkthrough's Workload CRD, waiting for member
+//! objects, poking a template so its binding is reconciled again, and asking `flotilla interpret --explain`
+//! which layer answers.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use kube::Client;
+use kube::api::{Patch, PatchParams};
+use serde_json::{Value, json};
+
+use crate::resources::{CRD, Res, brief, text};
+use crate::{Env, Kubectl, example, testdata, wait_for};
+
+/// `kubectl apply -f FILE` (in `namespace` when given) against the control plane with `kubectl`.
+///
+/// # Errors
+/// When kubectl fails.
+pub async fn apply(
+    env: &Env,
+    kubectl: &Kubectl,
+    namespace: Option<&str>,
+    file: &Path,
+) -> anyhow::Result<()> {
+    let file = file.to_string_lossy();
+    let mut args = vec!["apply", "-f", file.as_ref()];
+    if let Some(ns) = namespace {
+        args.extend(["-n", ns]);
+    }
+    env.kubectl_karmada(kubectl, &args).await.map(|_| ())
+}
+
+/// Installs the Workload CRD in the control plane and the walkthrough's ClusterPropagationPolicy, and waits until
+/// every member serves Workloads.
+///
+/// # Errors
+/// When applying fails or a member never establishes the CRD.
+pub async fn install_workload_crd(env: &Env, kubectl: &Kubectl) -> anyhow::Result<()> {
+    apply(env, kubectl, None, &testdata("workload-crd.yaml")).await?;
+    apply(env, kubectl, None, &example("workload-crd-cpp.yaml")).await?;
+    for (name, client) in &env.members {
+        wait_for(
+            &format!("{name} to establish the Workload CRD propagated by workload-crd-cpp"),
+            || async move {
+                let crd = CRD
+                    .get(client, None, "workloads.workload.example.io")
+                    .await?
+                    .ok_or("absent")?;
+                let established = crd
+                    .pointer("/status/conditions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|cs| {
+                        cs.iter()
+                            .any(|c| c["type"] == "Established" && c["status"] == "True")
+                    });
+                if established {
+                    Ok(())
+                } else {
+                    Err(brief(&crd))
+                }
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Waits until `check` accepts member object `res` `namespace/name` in member `cluster`; returns it.
+///
+/// # Errors
+/// When the deadline passes (with the last state seen).
+pub async fn member_object<F>(
+    env: &Env,
+    cluster: &str,
+    res: Res,
+    namespace: &str,
+    name: &str,
+    what: &str,
+    check: F,
+) -> anyhow::Result<Value>
+where
+    F: Fn(&Value) -> bool,
+{
+    let client: &Client = env.member(cluster)?;
+    let check = &check;
+    wait_for(
+        &format!("{} {namespace}/{name} in {cluster} {what}", res.2),
+        || async move {
+            match res.get(client, Some(namespace), name).await? {
+                Some(object) if check(&object) => Ok(object),
+                Some(object) => Err(brief(&object)),
+                None => Err("absent".into()),
+            }
+        },
+    )
+    .await
+}
+
+/// Waits until member object `res` `namespace/name` is gone from `cluster`.
+///
+/// # Errors
+/// When the deadline passes.
+pub async fn member_object_gone(
+    env: &Env,
+    cluster: &str,
+    res: Res,
+    namespace: &str,
+    name: &str,
+) -> anyhow::Result<()> {
+    let client = env.member(cluster)?;
+    wait_for(
+        &format!("{} {namespace}/{name} to be deleted from {cluster}", res.2),
+        || async move {
+            match res.get(client, Some(namespace), name).await? {
+                Some(object) => Err(brief(&object)),
+                None => Ok(()),
+            }
+        },
+    )
+    .await
+}
+
+/// Sets label `e2e.flotilla.io/touch` on a template to `value`: a spec-neutral change that makes the detector
+/// and binding controller build its Works again.
+///
+/// # Errors
+/// When the patch fails.
+pub async fn touch(
+    env: &Env,
+    res: Res,
+    namespace: &str,
+    name: &str,
+    value: &str,
+) -> anyhow::Result<()> {
+    res.api(&env.karmada, Some(namespace))
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"e2e.flotilla.io/touch": value}}})),
+        )
+        .await
+        .with_context(|| format!("failed to touch {} {namespace}/{name}", res.2))?;
+    Ok(())
+}
+
+/// The label `e2e.flotilla.io/touch` of an object.
+pub fn touched(object: &Value) -> Option<&str> {
+    text(object, "/metadata/labels/e2e.flotilla.io~1touch")
+}
+
+/// The `flotilla` binary next to this test's executable (`target/<profile>/flotilla`), or `FLOTILLA_BIN`.
+pub fn flotilla_binary() -> Option<PathBuf> {
+    if let Some(bin) = std::env::var_os("FLOTILLA_BIN") {
+        return Some(bin.into());
+    }
+    let exe = std::env::current_exe().ok()?;
+    // target/<profile>/deps/<test> -> target/<profile>/flotilla
+    let candidate = exe.parent()?.parent()?.join("flotilla");
+    candidate.is_file().then_some(candidate)
+}
+
+/// Which layer `flotilla interpret --explain --kubeconfig` says answers `operation` for the objects in the given
+/// files, resolved through every layer registered in the control plane; `None` without a flotilla binary.
+///
+/// # Errors
+/// When the command fails.
+pub async fn explained_layer(
+    env: &Env,
+    operation: &str,
+    args: &[&str],
+) -> anyhow::Result<Option<String>> {
+    let Some(bin) = flotilla_binary() else {
+        eprintln!(
+            "no flotilla binary next to the test (set FLOTILLA_BIN): skipping the --explain check"
+        );
+        return Ok(None);
+    };
+    let output = tokio::process::Command::new(&bin)
+        .arg("interpret")
+        .arg("--kubeconfig")
+        .arg(&env.karmada_config)
+        .args(["--operation", operation, "--explain"])
+        .args(args)
+        .output()
+        .await
+        .with_context(|| format!("failed to run {}", bin.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        anyhow::bail!(
+            "flotilla interpret failed: {}{}",
+            String::from_utf8_lossy(&output.stderr),
+            stdout
+        );
+    }
+    let layer = stdout
+        .lines()
+        .find_map(|l| {
+            let l = l.trim_start_matches('#').trim();
+            l.split_once(": answered")
+                .map(|(layer, _)| layer.trim().to_string())
+        })
+        .with_context(|| format!("no answering layer in the explanation:\n{stdout}"))?;
+    Ok(Some(layer))
+}

@@ -1,0 +1,190 @@
+//! Scenarios 1 and 4 of issue 5: the nginx Deployment walkthrough, and OverridePolicy plus deletion semantics.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use flotilla_api::names::labels;
+use flotilla_e2e::resources::{
+    DEPLOYMENT, RESOURCE_BINDING, aggregated_item, brief, int, target_clusters, text,
+};
+use flotilla_e2e::steps::{apply, member_object, member_object_gone};
+use flotilla_e2e::{Env, Kubectl, Options, example, testdata, wait_for};
+
+/// Scenario 1: `nginx-deployment.yaml` puts Deployment nginx with 2 replicas in member1 and member2 (not member3),
+/// and the template's status aggregates both members' status.
+#[tokio::test]
+#[ignore = "needs the controller manager in flotilla up (issue 5); run with --run-ignored"]
+async fn nginx_deployment_reaches_two_members_and_status_aggregates() -> anyhow::Result<()> {
+    let env = Env::start(Options::default()).await?;
+    let ns = env.namespace("nginx").await?;
+    let result = nginx(&env, &ns.name).await;
+    env.finish(&ns, result).await
+}
+
+async fn nginx(env: &Env, ns: &str) -> anyhow::Result<()> {
+    // The machine's kubectl, as a user would.
+    apply(
+        env,
+        &Kubectl::machine(),
+        Some(ns),
+        &example("nginx-deployment.yaml"),
+    )
+    .await?;
+    for member in ["member1", "member2"] {
+        member_object(
+            env,
+            member,
+            DEPLOYMENT,
+            ns,
+            "nginx",
+            "with 2 replicas",
+            |d| int(d, "/spec/replicas") == Some(2),
+        )
+        .await?;
+    }
+    let karmada = &env.karmada;
+    wait_for(
+        "template nginx's status to aggregate 2 + 2 replicas",
+        || async move {
+            let d = DEPLOYMENT
+                .get(karmada, Some(ns), "nginx")
+                .await?
+                .ok_or("template gone")?;
+            let all = [
+                "replicas",
+                "readyReplicas",
+                "updatedReplicas",
+                "availableReplicas",
+            ]
+            .iter()
+            .all(|k| int(&d, &format!("/status/{k}")) == Some(4));
+            if all {
+                Ok(())
+            } else {
+                Err(brief(&d["status"]))
+            }
+        },
+    )
+    .await?;
+    let binding = wait_for(
+        "binding nginx-deployment with both members applied and healthy",
+        || async move {
+            let rb = RESOURCE_BINDING
+                .get(karmada, Some(ns), "nginx-deployment")
+                .await?
+                .ok_or("absent")?;
+            let ok = ["member1", "member2"].iter().all(|m| {
+                aggregated_item(&rb, m).is_some_and(|i| {
+                    i["applied"] == true
+                        && i["health"] == "Healthy"
+                        && int(i, "/status/readyReplicas") == Some(2)
+                })
+            });
+            if ok {
+                Ok(rb)
+            } else {
+                Err(brief(&rb["status"]))
+            }
+        },
+    )
+    .await?;
+    assert_eq!(
+        target_clusters(&binding),
+        [("member1".to_string(), 2), ("member2".to_string(), 2)],
+        "Duplicated placement keeps the template's replicas in each cluster"
+    );
+    let member3 = env.member("member3")?;
+    let absent = DEPLOYMENT
+        .get(member3, Some(ns), "nginx")
+        .await
+        .map_err(anyhow::Error::msg)?;
+    anyhow::ensure!(absent.is_none(), "member3 got nginx: {absent:?}");
+    Ok(())
+}
+
+/// Scenario 4: an OverridePolicy changes the image in member2 only; deleting only the PropagationPolicy leaves the
+/// member objects; deleting the template removes them.
+#[tokio::test]
+#[ignore = "needs the controller manager in flotilla up (issue 5); run with --run-ignored"]
+async fn override_policy_then_policy_and_template_deletion() -> anyhow::Result<()> {
+    let env = Env::start(Options::default()).await?;
+    let ns = env.namespace("override").await?;
+    let result = override_and_delete(&env, &ns.name).await;
+    env.finish(&ns, result).await
+}
+
+fn image(d: &serde_json::Value) -> Option<&str> {
+    text(d, "/spec/template/spec/containers/0/image")
+}
+
+async fn override_and_delete(env: &Env, ns: &str) -> anyhow::Result<()> {
+    let kubectl = Kubectl::newest();
+    apply(
+        env,
+        &kubectl,
+        Some(ns),
+        &testdata("override-image-member2.yaml"),
+    )
+    .await?;
+    apply(env, &kubectl, Some(ns), &example("nginx-deployment.yaml")).await?;
+    member_object(
+        env,
+        "member2",
+        DEPLOYMENT,
+        ns,
+        "nginx",
+        "with image nginx:1.27",
+        |d| image(d) == Some("nginx:1.27"),
+    )
+    .await?;
+    let member1 =
+        member_object(env, "member1", DEPLOYMENT, ns, "nginx", "present", |_| true).await?;
+    anyhow::ensure!(
+        image(&member1) == Some("nginx"),
+        "member1's image must not be overridden: {}",
+        brief(&member1)
+    );
+
+    env.kubectl_karmada(
+        &kubectl,
+        &["delete", "-n", ns, "propagationpolicy", "nginx-propagation"],
+    )
+    .await?;
+    let karmada = &env.karmada;
+    wait_for(
+        "the template to be released by the deleted policy",
+        || async move {
+            let d = DEPLOYMENT
+                .get(karmada, Some(ns), "nginx")
+                .await?
+                .ok_or("template gone")?;
+            let claimed = d
+                .pointer("/metadata/labels")
+                .and_then(|l| l.get(labels::PROPAGATION_POLICY_PERMANENT_ID))
+                .is_some();
+            if claimed {
+                Err(brief(&d["metadata"]))
+            } else {
+                Ok(())
+            }
+        },
+    )
+    .await?;
+    for member in ["member1", "member2"] {
+        member_object(
+            env,
+            member,
+            DEPLOYMENT,
+            ns,
+            "nginx",
+            "kept after the policy's deletion",
+            |_| true,
+        )
+        .await?;
+    }
+
+    env.kubectl_karmada(&kubectl, &["delete", "-n", ns, "deployment", "nginx"])
+        .await?;
+    for member in ["member1", "member2"] {
+        member_object_gone(env, member, DEPLOYMENT, ns, "nginx").await?;
+    }
+    Ok(())
+}

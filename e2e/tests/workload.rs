@@ -1,0 +1,184 @@
+//! Scenario 2 of issue 5: the Workload walkthrough of `../shared/examples/README.md` with the example interpreter
+//! webhook (`flotilla up --webhook-example`).
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use kube::api::{Patch, PatchParams};
+use serde_json::{Value, json};
+
+use flotilla_e2e::resources::{
+    RESOURCE_BINDING, WORKLOAD, aggregated_item, brief, int, target_clusters, text,
+};
+use flotilla_e2e::steps::{apply, install_workload_crd, member_object};
+use flotilla_e2e::{Env, Kubectl, Options, example, wait_for};
+
+const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
+
+#[tokio::test]
+#[ignore = "needs the controller manager in flotilla up (issue 5); run with --run-ignored"]
+async fn workload_walkthrough_with_the_example_webhook() -> anyhow::Result<()> {
+    let env = Env::start(Options {
+        webhook_example: true,
+    })
+    .await?;
+    let ns = env.namespace("workload").await?;
+    let result = walkthrough(&env, &ns.name).await;
+    env.finish(&ns, result).await
+}
+
+async fn walkthrough(env: &Env, ns: &str) -> anyhow::Result<()> {
+    // The newest kubectl (1.37), as a user with a current client would.
+    let kubectl = Kubectl::newest();
+    install_workload_crd(env, &kubectl).await?;
+    apply(env, &kubectl, Some(ns), &example("workload.yaml")).await?;
+
+    // InterpretReplica (webhook): the binding carries the template's 3 replicas, divided 1:1:1.
+    let karmada = &env.karmada;
+    let binding = wait_for(
+        "binding nginx-workload with 3 replicas over three members",
+        || async move {
+            let rb = RESOURCE_BINDING
+                .get(karmada, Some(ns), "nginx-workload")
+                .await?
+                .ok_or("absent")?;
+            if int(&rb, "/spec/replicas") == Some(3) && target_clusters(&rb).len() == 3 {
+                Ok(rb)
+            } else {
+                Err(brief(&rb["spec"]))
+            }
+        },
+    )
+    .await?;
+    let expected: Vec<(String, i64)> = MEMBERS.iter().map(|m| (m.to_string(), 1)).collect();
+    anyhow::ensure!(
+        target_clusters(&binding) == expected,
+        "{}",
+        brief(&binding["spec"])
+    );
+
+    // ReviseReplica (webhook): each member's copy has 1 replica.
+    for member in MEMBERS {
+        member_object(env, member, WORKLOAD, ns, "nginx", "with 1 replica", |w| {
+            int(w, "/spec/replicas") == Some(1)
+        })
+        .await?;
+    }
+
+    // Retain (webhook): member1's spec.paused survives a template change.
+    let member1 = env.member("member1")?;
+    WORKLOAD
+        .api(member1, Some(ns))
+        .patch(
+            "nginx",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"paused": true}})),
+        )
+        .await?;
+    WORKLOAD
+        .api(karmada, Some(ns))
+        .patch(
+            "nginx",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]}}}})),
+        )
+        .await?;
+    let image = |w: &Value| text(w, "/spec/template/spec/containers/0/image") == Some("nginx:1.27");
+    let updated = member_object(
+        env,
+        "member1",
+        WORKLOAD,
+        ns,
+        "nginx",
+        "with the new image",
+        image,
+    )
+    .await?;
+    anyhow::ensure!(
+        updated.pointer("/spec/paused") == Some(&json!(true)),
+        "member1's spec.paused was not retained: {}",
+        brief(&updated)
+    );
+    member_object(
+        env,
+        "member2",
+        WORKLOAD,
+        ns,
+        "nginx",
+        "with the new image",
+        image,
+    )
+    .await?;
+
+    // InterpretStatus, InterpretHealth and AggregateStatus (webhook): member1 reports 1 ready replica.
+    WORKLOAD
+        .api(member1, Some(ns))
+        .patch_status(
+            "nginx",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"readyReplicas": 1}})),
+        )
+        .await?;
+    wait_for(
+        "member1's readyReplicas and per-cluster health in the binding",
+        || async move {
+            let rb = RESOURCE_BINDING
+                .get(karmada, Some(ns), "nginx-workload")
+                .await?
+                .ok_or("absent")?;
+            let m1 = aggregated_item(&rb, "member1");
+            let m2 = aggregated_item(&rb, "member2");
+            let ok = m1.is_some_and(|i| {
+                int(i, "/status/readyReplicas") == Some(1) && i["health"] == "Healthy"
+            }) && m2.is_some_and(|i| i["health"] == "Unhealthy");
+            if ok {
+                Ok(())
+            } else {
+                Err(brief(&rb["status"]))
+            }
+        },
+    )
+    .await?;
+    wait_for("template status.readyReplicas 1", || async move {
+        let w = WORKLOAD
+            .get(karmada, Some(ns), "nginx")
+            .await?
+            .ok_or("template gone")?;
+        if int(&w, "/status/readyReplicas") == Some(1) {
+            Ok(())
+        } else {
+            Err(brief(&w))
+        }
+    })
+    .await?;
+
+    // Static weights 2:1 over member1 and member2.
+    apply(
+        env,
+        &kubectl,
+        Some(ns),
+        &example("workload-weighted-2-1.yaml"),
+    )
+    .await?;
+    for (member, replicas) in [("member1", 2), ("member2", 1)] {
+        member_object(
+            env,
+            member,
+            WORKLOAD,
+            ns,
+            "nginx-2-1",
+            &format!("with {replicas} replicas"),
+            |w| int(w, "/spec/replicas") == Some(replicas),
+        )
+        .await?;
+    }
+    let rb = RESOURCE_BINDING
+        .get(karmada, Some(ns), "nginx-2-1-workload")
+        .await
+        .map_err(anyhow::Error::msg)?
+        .ok_or_else(|| anyhow::anyhow!("binding nginx-2-1-workload is missing"))?;
+    anyhow::ensure!(
+        target_clusters(&rb) == [("member1".to_string(), 2), ("member2".to_string(), 1)],
+        "{}",
+        brief(&rb["spec"])
+    );
+    Ok(())
+}
