@@ -33,6 +33,7 @@ pub mod meta;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;
+pub mod schema;
 pub mod selector;
 pub mod server;
 pub mod simulator;
