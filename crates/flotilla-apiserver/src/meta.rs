@@ -142,7 +142,8 @@ pub fn prepare_create(info: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
 
 /// Builds the object an update stores from the stored `old` and the request's `new`.
 ///
-/// Errors: 409 on a uid precondition mismatch; 422 when a finalizer is added during deletion.
+/// Errors: 409 on a uid precondition mismatch (finalizers added during deletion are refused by
+/// `crate::validate`).
 pub fn merge_update(
     info: &ResourceInfo,
     old: &Value,
@@ -195,21 +196,6 @@ pub fn merge_update(
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let deleting = is_deleting(old);
-    let old_finalizers = finalizers(old);
-    let new_finalizers = finalizers(&new);
-    if deleting && let Some(f) = new_finalizers.iter().find(|f| !old_finalizers.contains(f)) {
-        return Err(ApiError::invalid_field(
-            &info.kind,
-            &info.group,
-            &name,
-            "FieldValueForbidden",
-            "metadata.finalizers",
-            &format!(
-                "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{\"{f}\"}}"
-            ),
-        ));
-    }
     let spec_changed = spec_part(old) != spec_part(&new);
     let meta = meta_mut(&mut new)?;
     for key in [
@@ -297,23 +283,6 @@ mod tests {
         assert_eq!(out["status"]["replicas"], 3);
         assert_eq!(out["spec"]["replicas"], 1);
         assert!(out["metadata"].get("labels").is_none());
-    }
-
-    #[test]
-    fn no_new_finalizers_while_deleting() {
-        let c = Catalog::with_builtins();
-        let info = c.get("", "v1", "configmaps").expect("configmaps");
-        let old =
-            json!({"metadata": {"name": "a", "deletionTimestamp": "t", "finalizers": ["a/b"]}});
-        let new = json!({"metadata": {"name": "a", "finalizers": ["a/b", "c/d"]}});
-        assert_eq!(
-            merge_update(&info, &old, new, Endpoint::Main)
-                .map_err(|e| e.code)
-                .err(),
-            Some(422)
-        );
-        let remove = json!({"metadata": {"name": "a", "finalizers": []}});
-        assert!(merge_update(&info, &old, remove, Endpoint::Main).is_ok());
     }
 
     #[test]

@@ -298,6 +298,50 @@ impl ApiError {
     }
 }
 
+/// Status reasons the server emits, as `'static` strings (protocol modules hand back owned ones).
+const REASONS: &[&str] = &[
+    "BadRequest",
+    "Unauthorized",
+    "Forbidden",
+    "NotFound",
+    "AlreadyExists",
+    "Conflict",
+    "Gone",
+    "Expired",
+    "Invalid",
+    "MethodNotAllowed",
+    "NotAcceptable",
+    "RequestEntityTooLarge",
+    "UnsupportedMediaType",
+    "TooManyRequests",
+    "InternalError",
+    "Timeout",
+    "ServerTimeout",
+    "ServiceUnavailable",
+];
+
+impl From<kube::core::Status> for ApiError {
+    /// Carries a Status built by a protocol module (patch, protobuf, validation) to the HTTP edge unchanged;
+    /// a reason outside the known set is kept empty, as upstream's catch-all Status has it.
+    fn from(s: kube::core::Status) -> Self {
+        let reason = REASONS
+            .iter()
+            .find(|r| **r == s.reason)
+            .copied()
+            .unwrap_or("");
+        let details = s.details.and_then(|d| match serde_json::to_value(d) {
+            Ok(Value::Object(m)) => Some(m),
+            _ => None,
+        });
+        Self {
+            code: if s.code == 0 { 500 } else { s.code },
+            reason,
+            message: s.message,
+            details,
+        }
+    }
+}
+
 /// A JSON response with the exact `application/json` content type.
 pub fn json_response(code: StatusCode, body: &Value) -> Response {
     let bytes = serde_json::to_vec(body).unwrap_or_default();

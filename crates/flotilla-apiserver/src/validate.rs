@@ -1,131 +1,34 @@
-//! Object validation on every write (spec §5.4, §5.5): names per kind, label keys and values, annotation
-//! size, finalizer names and owner references, with the real server's wording from
-//! `crate::validation::format`, turned into one 422 Status.
+//! Object validation on every write (spec §5.4, §5.5): the protocol module's ObjectMeta validation
+//! (`crate::validation`) on create and update, turned into the one 422 Status the real server answers with.
 
 use serde_json::Value;
 
 use crate::catalog::ResourceInfo;
 use crate::meta;
-use crate::status::{ApiError, ApiResult, Cause};
-use crate::validation::format;
-
-/// Largest total size of all annotations.
-const MAX_ANNOTATIONS: usize = 256 * 1024;
-
-fn invalid(field: &str, value: &str, problems: &[String]) -> Cause {
-    Cause {
-        reason: "FieldValueInvalid".into(),
-        field: field.into(),
-        message: format!(
-            "Invalid value: {}: {}",
-            format::go_quote(value),
-            problems.join("; ")
-        ),
-    }
-}
-
-fn name_problems(info: &ResourceInfo, name: &str) -> Vec<String> {
-    if info.custom {
-        return format::is_dns1123_subdomain(name);
-    }
-    match (info.group.as_str(), info.plural.as_str()) {
-        ("", "namespaces") => format::is_dns1123_label(name),
-        ("", "services") => format::is_dns1035_label(name),
-        ("rbac.authorization.k8s.io", _) => format::is_valid_path_segment_name(name),
-        _ => format::is_dns1123_subdomain(name),
-    }
-}
+use crate::status::{ApiError, ApiResult};
+use crate::validation::{invalid_status, validate_object_meta, validate_object_meta_update};
 
 /// Validates an object about to be stored (`old` is the stored object on updates).
+///
+/// # Errors
+/// `422 Invalid` naming every offending field (name, labels, annotations, finalizers, owner references,
+/// managed fields; on updates also identity changes and finalizers added during deletion).
 pub fn object(info: &ResourceInfo, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
+    let kind = info.kind_info();
+    let mut errors = validate_object_meta(obj, &kind);
+    if let Some(old) = old {
+        errors.extend(validate_object_meta_update(obj, old));
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
     let name = meta::meta_str(obj, "name").unwrap_or("");
-    let mut causes = Vec::new();
-    if name.is_empty() {
-        causes.push(Cause {
-            reason: "FieldValueRequired".into(),
-            field: "metadata.name".into(),
-            message: "Required value: name or generateName is required".into(),
-        });
-    } else if old.is_none() {
-        let p = name_problems(info, name);
-        if !p.is_empty() {
-            causes.push(invalid("metadata.name", name, &p));
-        }
-    }
-    if let Some(labels) = obj.pointer("/metadata/labels").and_then(Value::as_object) {
-        for (k, v) in labels {
-            let p = format::is_qualified_name(k);
-            if !p.is_empty() {
-                causes.push(invalid("metadata.labels", k, &p));
-            }
-            let val = v.as_str().unwrap_or("");
-            let p = format::is_valid_label_value(val);
-            if !p.is_empty() || !v.is_string() {
-                causes.push(invalid(&format!("metadata.labels.{k}"), val, &p));
-            }
-        }
-    }
-    if let Some(ann) = obj
-        .pointer("/metadata/annotations")
-        .and_then(Value::as_object)
-    {
-        let mut total = 0;
-        for (k, v) in ann {
-            total += k.len() + v.as_str().map_or(0, str::len);
-            let p = format::is_qualified_name(&k.to_lowercase());
-            if !p.is_empty() {
-                causes.push(invalid("metadata.annotations", k, &p));
-            }
-        }
-        if total > MAX_ANNOTATIONS {
-            causes.push(Cause {
-                reason: "FieldValueTooLong".into(),
-                field: "metadata.annotations".into(),
-                message: format!("Too long: may not be more than {MAX_ANNOTATIONS} bytes"),
-            });
-        }
-    }
-    for (i, f) in meta::finalizers(obj).iter().enumerate() {
-        let p = format::is_qualified_name(f);
-        if !p.is_empty() {
-            causes.push(invalid(&format!("metadata.finalizers[{i}]"), f, &p));
-        }
-    }
-    if let Some(refs) = obj
-        .pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-    {
-        let mut controllers = 0;
-        for (i, r) in refs.iter().enumerate() {
-            for field in ["apiVersion", "kind", "name", "uid"] {
-                if r.get(field)
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-                {
-                    causes.push(Cause {
-                        reason: "FieldValueRequired".into(),
-                        field: format!("metadata.ownerReferences[{i}].{field}"),
-                        message: "Required value".into(),
-                    });
-                }
-            }
-            if r.get("controller").and_then(Value::as_bool) == Some(true) {
-                controllers += 1;
-            }
-        }
-        if controllers > 1 {
-            causes.push(Cause {
-                reason: "FieldValueInvalid".into(),
-                field: "metadata.ownerReferences".into(),
-                message: "Invalid value: only one reference can have Controller set to true".into(),
-            });
-        }
-    }
-    if causes.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::invalid(&info.kind, &info.group, name, causes))
-    }
+    Err(ApiError::from(invalid_status(
+        &info.kind,
+        &info.group,
+        name,
+        &errors,
+    )))
 }
 
 #[cfg(test)]
@@ -138,23 +41,33 @@ mod tests {
     fn bad_names_labels_and_owner_refs_are_422() {
         let c = Catalog::with_builtins();
         let cm = c.get("", "v1", "configmaps").expect("configmaps");
-        assert!(object(&cm, &json!({"metadata": {"name": "ok.name"}}), None).is_ok());
-        assert_eq!(
-            object(&cm, &json!({"metadata": {"name": "Bad_Name"}}), None)
-                .map_err(|e| e.code)
-                .err(),
-            Some(422)
-        );
+        let ok = json!({"metadata": {"name": "ok.name", "namespace": "default"}});
+        assert!(object(&cm, &ok, None).is_ok());
+        let bad = json!({"metadata": {"name": "Bad_Name", "namespace": "default"}});
+        assert_eq!(object(&cm, &bad, None).map_err(|e| e.code).err(), Some(422));
         let ns = c.get("", "v1", "namespaces").expect("namespaces");
         assert!(object(&ns, &json!({"metadata": {"name": "a.b"}}), None).is_err());
-        let bad_label = json!({"metadata": {"name": "x", "labels": {"a": "has space"}}});
+        let bad_label = json!({"metadata": {"name": "x", "namespace": "default", "labels": {"a": "has space"}}});
         assert!(object(&cm, &bad_label, None).is_err());
-        let refs = json!({"metadata": {"name": "x", "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "n"}]}});
+        let refs = json!({"metadata": {"name": "x", "namespace": "default", "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "n"}]}});
         let e = object(&cm, &refs, None).expect_err("uid required");
-        assert!(e.message.contains("ownerReferences[0].uid"));
+        assert!(e.message.contains("ownerReferences.uid"), "{}", e.message);
         let rbac = c
             .get("rbac.authorization.k8s.io", "v1", "clusterroles")
             .expect("clusterroles");
         assert!(object(&rbac, &json!({"metadata": {"name": "system:admin"}}), None).is_ok());
+    }
+
+    #[test]
+    fn no_new_finalizers_while_deleting() {
+        let c = Catalog::with_builtins();
+        let info = c.get("", "v1", "configmaps").expect("configmaps");
+        let old = json!({"metadata": {"name": "a", "namespace": "d", "deletionTimestamp": "t", "finalizers": ["a/b"]}});
+        let new = json!({"metadata": {"name": "a", "namespace": "d", "deletionTimestamp": "t", "finalizers": ["a/b", "c/d"]}});
+        let e = object(&info, &new, Some(&old)).expect_err("new finalizer refused");
+        assert_eq!(e.code, 422);
+        assert!(e.message.contains("no new finalizers"), "{}", e.message);
+        let remove = json!({"metadata": {"name": "a", "namespace": "d", "deletionTimestamp": "t"}});
+        assert!(object(&info, &remove, Some(&old)).is_ok());
     }
 }

@@ -52,11 +52,9 @@ pub fn decode_object(req: &Req, custom: bool) -> ApiResult<Value> {
     Ok(value)
 }
 
-fn decode_protobuf(_req: &Req) -> ApiResult<Value> {
-    Err(ApiError::unsupported_media(&[
-        "application/json",
-        "application/yaml",
-    ]))
+/// Transcodes a protobuf body (client-go 0.32+ typed clients) into the JSON a JSON client would send.
+fn decode_protobuf(req: &Req) -> ApiResult<Value> {
+    crate::protobuf::decode(&req.body).map_err(|e| ApiError::from(e.to_status()))
 }
 
 /// Decodes an optional DeleteOptions body (JSON or protobuf); an empty body is `None`.

@@ -1,88 +1,129 @@
-//! The seam between the PATCH handler and the patch engines of `crate::patch` (owned by the protocol
-//! module): patch-type negotiation and one call that turns (live object, patch body) into the new object.
+//! The seam between the write handlers and the protocol modules of `crate::patch`: patch-type negotiation,
+//! the one call that turns (live object, patch body) into the new object, and the `managedFields` bookkeeping
+//! every write does.
 
 use serde_json::Value;
 
 use crate::catalog::ResourceInfo;
+use crate::kind_info::KindInfo;
+use crate::meta::{self, Endpoint};
+use crate::patch::apply::{self as ssa, WriteOptions};
+use crate::patch::{self, PatchError, PatchType};
 use crate::status::{ApiError, ApiResult};
 
-/// The four patch types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PatchType {
-    /// RFC 7386.
-    Merge,
-    /// RFC 6902.
-    Json,
-    /// Strategic merge patch (built-in kinds only).
-    Strategic,
-    /// Server-side apply.
-    Apply,
+fn patch_error(e: PatchError) -> ApiError {
+    ApiError::from(e.to_status())
 }
 
-impl PatchType {
-    /// The patch type of a Content-Type; 415 for anything else and for SMP on custom resources.
-    pub fn from_content_type(ct: &str, custom: bool) -> ApiResult<Self> {
-        let accepted: &[&str] = if custom {
-            &[
-                "application/json-patch+json",
-                "application/merge-patch+json",
-                "application/apply-patch+yaml",
-            ]
-        } else {
-            &[
-                "application/json-patch+json",
-                "application/merge-patch+json",
-                "application/strategic-merge-patch+json",
-                "application/apply-patch+yaml",
-            ]
-        };
-        match ct {
-            "application/merge-patch+json" => Ok(Self::Merge),
-            "application/json-patch+json" => Ok(Self::Json),
-            "application/strategic-merge-patch+json" if !custom => Ok(Self::Strategic),
-            "application/apply-patch+yaml" => Ok(Self::Apply),
-            _ => Err(ApiError::unsupported_media(accepted)),
-        }
+/// The patch type of a request's Content-Type; 415 listing the kind's accepted types otherwise (so strategic
+/// merge patch on a custom resource is refused as the real server refuses it).
+pub fn negotiate(content_type: &str, kind: &KindInfo<'_>) -> ApiResult<PatchType> {
+    match PatchType::from_content_type(content_type) {
+        Some(t) if PatchType::supported(kind).contains(&t) => Ok(t),
+        _ => Err(patch_error(PatchError::UnsupportedMediaType {
+            accepted: PatchType::supported(kind)
+                .iter()
+                .map(|t| t.content_type())
+                .collect(),
+        })),
     }
 }
 
-fn parse_body(body: &[u8], yaml_ok: bool) -> ApiResult<Value> {
-    match serde_json::from_slice(body) {
-        Ok(v) => Ok(v),
-        Err(e) if yaml_ok => serde_yaml::from_slice(body).map_err(|y| {
-            ApiError::bad_request(format!("the patch is neither JSON ({e}) nor YAML ({y})"))
-        }),
-        Err(e) => Err(ApiError::bad_request(format!(
-            "the patch is not valid JSON: {e}"
-        ))),
+/// Checks the PATCH query options (`fieldManager` required for apply, `force` only for apply, `dryRun`,
+/// `fieldValidation`), worded as upstream.
+pub fn validate_options(
+    ptype: PatchType,
+    manager: Option<&str>,
+    force: Option<bool>,
+    dry_run: &[String],
+    field_validation: Option<&str>,
+) -> ApiResult<()> {
+    patch::validate_options(ptype, manager, force, dry_run, field_validation).map_err(patch_error)
+}
+
+/// Who writes: the field manager, and whether the write is a server-side apply (which records its own
+/// ownership) or an ordinary update.
+#[derive(Debug, Clone, Copy)]
+pub struct Writer<'a> {
+    /// Field manager.
+    pub manager: &'a str,
+    /// Whether the new object came out of server-side apply and already carries its `managedFields`.
+    pub applied: bool,
+}
+
+/// Top-level fields an endpoint ignores: `status` on the main endpoint of a kind with a status subresource,
+/// everything but status on `/status`.
+fn reset_fields(info: &ResourceInfo, ep: Endpoint) -> &'static [&'static str] {
+    match ep {
+        Endpoint::Status => &["spec"],
+        Endpoint::Main if info.status => &["status"],
+        Endpoint::Main => &[],
     }
 }
 
-/// Applies a patch to `live` and returns the patched object (before the update pipeline runs).
+/// One PATCH request as the patch engines need it.
+#[derive(Debug, Clone, Copy)]
+pub struct PatchInput<'a> {
+    /// Patch type from the Content-Type.
+    pub ptype: PatchType,
+    /// Raw patch body.
+    pub body: &'a [u8],
+    /// Who patches.
+    pub writer: Writer<'a>,
+    /// `force=true` (apply only).
+    pub force: bool,
+    /// Endpoint the patch came through.
+    pub ep: Endpoint,
+}
+
+/// Applies a patch of any type to `live` (`None` only for an apply that creates the object) and returns the
+/// patched object, before the update pipeline runs.
+///
+/// # Errors
+/// The Status the real server answers for the patch failure (400, 409 apply conflict, 413, 415, 422).
 pub fn apply_to(
     info: &ResourceInfo,
-    live: &Value,
-    ptype: PatchType,
-    body: &[u8],
-    manager: &str,
-    force: bool,
+    kind: &KindInfo<'_>,
+    live: Option<&Value>,
+    input: &PatchInput<'_>,
 ) -> ApiResult<Value> {
-    let _ = (info, manager, force);
-    let patch = parse_body(body, ptype == PatchType::Apply)?;
-    let mut doc = live.clone();
-    match ptype {
-        PatchType::Merge | PatchType::Strategic | PatchType::Apply => {
-            if !patch.is_object() {
-                return Err(ApiError::bad_request("the patch must be a JSON object"));
-            }
-            json_patch::merge(&mut doc, &patch);
+    match (input.ptype, live) {
+        (PatchType::Apply, live) => {
+            let config = ssa::parse_config(input.body).map_err(patch_error)?;
+            let now = meta::now();
+            let opts = WriteOptions {
+                manager: input.writer.manager,
+                subresource: (input.ep == Endpoint::Status).then_some("status"),
+                now: &now,
+                reset_fields: reset_fields(info, input.ep),
+            };
+            ssa::apply(live, &config, kind, &opts, input.force).map_err(patch_error)
         }
-        PatchType::Json => {
-            let ops: json_patch::Patch = serde_json::from_value(patch)
-                .map_err(|e| ApiError::bad_request(format!("the JSON patch is malformed: {e}")))?;
-            json_patch::patch(&mut doc, &ops)
-                .map_err(|e| ApiError::new(422, "Invalid", e.to_string()))?;
+        (ptype, Some(live)) => {
+            patch::apply_patch(ptype, live, input.body, kind).map_err(patch_error)
         }
+        (_, None) => Err(ApiError::internal("a non-apply patch needs a live object")),
     }
-    Ok(doc)
+}
+
+/// Records the writer's field ownership in `new` (the object about to be stored): an `Update` entry for every
+/// write but server-side apply, whose result already carries its `Apply` entry.
+pub fn record_ownership(
+    info: &ResourceInfo,
+    live: Option<&Value>,
+    new: &mut Value,
+    writer: Writer<'_>,
+    ep: Endpoint,
+) {
+    if writer.applied {
+        return;
+    }
+    let now = meta::now();
+    let opts = WriteOptions {
+        manager: writer.manager,
+        subresource: (ep == Endpoint::Status).then_some("status"),
+        now: &now,
+        reset_fields: reset_fields(info, ep),
+    };
+    ssa::record_update(live, new, &info.kind_info(), &opts);
 }

@@ -6,9 +6,10 @@ use axum::response::Response;
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use super::patching::{self, PatchType};
+use super::patching::{self, PatchInput, Writer};
 use super::{Req, body};
 use crate::catalog::{ResourceInfo, ScalePaths};
+use crate::kind_info::KindInfo;
 use crate::meta;
 use crate::server::Ctx;
 use crate::status::{ApiError, ApiResult, json_response};
@@ -141,7 +142,20 @@ async fn write_scale(
                 target = &mut target[seg];
             }
             target[field] = json!(replicas);
-            crate::handlers::write::finish_update(ctx, info, cur, new, meta::Endpoint::Main, false)
+            let manager = req.field_manager();
+            let writer = Writer {
+                manager: &manager,
+                applied: false,
+            };
+            crate::handlers::write::finish_update(
+                ctx,
+                info,
+                cur,
+                new,
+                meta::Endpoint::Main,
+                false,
+                writer,
+            )
         })
         .await?;
     Ok(json_response(StatusCode::OK, &scale_of(info, &w.object)?))
@@ -153,12 +167,23 @@ pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
     write_scale(ctx, info, req, move |_| Ok(body)).await
 }
 
-/// PATCH .../scale.
+/// PATCH .../scale: the patch applies to the `autoscaling/v1` Scale view, whose new replicas reach the parent.
 pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
-    let ptype = PatchType::from_content_type(&body::media_type(req), false)?;
+    let scale_kind = KindInfo::builtin("autoscaling", "v1", "Scale", info.namespaced);
+    let ptype = patching::negotiate(&body::media_type(req), &scale_kind)?;
     let manager = req.field_manager();
+    let input = PatchInput {
+        ptype,
+        body: &req.body,
+        writer: Writer {
+            manager: &manager,
+            applied: false,
+        },
+        force: true,
+        ep: meta::Endpoint::Main,
+    };
     write_scale(ctx, info, req, |scale| {
-        patching::apply_to(info, scale, ptype, &req.body, &manager, true)
+        patching::apply_to(info, &scale_kind, Some(scale), &input)
     })
     .await
 }

@@ -8,9 +8,10 @@ use serde_json::{Value, json};
 
 use super::{Req, body, object_response};
 use crate::catalog::ResourceInfo;
-use crate::handlers::patching::{self, PatchType};
+use crate::handlers::patching::{self, PatchInput, Writer};
 use crate::kinds;
 use crate::meta::{self, Endpoint};
+use crate::patch::PatchType;
 use crate::server::Ctx;
 use crate::status::{ApiError, ApiResult};
 use crate::store::Outcome;
@@ -80,6 +81,36 @@ pub fn admit_namespace(ctx: &Ctx, info: &ResourceInfo, ns: &str, name: &str) -> 
     Ok(())
 }
 
+/// Refuses creates of custom resources while their CRD is terminating (spec §10.3), as upstream's
+/// `forbidCreateAdmission` does.
+pub fn admit_custom(ctx: &Ctx, info: &ResourceInfo, name: &str) -> ApiResult<()> {
+    let Some(crd_name) = info.crd.as_deref().and_then(|c| meta::meta_str(c, "name")) else {
+        return Ok(());
+    };
+    let terminating = ctx
+        .store
+        .get(&crate::controllers::crd::key(), "", crd_name)
+        .is_none_or(|crd| meta::is_deleting(&crd));
+    if !terminating {
+        return Ok(());
+    }
+    let mut d = serde_json::Map::new();
+    d.insert("name".into(), json!(name));
+    d.insert("group".into(), json!(info.group));
+    d.insert("kind".into(), json!(info.plural));
+    Err(ApiError::forbidden(format!(
+        "{} \"{name}\" is forbidden: create not allowed while custom resource definition is terminating",
+        crate::status::qualified(&info.plural, &info.group)
+    ))
+    .with_details(d))
+}
+
+/// Every admission check of a create: namespace existence and lifecycle, CRD lifecycle.
+pub fn admit_create(ctx: &Ctx, info: &ResourceInfo, ns: &str, name: &str) -> ApiResult<()> {
+    admit_namespace(ctx, info, ns, name)?;
+    admit_custom(ctx, info, name)
+}
+
 /// Prepares a new object for storage: type, namespace, kind hooks, validation, server fields.
 pub fn prepare_new(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value, ns: &str) -> ApiResult<()> {
     check_type(info, obj)?;
@@ -117,7 +148,18 @@ pub async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
         ));
     }
     prepare_new(ctx, info, &mut obj, &ns)?;
-    admit_namespace(
+    let manager = req.field_manager();
+    patching::record_ownership(
+        info,
+        None,
+        &mut obj,
+        Writer {
+            manager: &manager,
+            applied: false,
+        },
+        Endpoint::Main,
+    );
+    admit_create(
         ctx,
         info,
         &ns,
@@ -202,8 +244,8 @@ fn check_precondition(
     }
 }
 
-/// The common tail of update and patch: merge with the stored object, hooks, validation, finalizer
-/// completion and no-op suppression.
+/// The common tail of update and patch: merge with the stored object, hooks, field ownership, validation,
+/// finalizer completion and no-op suppression.
 pub fn finish_update(
     ctx: &Ctx,
     info: &ResourceInfo,
@@ -211,13 +253,26 @@ pub fn finish_update(
     new: Value,
     ep: Endpoint,
     finalize: bool,
+    writer: Writer<'_>,
 ) -> ApiResult<Outcome> {
+    // Server-side apply computed the new ownership itself; the status endpoint keeps only status from the
+    // request, so carry the applied managedFields over explicitly.
+    let applied_managed = writer
+        .applied
+        .then(|| new.pointer("/metadata/managedFields").cloned())
+        .flatten();
     let mut new = meta::merge_update(info, cur, new, ep)?;
     if let Some(m) = new.as_object_mut() {
         m.insert("apiVersion".into(), json!(info.storage_api_version()));
         m.insert("kind".into(), json!(info.kind));
     }
     kinds::on_update(ctx, info, cur, &mut new, ep, finalize)?;
+    match applied_managed {
+        Some(mf) => {
+            meta::meta_mut(&mut new)?.insert("managedFields".into(), mf);
+        }
+        None => patching::record_ownership(info, Some(cur), &mut new, writer, ep),
+    }
     crate::validate::object(info, &new, Some(cur))?;
     if meta::is_deleting(&new) && meta::finalizers(&new).is_empty() && kinds::may_remove(info, &new)
     {
@@ -250,6 +305,11 @@ pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
     let requested_rv = meta::meta_str(&obj, "resourceVersion").map(str::to_string);
     let finalize = req.rp.sub.as_deref() == Some("finalize");
     let ep = endpoint(req);
+    let manager = req.field_manager();
+    let writer = Writer {
+        manager: &manager,
+        applied: false,
+    };
     let w = ctx
         .store
         .write(&info.key(), &ns, &name, dry, |cur| {
@@ -267,6 +327,7 @@ pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
                 new,
                 if finalize { Endpoint::Main } else { ep },
                 finalize,
+                writer,
             )
         })
         .await?;
@@ -276,36 +337,51 @@ pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
 /// PATCH of an object or its status.
 pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
     let name = req.rp.name.clone().unwrap_or_default();
-    let ptype = PatchType::from_content_type(&body::media_type(req), info.custom)?;
-    let dry = req.dry_run("PatchOptions")?;
+    let kind = info.kind_info();
+    let ptype = patching::negotiate(&body::media_type(req), &kind)?;
     let force = req.query.flag("force").map_err(ApiError::bad_request)?;
     let manager = req
         .query
         .get("fieldManager")
         .filter(|m| !m.is_empty())
         .map(str::to_string);
-    if ptype == PatchType::Apply {
-        if manager.is_none() {
-            return Err(ApiError::invalid_options(
-                "PatchOptions",
-                "fieldManager",
-                "Required value: is required for apply patch",
-            ));
-        }
-    } else if force.is_some() {
-        return Err(ApiError::invalid_options(
-            "PatchOptions",
-            "force",
-            "Forbidden: may not be specified for non-apply patch",
-        ));
-    }
+    let dry_run: Vec<String> = req
+        .query
+        .all("dryRun")
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    patching::validate_options(
+        ptype,
+        manager.as_deref(),
+        force,
+        &dry_run,
+        req.query.get("fieldValidation"),
+    )?;
+    let dry = !dry_run.is_empty();
     if req.body.len() > crate::server::MAX_BODY {
         return Err(ApiError::too_large("the patch is larger than 3 MiB"));
     }
     let ns = req.ns().to_string();
     let ep = endpoint(req);
     let field_manager = manager.unwrap_or_else(|| req.field_manager());
-    let ctx_ref = ctx;
+    let input = PatchInput {
+        ptype,
+        body: &req.body,
+        writer: Writer {
+            manager: &field_manager,
+            applied: ptype == PatchType::Apply,
+        },
+        force: force == Some(true),
+        ep,
+    };
+    // Admission reads the store, which the write closure must not do (it runs under the store lock), so an
+    // upsert's admission is decided up front.
+    let admission = if ptype == PatchType::Apply && ep == Endpoint::Main {
+        admit_create(ctx, info, &ns, &name)
+    } else {
+        Ok(())
+    };
     let w = ctx
         .store
         .write(&info.key(), &ns, &name, dry, |cur| {
@@ -314,36 +390,22 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
                     return Err(ApiError::not_found(&info.plural, &info.group, &name));
                 }
                 // Server-side apply creates a missing object (upsert).
-                let mut obj = patching::apply_to(
-                    info,
-                    &json!({}),
-                    ptype,
-                    &req.body,
-                    &field_manager,
-                    force == Some(true),
-                )?;
+                let mut obj = patching::apply_to(info, &kind, None, &input)?;
                 if meta::meta_str(&obj, "name").is_some_and(|n| n != name) {
                     return Err(ApiError::bad_request(
                         "the name of the object does not match the name on the URL",
                     ));
                 }
                 meta::meta_mut(&mut obj)?.insert("name".into(), json!(name));
-                prepare_new(ctx_ref, info, &mut obj, &ns)?;
-                admit_namespace(ctx_ref, info, &ns, &name)?;
+                prepare_new(ctx, info, &mut obj, &ns)?;
+                admission?;
                 return Ok(Outcome::Put(obj));
             };
             let mut base = cur.as_ref().clone();
             if let Some(m) = base.as_object_mut() {
                 m.insert("apiVersion".into(), json!(info.api_version()));
             }
-            let mut new = patching::apply_to(
-                info,
-                &base,
-                ptype,
-                &req.body,
-                &field_manager,
-                force == Some(true),
-            )?;
+            let mut new = patching::apply_to(info, &kind, Some(&base), &input)?;
             if !new.is_object() {
                 return Err(ApiError::bad_request("the patch result is not an object"));
             }
@@ -353,7 +415,7 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
                 m.insert("name".into(), json!(name));
             }
             check_namespace_field(info, &mut new, &ns)?;
-            finish_update(ctx_ref, info, cur, new, ep, false)
+            finish_update(ctx, info, cur, new, ep, false, input.writer)
         })
         .await?;
     let code = if w.created {

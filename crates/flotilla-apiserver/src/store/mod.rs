@@ -219,7 +219,8 @@ impl Store {
 
     /// Applies `f` to the current object under the store lock and persists the outcome.
     ///
-    /// The closure sees the stored object (or `None`) and decides. With `dry_run` nothing is stored, no RV
+    /// The closure sees the stored object (or `None`) and decides; it runs under the store lock, so it must
+    /// not call back into the store (that deadlocks). With `dry_run` nothing is stored, no RV
     /// is taken and the returned object has no `resourceVersion` change.
     ///
     /// # Errors
