@@ -23,6 +23,7 @@
 pub mod catalog;
 pub mod controllers;
 pub mod crd;
+pub mod defaults;
 pub mod discovery;
 pub mod fields;
 pub mod handlers;

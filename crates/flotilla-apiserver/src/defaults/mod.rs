@@ -1,0 +1,272 @@
+//! Built-in defaulting (spec §11): the values a real server fills in when a built-in object is written, so that
+//! Karmada's retain and diff logic and users comparing embedded with kind output see the same objects.
+//!
+//! Covered: workloads (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob) with their pod templates;
+//! Pods (PodSpec, containers, probes, volumes, requests from limits); Services (type, session affinity,
+//! traffic policies, target ports, protocols, cluster IP and node ports); Secrets (`stringData` merged into
+//! `data`, type `Opaque`); Namespaces (the `kubernetes.io/metadata.name` label); RBAC subjects' API group.
+//! Defaulting is idempotent, so it runs on every create and update as upstream's decoding does.
+
+mod pod;
+mod service;
+
+use crate::kind_info::KindInfo;
+use base64::Engine;
+use serde_json::{Map, Value, json};
+use std::collections::HashSet;
+
+/// Addresses and ports already taken, so Service allocation picks free ones. The caller fills them from the
+/// Services it stores; allocation adds what it hands out.
+#[derive(Debug, Clone, Default)]
+pub struct Allocations {
+    /// Cluster IPs in use.
+    pub cluster_ips: HashSet<String>,
+    /// Node ports in use.
+    pub node_ports: HashSet<u16>,
+}
+
+/// Fills in the defaults of `object`, a built-in of `kind`; custom resources and unknown kinds are left alone
+/// (their defaults come from their schema, see [`crate::schema`]).
+///
+/// Guarantees: only absent (or, for fields Go does not distinguish, empty) fields are set; running it twice
+/// changes nothing more; a Service without a cluster IP gets the lowest free one of 10.96.0.0/12 from
+/// `allocations`.
+pub fn apply(object: &mut Value, kind: &KindInfo<'_>, allocations: &mut Allocations) {
+    if kind.is_custom() {
+        return;
+    }
+    match (kind.group, kind.kind) {
+        ("apps", "Deployment") => deployment(object),
+        ("apps", "ReplicaSet") | ("", "ReplicationController") => {
+            with_spec(object, |s| set_if_absent(s, "replicas", json!(1)));
+            template(object, "/spec/template/spec");
+        }
+        ("apps", "StatefulSet") => statefulset(object),
+        ("apps", "DaemonSet") => daemonset(object),
+        ("batch", "Job") => {
+            job_spec(object.get_mut("spec"));
+            job_labels(object);
+            template(object, "/spec/template/spec");
+        }
+        ("batch", "CronJob") => {
+            with_spec(object, |s| {
+                set_if_empty(s, "concurrencyPolicy", json!("Allow"));
+                set_if_absent(s, "suspend", json!(false));
+                set_if_absent(s, "successfulJobsHistoryLimit", json!(3));
+                set_if_absent(s, "failedJobsHistoryLimit", json!(1));
+            });
+            job_spec(object.pointer_mut("/spec/jobTemplate/spec"));
+            template(object, "/spec/jobTemplate/spec/template/spec");
+        }
+        ("", "PodTemplate") => template(object, "/template/spec"),
+        ("", "Pod") => pod::pod(object),
+        ("", "Service") => service::service(object, allocations),
+        ("", "Secret") => secret(object),
+        ("", "Namespace") => namespace(object),
+        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
+            rbac_subjects(object)
+        }
+        _ => {}
+    }
+}
+
+pub(crate) fn set_if_absent(map: &mut Map<String, Value>, key: &str, value: Value) {
+    if map.get(key).is_none_or(Value::is_null) {
+        map.insert(key.to_string(), value);
+    }
+}
+
+/// For Go string fields, where empty and absent are the same thing.
+pub(crate) fn set_if_empty(map: &mut Map<String, Value>, key: &str, value: Value) {
+    if map
+        .get(key)
+        .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
+    {
+        map.insert(key.to_string(), value);
+    }
+}
+
+fn with_spec(object: &mut Value, f: impl FnOnce(&mut Map<String, Value>)) {
+    if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+        f(spec);
+    }
+}
+
+fn template(object: &mut Value, pointer: &str) {
+    if let Some(spec) = object.pointer_mut(pointer).and_then(Value::as_object_mut) {
+        pod::pod_spec(spec);
+    }
+}
+
+fn deployment(object: &mut Value) {
+    with_spec(object, |s| {
+        set_if_absent(s, "replicas", json!(1));
+        set_if_absent(s, "revisionHistoryLimit", json!(10));
+        set_if_absent(s, "progressDeadlineSeconds", json!(600));
+        let strategy = s.entry("strategy").or_insert_with(|| json!({}));
+        if let Some(strategy) = strategy.as_object_mut() {
+            set_if_empty(strategy, "type", json!("RollingUpdate"));
+            if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
+                let ru = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+                if let Some(ru) = ru.as_object_mut() {
+                    set_if_absent(ru, "maxUnavailable", json!("25%"));
+                    set_if_absent(ru, "maxSurge", json!("25%"));
+                }
+            }
+        }
+    });
+    template(object, "/spec/template/spec");
+}
+
+fn statefulset(object: &mut Value) {
+    with_spec(object, |s| {
+        set_if_absent(s, "replicas", json!(1));
+        set_if_empty(s, "podManagementPolicy", json!("OrderedReady"));
+        set_if_absent(s, "revisionHistoryLimit", json!(10));
+        set_if_absent(
+            s,
+            "persistentVolumeClaimRetentionPolicy",
+            json!({"whenDeleted": "Retain", "whenScaled": "Retain"}),
+        );
+        let strategy = s.entry("updateStrategy").or_insert_with(|| json!({}));
+        if let Some(strategy) = strategy.as_object_mut() {
+            set_if_empty(strategy, "type", json!("RollingUpdate"));
+            if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
+                let ru = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+                if let Some(ru) = ru.as_object_mut() {
+                    set_if_absent(ru, "partition", json!(0));
+                }
+            }
+        }
+    });
+    template(object, "/spec/template/spec");
+}
+
+fn daemonset(object: &mut Value) {
+    with_spec(object, |s| {
+        set_if_absent(s, "revisionHistoryLimit", json!(10));
+        let strategy = s.entry("updateStrategy").or_insert_with(|| json!({}));
+        if let Some(strategy) = strategy.as_object_mut() {
+            set_if_empty(strategy, "type", json!("RollingUpdate"));
+            if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
+                let ru = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+                if let Some(ru) = ru.as_object_mut() {
+                    set_if_absent(ru, "maxUnavailable", json!(1));
+                    set_if_absent(ru, "maxSurge", json!(0));
+                }
+            }
+        }
+    });
+    template(object, "/spec/template/spec");
+}
+
+/// Upstream's Job defaults: both counts 1 when neither is set, parallelism 1 when unset.
+fn job_spec(spec: Option<&mut Value>) {
+    let Some(s) = spec.and_then(Value::as_object_mut) else {
+        return;
+    };
+    let has = |s: &Map<String, Value>, k: &str| s.get(k).is_some_and(|v| !v.is_null());
+    if !has(s, "completions") && !has(s, "parallelism") {
+        s.insert("completions".to_string(), json!(1));
+    }
+    set_if_absent(s, "parallelism", json!(1));
+    let backoff = if has(s, "backoffLimitPerIndex") {
+        i64::from(i32::MAX)
+    } else {
+        6
+    };
+    set_if_absent(s, "backoffLimit", json!(backoff));
+    set_if_empty(s, "completionMode", json!("NonIndexed"));
+    set_if_absent(s, "suspend", json!(false));
+    let replacement = if has(s, "podFailurePolicy") {
+        "Failed"
+    } else {
+        "TerminatingOrFailed"
+    };
+    set_if_empty(s, "podReplacementPolicy", json!(replacement));
+}
+
+/// A Job without labels takes its pod template's.
+fn job_labels(object: &mut Value) {
+    let template_labels = object
+        .pointer("/spec/template/metadata/labels")
+        .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
+        .cloned();
+    let Some(labels) = template_labels else {
+        return;
+    };
+    let Some(obj) = object.as_object_mut() else {
+        return;
+    };
+    let Some(meta) = obj
+        .entry("metadata")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+    else {
+        return;
+    };
+    if meta
+        .get("labels")
+        .and_then(Value::as_object)
+        .is_none_or(Map::is_empty)
+    {
+        meta.insert("labels".to_string(), labels);
+    }
+}
+
+/// `stringData` is write-only: it is merged into `data` (base64) and dropped; `type` defaults to `Opaque`.
+fn secret(object: &mut Value) {
+    let Some(obj) = object.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Object(string_data)) = obj.remove("stringData") {
+        let data = obj.entry("data").or_insert_with(|| json!({}));
+        if let Some(data) = data.as_object_mut() {
+            for (k, v) in string_data {
+                let text = v.as_str().unwrap_or_default();
+                data.insert(
+                    k,
+                    json!(base64::engine::general_purpose::STANDARD.encode(text)),
+                );
+            }
+        }
+    }
+    set_if_empty(obj, "type", json!("Opaque"));
+}
+
+/// Every Namespace carries its own name as the `kubernetes.io/metadata.name` label.
+fn namespace(object: &mut Value) {
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if name.is_empty() {
+        return;
+    }
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let labels = meta.entry("labels").or_insert_with(|| json!({}));
+    if let Some(labels) = labels.as_object_mut() {
+        labels.insert("kubernetes.io/metadata.name".to_string(), json!(name));
+    }
+}
+
+fn rbac_subjects(object: &mut Value) {
+    for s in object
+        .get_mut("subjects")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        let Some(s) = s.as_object_mut() else { continue };
+        let kind = s.get("kind").and_then(Value::as_str).unwrap_or_default();
+        if matches!(kind, "User" | "Group") {
+            set_if_empty(s, "apiGroup", json!("rbac.authorization.k8s.io"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
