@@ -229,6 +229,15 @@ async fn cleanup(ctx: &Arc<Ctx>, name: &str, uid: &str) {
 }
 
 async fn release(ctx: &Ctx, name: &str, uid: &str) {
+    // When only our finalizer is left the CRD disappears with this write: stop serving first, so nobody sees
+    // the CRD gone while its resources still answer.
+    let last = ctx
+        .store
+        .get(&key(), "", name)
+        .is_some_and(|c| meta::finalizers(&c).iter().all(|f| f == CLEANUP_FINALIZER));
+    if last {
+        ctx.catalog.remove_crd(name);
+    }
     let res = ctx
         .store
         .write(&key(), "", name, false, |cur| {

@@ -1,5 +1,4 @@
-//! In-process component tests: a real server on a free port, driven by kube-rs over HTTPS.
-#![allow(clippy::unwrap_used, clippy::panic)]
+//! CRUD, list, watch, status and scale, restart, and namespace deletion with kube-rs.
 
 use std::time::Duration;
 
@@ -8,37 +7,9 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Client, Config};
 use serde_json::json;
 
-use flotilla_apiserver::{RunningServer, Server, ServerConfig};
-
-async fn start(dir: &std::path::Path) -> (RunningServer, Client) {
-    let mut cfg = ServerConfig::new("127.0.0.1:0".parse().expect("addr"), dir);
-    cfg.nodes = 2;
-    let server = Server::start(cfg).await.expect("server starts");
-    let kc: kube::config::Kubeconfig =
-        serde_yaml::from_str(&server.kubeconfig("flotilla")).expect("kubeconfig");
-    let config = Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .expect("config");
-    (server, Client::try_from(config).expect("client"))
-}
-
-async fn eventually<F, Fut>(what: &str, mut f: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while tokio::time::Instant::now() < deadline {
-        if f().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
+use crate::common::{eventually, mk_cm, start};
 
 #[tokio::test]
 async fn crud_list_watch_and_restart() {
@@ -181,29 +152,54 @@ async fn namespace_deletion_removes_content() {
         .await
         .expect("create ns");
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "doomed");
-    let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "x"}})).expect("cm");
-    cms.create(&PostParams::default(), &cm)
+    cms.create(&PostParams::default(), &mk_cm("x", json!({})))
         .await
         .expect("create cm");
-    nss.delete("doomed", &DeleteParams::default())
+    cms.create(
+        &PostParams::default(),
+        &mk_cm("held", json!({"finalizers": ["example.io/hold"]})),
+    )
+    .await
+    .expect("create held cm");
+    let marked = nss
+        .delete("doomed", &DeleteParams::default())
         .await
-        .expect("delete ns");
+        .expect("delete ns")
+        .left()
+        .expect("the namespace stays while it has content");
+    assert_eq!(
+        marked.status.and_then(|s| s.phase).as_deref(),
+        Some("Terminating")
+    );
     let err = cms
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value::<ConfigMap>(json!({"metadata": {"name": "y"}})).expect("cm"),
-        )
-        .await;
+        .create(&PostParams::default(), &mk_cm("y", json!({})))
+        .await
+        .expect_err("no new content in a terminating namespace");
     assert!(
-        matches!(err, Err(kube::Error::Api(ref s)) if s.code == 403 || s.code == 404),
+        matches!(err, kube::Error::Api(ref s) if s.code == 403 && s.message.contains("because it is being terminated")),
         "{err:?}"
     );
+    eventually("content without finalizers deleted", || {
+        let cms = cms.clone();
+        async move { cms.get_opt("x").await.ok().flatten().is_none() }
+    })
+    .await;
+    // The finalizer keeps the namespace terminating until its holder lets go.
+    let held = cms.get("held").await.expect("held stays");
+    assert!(held.metadata.deletion_timestamp.is_some());
+    assert!(nss.get_opt("doomed").await.expect("get ns").is_some());
+    cms.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .expect("release the finalizer");
     eventually("namespace gone", || {
         let nss = nss.clone();
         async move { nss.get_opt("doomed").await.ok().flatten().is_none() }
     })
     .await;
-    let _ = server.local_addr();
     let mut events = Box::pin(watcher(nss.clone(), watcher::Config::default()).applied_objects());
     assert!(
         tokio::time::timeout(Duration::from_secs(5), events.next())

@@ -1,0 +1,60 @@
+//! Shared fixtures: starting a server and a kube-rs client for it, waiting on conditions.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{Client, Config};
+use serde_json::{Value, json};
+
+use flotilla_apiserver::{RunningServer, Server, ServerConfig};
+
+/// Starts a server on a free port with two seeded nodes.
+pub async fn start(dir: &Path) -> (RunningServer, Client) {
+    start_on(dir, "127.0.0.1:0".parse().expect("addr")).await
+}
+
+/// Starts a server on `addr` (a fixed port lets a client outlive a restart).
+pub async fn start_on(dir: &Path, addr: SocketAddr) -> (RunningServer, Client) {
+    let mut cfg = ServerConfig::new(addr, dir);
+    cfg.nodes = 2;
+    let server = Server::start(cfg).await.expect("server starts");
+    let client = client_for(&server).await;
+    (server, client)
+}
+
+/// A kube-rs client using the server's kubeconfig.
+pub async fn client_for(server: &RunningServer) -> Client {
+    let kc: kube::config::Kubeconfig =
+        serde_yaml::from_str(&server.kubeconfig("flotilla")).expect("kubeconfig");
+    let config = Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("config");
+    Client::try_from(config).expect("client")
+}
+
+/// Polls `f` every 50 ms until it holds, failing after 15 s.
+pub async fn eventually<F, Fut>(what: &str, mut f: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while tokio::time::Instant::now() < deadline {
+        if f().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// A ConfigMap named `name` with extra metadata merged in.
+pub fn mk_cm(name: &str, metadata: Value) -> ConfigMap {
+    let mut m = json!({"name": name});
+    if let (Some(m), Some(extra)) = (m.as_object_mut(), metadata.as_object()) {
+        m.extend(extra.clone());
+    }
+    serde_json::from_value(json!({"metadata": m, "data": {"k": "v"}})).expect("configmap")
+}

@@ -1,0 +1,8 @@
+//! In-process component tests: a real server on a free port, driven by kube-rs and kube-runtime over HTTPS.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod common;
+mod crd;
+mod crud;
+mod gc;
+mod kube_runtime;
