@@ -21,7 +21,7 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 use serde::de::DeserializeOwned;
 
-use crate::facade::{Readiness, ReadyGate};
+use crate::facade::{Readiness, ReadyGate, ResourceInterpreter};
 use crate::webhook::WebhookLayer;
 
 /// Name of the readiness gate of customizations.
@@ -57,7 +57,7 @@ pub fn watch_configuration(
     readiness: &Readiness,
     customizations: Arc<dyn ConfigSink<ResourceInterpreterCustomization>>,
     webhooks: Arc<dyn ConfigSink<ResourceInterpreterWebhookConfiguration>>,
-) -> impl Future<Output = ()> + Send + 'static {
+) -> impl Future<Output = ()> + Send + use<> {
     let customization_gate = readiness.gate(CUSTOMIZATIONS_GATE);
     let webhook_gate = readiness.gate(WEBHOOKS_GATE);
     let ric_api: Api<ResourceInterpreterCustomization> = Api::all(client.clone());
@@ -114,4 +114,37 @@ fn snapshot<K: kube::Resource<DynamicType = ()> + Clone>(store: &reflector::Stor
         .iter()
         .map(|object| object.as_ref().clone())
         .collect()
+}
+
+/// The layers the bundled binary always has: third-party Lua (when bundled) and native.
+pub fn bundled() -> crate::facade::Builder {
+    ResourceInterpreter::builder().native()
+}
+
+/// The interpreter as a control plane resolves it, every layer Flotilla has, with the user layers fed by the
+/// control plane's ResourceInterpreterCustomizations and ResourceInterpreterWebhookConfigurations; and the
+/// future that keeps them in sync (spawn it, abort it on shutdown). The interpreter becomes ready once both
+/// initial lists arrived; callers await [`ResourceInterpreter::ready`].
+///
+/// # Errors
+/// Only if the default metrics cannot be created (a bug).
+pub fn control_plane(
+    client: kube::Client,
+) -> Result<
+    (
+        ResourceInterpreter,
+        impl Future<Output = ()> + Send + 'static,
+    ),
+    prometheus::Error,
+> {
+    let readiness = Readiness::new();
+    let webhooks = Arc::new(WebhookLayer::new(Some(client.clone())));
+    // The customization (Lua) layer is fed here once it lands; until then customizations are listed only.
+    let customizations: Arc<dyn ConfigSink<ResourceInterpreterCustomization>> =
+        Arc::new(|_: Vec<ResourceInterpreterCustomization>| {});
+    let webhook_sink: Arc<dyn ConfigSink<ResourceInterpreterWebhookConfiguration>> =
+        webhooks.clone();
+    let sync = watch_configuration(client, &readiness, customizations, webhook_sink);
+    let interpreter = bundled().layer(webhooks).readiness(readiness).build()?;
+    Ok((interpreter, sync))
 }

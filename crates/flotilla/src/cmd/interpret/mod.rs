@@ -8,18 +8,12 @@
 mod input;
 mod output;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use flotilla_api::config::v1alpha1::{
-    InterpreterOperation as Op, ResourceInterpreterCustomization,
-    ResourceInterpreterWebhookConfiguration,
-};
-use flotilla_interpreter::config::{ConfigSink, watch_configuration};
+use flotilla_api::config::v1alpha1::InterpreterOperation as Op;
 use flotilla_interpreter::facade::error_text;
-use flotilla_interpreter::webhook::WebhookLayer;
-use flotilla_interpreter::{Error, Readiness, Request, ResourceInterpreter};
+use flotilla_interpreter::{Error, Request, ResourceInterpreter};
 
 /// How long `--kubeconfig` waits for the control plane's configuration to list.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -178,34 +172,25 @@ async fn interpreter(args: &Args) -> anyhow::Result<ResourceInterpreter> {
             sources.into_iter().collect::<Vec<_>>().join(", ")
         );
     }
-    let mut builder = ResourceInterpreter::builder().native();
-    if let Some(kubeconfig) = &args.kubeconfig {
-        let client = client(kubeconfig, args.karmada_context.as_deref()).await?;
-        let readiness = Readiness::new();
-        let webhooks = Arc::new(WebhookLayer::new(Some(client.clone())));
-        let customizations: Arc<dyn ConfigSink<ResourceInterpreterCustomization>> =
-            Arc::new(|_: Vec<ResourceInterpreterCustomization>| {});
-        let webhook_sink: Arc<dyn ConfigSink<ResourceInterpreterWebhookConfiguration>> =
-            webhooks.clone();
-        tokio::spawn(watch_configuration(
-            client,
-            &readiness,
-            customizations,
-            webhook_sink,
-        ));
-        builder = builder.layer(webhooks).readiness(readiness.clone());
-        tokio::time::timeout(READY_TIMEOUT, readiness.wait()).await.map_err(|_| {
+    let Some(kubeconfig) = &args.kubeconfig else {
+        return flotilla_interpreter::config::bundled()
+            .build()
+            .context("failed to assemble the interpreter");
+    };
+    let client = client(kubeconfig, args.karmada_context.as_deref()).await?;
+    let (interpreter, sync) = flotilla_interpreter::config::control_plane(client)
+        .context("failed to assemble the interpreter")?;
+    tokio::spawn(sync);
+    tokio::time::timeout(READY_TIMEOUT, interpreter.ready())
+        .await
+        .map_err(|_| {
             anyhow::anyhow!(
-                "timed out after {}s waiting for the interpreter configuration of {} ({} not listed)",
+                "timed out after {}s waiting for the interpreter configuration of {}",
                 READY_TIMEOUT.as_secs(),
                 kubeconfig.display(),
-                readiness.pending().unwrap_or("?")
             )
         })?;
-    }
-    builder
-        .build()
-        .context("failed to assemble the interpreter")
+    Ok(interpreter)
 }
 
 /// A client for the control plane of `kubeconfig`.
