@@ -224,6 +224,30 @@ async fn run(
             shutdown.clone(),
         )),
     );
+    spawn(
+        &mut tasks,
+        crate::scheduler::controller::NAME,
+        Box::pin(crate::scheduler::controller::run(
+            ctx.clone(),
+            shutdown.clone(),
+        )),
+    );
+    spawn(
+        &mut tasks,
+        crate::scheduler::controller::NAME,
+        Box::pin(crate::scheduler::controller::run(
+            ctx.clone(),
+            shutdown.clone(),
+        )),
+    );
+    spawn(
+        &mut tasks,
+        controllers::namespace_sync::NAME,
+        Box::pin(controllers::namespace_sync::run(
+            ctx.clone(),
+            shutdown.clone(),
+        )),
+    );
     tokio::select! {
         () = ctx.interpreter.ready() => {}
         () = shutdown.cancelled() => {}
@@ -253,6 +277,14 @@ async fn run(
             &mut tasks,
             controllers::binding_status::NAME,
             Box::pin(controllers::binding_status::run(
+                ctx.clone(),
+                shutdown.clone(),
+            )),
+        );
+        spawn(
+            &mut tasks,
+            controllers::dependencies::NAME,
+            Box::pin(controllers::dependencies::run(
                 ctx.clone(),
                 shutdown.clone(),
             )),

@@ -37,20 +37,6 @@ fn mk_policy(name: &str, deployment: &str) -> PropagationPolicy {
     .unwrap()
 }
 
-/// Plays the scheduler until the scheduler controller runs in the manager: Duplicated onto both members.
-async fn schedule(env: &Env, binding: &str, replicas: i32) {
-    let api: Api<ResourceBinding> = Api::namespaced(env.client.clone(), "default");
-    eventually("the binding", || async { api.get(binding).await.ok() }).await;
-    let patch = json!({"spec": {"clusters": [{"name": "member1", "replicas": replicas}, {"name": "member2", "replicas": replicas}]}});
-    api.patch(binding, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .unwrap();
-    let status = json!({"status": {"lastScheduledTime": "2026-01-01T00:00:00Z", "schedulerObservedGeneration": 2}});
-    api.patch_status(binding, &PatchParams::default(), &Patch::Merge(&status))
-        .await
-        .unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deployment_propagates_with_status_and_is_cleaned_up() {
     let env = Env::start(2).await;
@@ -138,7 +124,13 @@ async fn deployment_propagates_with_status_and_is_cleaned_up() {
         Some("nginx-pp")
     );
 
-    schedule(&env, "nginx-deployment", 2).await;
+    // The scheduler duplicates the two replicas onto both members.
+    let rb = eventually("the scheduling result", || async {
+        let rb = bindings.get("nginx-deployment").await.ok()?;
+        (rb.spec.clusters.len() == 2).then_some(rb)
+    })
+    .await;
+    assert!(rb.spec.clusters.iter().all(|c| c.replicas == 2));
 
     // Works and member objects.
     for member in &env.members {
