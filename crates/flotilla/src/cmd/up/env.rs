@@ -5,15 +5,20 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use flotilla_apiserver::simulator::{Simulator, SimulatorConfig};
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 use flotilla_controllers::join::{self, Registration};
+use flotilla_controllers::manager::{self, ManagerHandle, ManagerOptions};
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
 
 use super::{install, kubeconfigs};
+
+/// How long the controllers may take to start (their interpreter lists its configuration first).
+const CONTROLLERS_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How to run the environment.
 #[derive(Clone, Debug)]
@@ -32,6 +37,8 @@ pub struct UpConfig {
     pub webhook_example: bool,
     /// Nodes seeded into each member.
     pub nodes_per_member: usize,
+    /// Run the controllers (off only for tests of the environment itself).
+    pub controllers: bool,
 }
 
 impl UpConfig {
@@ -45,6 +52,7 @@ impl UpConfig {
             simulator_delay: flotilla_apiserver::simulator::DEFAULT_DELAY,
             webhook_example: false,
             nodes_per_member: 3,
+            controllers: true,
         }
     }
 }
@@ -74,6 +82,7 @@ pub struct Environment {
     pub karmada_config: PathBuf,
     /// `DIR/members.config`.
     pub members_config: PathBuf,
+    controllers: Option<(ManagerHandle, tokio::task::JoinHandle<()>)>,
 }
 
 fn listen(port: u16, offset: usize) -> anyhow::Result<SocketAddr> {
@@ -176,6 +185,32 @@ impl Environment {
             progress("workload simulators running");
         }
 
+        let controllers = if config.controllers {
+            let (interpreter, watch) =
+                flotilla_interpreter::config::control_plane(control_client.clone())
+                    .context("failed to assemble the resource interpreter")?;
+            let watch = tokio::spawn(watch);
+            let manager = manager::start(
+                control_client.clone(),
+                Arc::new(interpreter),
+                ManagerOptions::default(),
+            )
+            .await
+            .context("failed to start the controllers")?;
+            tokio::time::timeout(CONTROLLERS_TIMEOUT, manager.wait_ready())
+                .await
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "the controllers did not start within {}s",
+                        CONTROLLERS_TIMEOUT.as_secs()
+                    )
+                })?;
+            progress("controllers running");
+            Some((manager, watch))
+        } else {
+            None
+        };
+
         let karmada_config = dir.join("karmada.config");
         let members_config = dir.join("members.config");
         write(&karmada_config, &control_kubeconfig)?;
@@ -191,11 +226,18 @@ impl Environment {
             webhook,
             karmada_config,
             members_config,
+            controllers,
         })
     }
 
     /// Stops everything in reverse order of start and flushes every store.
     pub async fn shutdown(self) {
+        if let Some((manager, watch)) = self.controllers {
+            if let Err(e) = manager.shutdown().await {
+                tracing::warn!(error = %e, "the controllers stopped with an error");
+            }
+            watch.abort();
+        }
         // Simulators first: nothing should write to a member that is shutting down.
         let mut servers = Vec::new();
         for member in self.members {

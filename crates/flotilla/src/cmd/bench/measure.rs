@@ -1,0 +1,308 @@
+//! The propagation measurement: watches every member and the control plane, creates the templates, and
+//! timestamps each member object's first appearance and each template's aggregated status.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::Context;
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, PostParams};
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::Args;
+use crate::cmd::up::Environment;
+
+/// Namespace of the benchmark's templates.
+const NAMESPACE: &str = "flotilla-bench";
+
+/// What the watchers saw, shared with the creating task.
+#[derive(Default)]
+struct Seen {
+    created: HashMap<String, Instant>,
+    /// First time each (member, template) object was seen in a member.
+    in_member: HashMap<(usize, String), Instant>,
+    /// First time each template's status showed every member's replicas.
+    aggregated: HashMap<String, Instant>,
+}
+
+struct Shared {
+    seen: Mutex<Seen>,
+    changed: Notify,
+}
+
+impl Shared {
+    fn update(&self, f: impl FnOnce(&mut Seen)) {
+        f(&mut self.seen.lock().unwrap_or_else(PoisonError::into_inner));
+        self.changed.notify_waiters();
+    }
+
+    fn counts(&self) -> (usize, usize, usize) {
+        let seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        (
+            seen.created.len(),
+            seen.in_member.len(),
+            seen.aggregated.len(),
+        )
+    }
+}
+
+/// Resident set size of this process.
+pub fn rss_bytes() -> Option<u64> {
+    proc_status_kb("VmRSS:").map(|kb| kb * 1024)
+}
+
+/// Peak resident set size of this process.
+pub fn peak_rss_bytes() -> Option<u64> {
+    proc_status_kb("VmHWM:").map(|kb| kb * 1024)
+}
+
+fn proc_status_kb(key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Bytes as MiB, one decimal.
+pub fn mb(bytes: u64) -> f64 {
+    (bytes as f64 / 1024.0 / 1024.0 * 10.0).round() / 10.0
+}
+
+fn template(name: &str, replicas: i32) -> anyhow::Result<Deployment> {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": name}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                         "spec": {"containers": [{"name": "app", "image": "nginx",
+                                  "resources": {"requests": {"cpu": "1m", "memory": "1Mi"}}}]}},
+        },
+    }))
+    .context("failed to build a template")
+}
+
+async fn setup(client: &Client, members: &[String]) -> anyhow::Result<()> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": NAMESPACE}}))?;
+    match namespaces.create(&PostParams::default(), &ns).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 409 => {}
+        Err(e) => return Err(e).context("failed to create the benchmark namespace"),
+    }
+    let policy = json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "bench", "namespace": NAMESPACE},
+        "spec": {
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
+            "placement": {"clusterAffinity": {"clusterNames": members}},
+        },
+    });
+    let api: Api<kube::api::DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        NAMESPACE,
+        &kube::core::ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk(
+                "policy.karmada.io",
+                "v1alpha1",
+                "PropagationPolicy",
+            ),
+            "propagationpolicies",
+        ),
+    );
+    match api
+        .create(&PostParams::default(), &serde_json::from_value(policy)?)
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(e).context("failed to create the benchmark PropagationPolicy"),
+    }
+}
+
+/// Watches Deployments of the benchmark namespace on one cluster and records what `record` extracts.
+fn watch(
+    client: Client,
+    shared: Arc<Shared>,
+    record: impl Fn(&mut Seen, &Deployment, Instant) + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let api: Api<Deployment> = Api::namespaced(client, NAMESPACE);
+        let mut events = std::pin::pin!(watcher::watcher(api, watcher::Config::default()));
+        loop {
+            match events.try_next().await {
+                Ok(Some(watcher::Event::Apply(d) | watcher::Event::InitApply(d))) => {
+                    let now = Instant::now();
+                    shared.update(|seen| record(seen, &d, now));
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::debug!(error = %e, "bench watch failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    })
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Option<Duration> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted
+        .get(rank.saturating_sub(1).min(sorted.len() - 1))
+        .copied()
+}
+
+fn ms(d: Duration) -> u128 {
+    d.as_millis()
+}
+
+/// Runs the propagation and returns its figures.
+///
+/// # Errors
+/// When setting up fails or the deadline passes (with how far it got).
+pub async fn propagation(environment: &Environment, args: &Args) -> anyhow::Result<Value> {
+    let members: Vec<String> = environment.members.iter().map(|m| m.name.clone()).collect();
+    let control = environment.control_client.clone();
+    setup(&control, &members).await?;
+    let shared = Arc::new(Shared {
+        seen: Mutex::new(Seen::default()),
+        changed: Notify::new(),
+    });
+    let mut watches = Vec::new();
+    for (i, member) in environment.members.iter().enumerate() {
+        watches.push(watch(
+            member.client.clone(),
+            shared.clone(),
+            move |seen, d, now| {
+                seen.in_member.entry((i, d.name_any())).or_insert(now);
+            },
+        ));
+    }
+    let want_ready = i32::try_from(members.len())
+        .unwrap_or(i32::MAX)
+        .saturating_mul(args.replicas);
+    watches.push(watch(
+        control.clone(),
+        shared.clone(),
+        move |seen, d, now| {
+            let ready = d
+                .status
+                .as_ref()
+                .and_then(|s| s.ready_replicas)
+                .unwrap_or(0);
+            if ready == want_ready {
+                seen.aggregated.entry(d.name_any()).or_insert(now);
+            }
+        },
+    ));
+
+    let start = Instant::now();
+    let api: Api<Deployment> = Api::namespaced(control.clone(), NAMESPACE);
+    let names: Vec<String> = (0..args.templates)
+        .map(|i| format!("bench-{i:05}"))
+        .collect();
+    let creates = futures::stream::iter(names.iter().cloned())
+        .map(|name| {
+            let api = api.clone();
+            let shared = shared.clone();
+            async move {
+                let object = template(&name, args.replicas)?;
+                api.create(&PostParams::default(), &object)
+                    .await
+                    .with_context(|| format!("failed to create template {name}"))?;
+                let now = Instant::now();
+                shared.update(|seen| {
+                    seen.created.insert(name, now);
+                });
+                anyhow::Ok(())
+            }
+        })
+        .buffer_unordered(args.concurrency.max(1))
+        .try_collect::<Vec<()>>();
+    creates.await?;
+    let applied = start.elapsed();
+    eprintln!(
+        "bench: {} templates created in {} ms",
+        args.templates,
+        ms(applied)
+    );
+
+    let deadline = start + Duration::from_secs(args.timeout_secs);
+    let want_members = args.templates * members.len();
+    let mut all_members: Option<Duration> = None;
+    let mut last_report = Instant::now();
+    loop {
+        let notified = shared.changed.notified();
+        let (_, in_member, aggregated) = shared.counts();
+        if all_members.is_none() && in_member >= want_members {
+            all_members = Some(start.elapsed());
+            eprintln!("bench: all {want_members} member objects exist");
+        }
+        if all_members.is_some() && aggregated >= args.templates {
+            break;
+        }
+        if Instant::now() >= deadline {
+            for w in &watches {
+                w.abort();
+            }
+            anyhow::bail!(
+                "timed out after {}s: {in_member}/{want_members} member objects, {aggregated}/{} templates aggregated",
+                args.timeout_secs,
+                args.templates
+            );
+        }
+        if last_report.elapsed() >= Duration::from_secs(2) {
+            eprintln!(
+                "bench: {:.1}s: {in_member}/{want_members} member objects, {aggregated}/{} aggregated",
+                start.elapsed().as_secs_f64(),
+                args.templates
+            );
+            last_report = Instant::now();
+        }
+        let _ = tokio::time::timeout(Duration::from_millis(250), notified).await;
+    }
+    let all_aggregated = start.elapsed();
+    for w in &watches {
+        w.abort();
+    }
+
+    let seen = shared.seen.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut latencies: Vec<Duration> = seen
+        .in_member
+        .iter()
+        .filter_map(|((_, name), at)| Some(at.saturating_duration_since(*seen.created.get(name)?)))
+        .collect();
+    latencies.sort();
+    let mut aggregation: Vec<Duration> = seen
+        .aggregated
+        .iter()
+        .filter_map(|(name, at)| Some(at.saturating_duration_since(*seen.created.get(name)?)))
+        .collect();
+    aggregation.sort();
+    Ok(json!({
+        "templates": args.templates,
+        "simulator_delay_ms": args.simulator_delay_ms,
+        "created_all_ms": ms(applied),
+        "all_member_objects_ms": all_members.map(ms),
+        "all_aggregated_ms": ms(all_aggregated),
+        "template_to_member_p50_ms": percentile(&latencies, 50.0).map(ms),
+        "template_to_member_p99_ms": percentile(&latencies, 99.0).map(ms),
+        "template_to_aggregated_p50_ms": percentile(&aggregation, 50.0).map(ms),
+        "template_to_aggregated_p99_ms": percentile(&aggregation, 99.0).map(ms),
+    }))
+}
