@@ -28,15 +28,21 @@ macro_rules! subcommands {
     };
 }
 
+pub mod kube_access;
+
 subcommands! {
     /// Start the whole embedded environment: control plane, member clusters, simulators and controllers.
     Up => up,
-    /// Measure propagation of many templates over the embedded environment (docs/BENCHMARKS.md).
-    Bench => bench,
     /// Print every CRD Flotilla needs as one YAML stream (the content of manifests/crds/).
     Crds => crds,
     /// Just the embedded Kubernetes-compatible API server.
     Apiserver => apiserver,
+    /// All controllers and the scheduler, against any API server that holds Karmada's CRDs.
+    ControllerManager => controller_manager,
+    /// Register a member cluster (Push mode), as karmadactl join does.
+    Join => join,
+    /// Remove a member cluster, as karmadactl unjoin does.
+    Unjoin => unjoin,
     /// Run interpreter rules locally (compatible with karmadactl interpret).
     Interpret => interpret,
     /// Serve the example interpreter webhook for the Workload CRD on /interpreter-workload.

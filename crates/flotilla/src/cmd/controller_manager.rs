@@ -1,0 +1,153 @@
+//! `flotilla controller-manager`: every controller and the scheduler against any API server holding
+//! Karmada's CRDs (cli spec).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use flotilla_api::names::namespaces;
+use flotilla_controllers::Options;
+use flotilla_controllers::context::compile_namespace_patterns;
+use flotilla_controllers::leader::LeaderElection;
+use flotilla_controllers::manager::{self, ManagerOptions};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
+use kube::api::{ObjectMeta, PostParams};
+
+use super::kube_access;
+
+/// The Lease the managers elect their leader on.
+const LEASE_NAME: &str = "flotilla-controller-manager";
+
+/// Arguments of `flotilla controller-manager`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Kubeconfig of the control plane; without it, in-cluster configuration or KUBECONFIG.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Context to use in the kubeconfig.
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Where to serve Prometheus /metrics, /healthz and /readyz.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub metrics_addr: SocketAddr,
+    /// Elect a leader through a Lease in karmada-system before running the controllers.
+    #[arg(long)]
+    pub leader_elect: bool,
+    /// Namespaces whose objects are never propagated (comma-separated regular expressions, full match).
+    #[arg(long, value_delimiter = ',', default_value = "kube-.*")]
+    pub skipped_propagating_namespaces: Vec<String>,
+    /// APIs never propagated: `;`-separated `group`, `group/version` or `group/version/Kind1,Kind2`.
+    #[arg(long, default_value = "")]
+    pub skipped_propagating_apis: String,
+    /// How often member cluster status is collected, e.g. `10s`.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub cluster_status_update_frequency: Duration,
+    /// Concurrent reconciles per controller.
+    #[arg(long, default_value_t = 5)]
+    pub concurrent_syncs: usize,
+}
+
+/// Parses `500ms`, `10s`, `2m` or a plain number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let value: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration like 10s"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(value)),
+        "s" => Ok(Duration::from_secs(value)),
+        "m" => Ok(Duration::from_secs(value * 60)),
+        _ => Err(format!("{text:?} has an unknown unit (use ms, s or m)")),
+    }
+}
+
+/// Runs the controllers until SIGINT or SIGTERM (or until leadership is lost).
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let client = kube_access::client(args.kubeconfig.as_deref(), args.context.as_deref())
+        .await
+        .context("failed to reach the control plane")?;
+    let skipped = compile_namespace_patterns(&args.skipped_propagating_namespaces)
+        .context("invalid --skipped-propagating-namespaces")?;
+    let controllers = Options {
+        workers: args.concurrent_syncs.max(1),
+        skipped_propagating_namespaces: skipped,
+        skipped_propagating_apis: args.skipped_propagating_apis.clone(),
+        cluster_status_update_frequency: args.cluster_status_update_frequency,
+        ..Options::default()
+    };
+    let leader_election = if args.leader_elect {
+        ensure_namespace(&client, namespaces::KARMADA_SYSTEM).await?;
+        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "flotilla".to_owned());
+        let identity = format!("{host}_{}", std::process::id());
+        Some(LeaderElection::new(
+            namespaces::KARMADA_SYSTEM,
+            LEASE_NAME,
+            &identity,
+        ))
+    } else {
+        None
+    };
+    let (interpreter, sync) = flotilla_interpreter::config::control_plane(client.clone())
+        .context("failed to assemble the resource interpreter")?;
+    let sync = tokio::spawn(sync);
+    let options = ManagerOptions {
+        controllers,
+        admin_addr: Some(args.metrics_addr),
+        leader_election,
+        disable_events: false,
+    };
+    let mut manager = manager::start(client, Arc::new(interpreter), options)
+        .await
+        .context("failed to start the controllers")?;
+    tracing::info!(metrics = ?manager.admin_addr(), "controller manager started");
+    let ended = tokio::select! {
+        () = crate::shutdown_signal() => None,
+        result = manager.wait() => Some(result),
+    };
+    sync.abort();
+    match ended {
+        None => manager
+            .shutdown()
+            .await
+            .context("the controllers did not stop cleanly"),
+        Some(result) => result.context("the controllers stopped"),
+    }
+}
+
+async fn ensure_namespace(client: &kube::Client, name: &str) -> anyhow::Result<()> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let namespace = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    match api.create(&PostParams::default(), &namespace).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        Err(err) => Err(err)
+            .with_context(|| format!("failed to create namespace {name} for the leader lease")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("10h").is_err());
+        assert!(parse_duration("s").is_err());
+    }
+}

@@ -1,0 +1,48 @@
+//! Clients from the kubeconfig flags the cluster-facing subcommands share (`--kubeconfig`, `--context`),
+//! falling back to in-cluster configuration or `KUBECONFIG` as kubectl does.
+
+use std::path::Path;
+
+use anyhow::Context;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// The client configuration for `kubeconfig` (or the default) and `context` (or the current one).
+///
+/// # Errors
+/// When the file cannot be read or parsed, the context does not exist, or no default configuration exists.
+pub async fn config(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> anyhow::Result<kube::Config> {
+    let options = KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..KubeConfigOptions::default()
+    };
+    match kubeconfig {
+        Some(path) => {
+            let file = Kubeconfig::read_from(path)
+                .with_context(|| format!("failed to read kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(file, &options)
+                .await
+                .with_context(|| format!("failed to load kubeconfig {}", path.display()))
+        }
+        None if context.is_some() => kube::Config::from_kubeconfig(&options)
+            .await
+            .context("failed to load the default kubeconfig"),
+        None => kube::Config::infer().await.context(
+            "failed to find a configuration (no --kubeconfig, no in-cluster config, no KUBECONFIG)",
+        ),
+    }
+}
+
+/// A client for `kubeconfig` and `context`, as [`config`] resolves them.
+///
+/// # Errors
+/// As [`config`], or when a client cannot be built.
+pub async fn client(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> anyhow::Result<kube::Client> {
+    let config = config(kubeconfig, context).await?;
+    kube::Client::try_from(config).context("failed to create a client")
+}

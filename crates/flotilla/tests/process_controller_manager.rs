@@ -1,0 +1,217 @@
+//! Runs the real `flotilla join`, `flotilla controller-manager` and `flotilla unjoin` processes against
+//! in-process API servers (a control plane with Karmada's CRDs and one member).
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use flotilla_api::cluster::v1alpha1::Cluster;
+use flotilla_api::policy::v1alpha1::PropagationPolicy;
+use flotilla_apiserver::{RunningServer, Server, ServerConfig};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
+use kube::api::{Api, PostParams};
+use serde_json::json;
+
+const PATIENCE: Duration = Duration::from_secs(30);
+
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn server(dir: &Path) -> RunningServer {
+    let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir);
+    config.nodes = 1;
+    Server::start(config).await.unwrap()
+}
+
+async fn client(kubeconfig: &str) -> Client {
+    let file = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
+        .await
+        .unwrap();
+    Client::try_from(config).unwrap()
+}
+
+async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn flotilla(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Status code of `GET path` on the admin listener (plain HTTP/1.0), or `None` when it does not answer.
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let code = response.split_whitespace().nth(1)?.parse().ok()?;
+    Some((code, response))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn join_run_controllers_propagate_and_unjoin() {
+    let dir = tempfile::tempdir().unwrap();
+    let control = server(&dir.path().join("control")).await;
+    let member = server(&dir.path().join("member1")).await;
+    let karmada_config = dir.path().join("karmada.config");
+    let member_config = dir.path().join("member1.config");
+    std::fs::write(&karmada_config, control.kubeconfig("karmada-apiserver")).unwrap();
+    std::fs::write(&member_config, member.kubeconfig("member1")).unwrap();
+    let control_client = client(&control.kubeconfig("karmada-apiserver")).await;
+    let crds: Api<CustomResourceDefinition> = Api::all(control_client.clone());
+    for crd in flotilla_api::crds::all() {
+        crds.create(&PostParams::default(), &crd).await.unwrap();
+    }
+    let clusters: Api<Cluster> = Api::all(control_client.clone());
+    eventually("the Cluster CRD to be served", || async {
+        clusters.list(&Default::default()).await.ok()
+    })
+    .await;
+
+    let joined = flotilla(&[
+        "join",
+        "member1",
+        "--kubeconfig",
+        karmada_config.to_str().unwrap(),
+        "--cluster-kubeconfig",
+        member_config.to_str().unwrap(),
+    ]);
+    assert!(
+        joined.status.success(),
+        "{}",
+        String::from_utf8_lossy(&joined.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&joined.stdout).trim(),
+        "cluster(member1) is joined successfully"
+    );
+    let cluster = clusters.get("member1").await.unwrap();
+    assert_eq!(cluster.spec.api_endpoint, member.url());
+    assert_eq!(
+        cluster.spec.secret_ref.as_ref().unwrap().namespace,
+        "karmada-cluster"
+    );
+    let secrets: Api<Secret> = Api::namespaced(control_client.clone(), "karmada-cluster");
+    let secret = secrets.get("member1").await.unwrap();
+    assert_eq!(
+        secret.data.as_ref().unwrap()["token"].0,
+        member.admin_token().as_bytes()
+    );
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _manager = Proc(
+        Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args([
+                "controller-manager",
+                "--kubeconfig",
+                karmada_config.to_str().unwrap(),
+            ])
+            .args([
+                "--metrics-addr",
+                &format!("127.0.0.1:{port}"),
+                "--cluster-status-update-frequency",
+                "1s",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    eventually("/readyz to answer 200", || async {
+        (http_get(port, "/readyz")?.0 == 200).then_some(())
+    })
+    .await;
+    eventually("member1 to be Ready", || async {
+        let cluster = clusters.get("member1").await.ok()?;
+        cluster
+            .status?
+            .conditions
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+            .then_some(())
+    })
+    .await;
+
+    let configmaps: Api<ConfigMap> = Api::namespaced(control_client.clone(), "default");
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "settings"}, "data": {"a": "1"}}))
+            .unwrap();
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap();
+    let policies: Api<PropagationPolicy> = Api::namespaced(control_client.clone(), "default");
+    let policy: PropagationPolicy = serde_json::from_value(json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "settings", "namespace": "default"},
+        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}],
+                 "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}
+    }))
+    .unwrap();
+    policies
+        .create(&PostParams::default(), &policy)
+        .await
+        .unwrap();
+    let member_client = client(&member.kubeconfig("member1")).await;
+    let member_configmaps: Api<ConfigMap> = Api::namespaced(member_client, "default");
+    eventually("the ConfigMap in member1", || async {
+        member_configmaps.get("settings").await.ok()
+    })
+    .await;
+    let (code, metrics) = http_get(port, "/metrics").unwrap();
+    assert_eq!(code, 200);
+    assert!(
+        metrics
+            .contains("flotilla_controller_reconciles_total{controller=\"execution-controller\"}"),
+        "{metrics}"
+    );
+
+    let unjoined = flotilla(&[
+        "unjoin",
+        "member1",
+        "--kubeconfig",
+        karmada_config.to_str().unwrap(),
+        "--wait",
+        "25",
+    ]);
+    assert!(
+        unjoined.status.success(),
+        "{}",
+        String::from_utf8_lossy(&unjoined.stderr)
+    );
+    assert!(clusters.get_opt("member1").await.unwrap().is_none());
+    assert!(secrets.get_opt("member1").await.unwrap().is_none());
+}
