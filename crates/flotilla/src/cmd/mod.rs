@@ -33,6 +33,8 @@ pub mod kube_access;
 subcommands! {
     /// Start the whole embedded environment: control plane, member clusters, simulators and controllers.
     Up => up,
+    /// Measure propagation of many templates over the embedded environment (docs/BENCHMARKS.md).
+    Bench => bench,
     /// Print every CRD Flotilla needs as one YAML stream (the content of manifests/crds/).
     Crds => crds,
     /// Just the embedded Kubernetes-compatible API server.
