@@ -23,7 +23,7 @@ pub fn apply(live: &Value, body: &[u8]) -> Result<Value, PatchError> {
         return Err(PatchError::TooManyOperations(patch.0.len()));
     }
     let mut doc = live.clone();
-    for (i, op) in patch.0.iter().enumerate() {
+    for op in &patch.0 {
         if let PatchOperation::Test(test) = op
             && test.value.is_null()
             && missing_key_of_existing_object(&doc, test.path.as_str())
@@ -31,26 +31,44 @@ pub fn apply(live: &Value, body: &[u8]) -> Result<Value, PatchError> {
             continue;
         }
         // `doc` is our own copy, so a half-applied operation never escapes: the error drops it.
-        json_patch::patch_unsafe(&mut doc, std::slice::from_ref(op)).map_err(|e| {
-            PatchError::Invalid(format!(
-                "operation {i} ({}) failed at path '{}': {}",
-                op_name(op),
-                e.path,
-                e.kind
-            ))
-        })?;
+        json_patch::patch_unsafe(&mut doc, std::slice::from_ref(op))
+            .map_err(|e| PatchError::Invalid(failure_message(op, &e.kind)))?;
     }
     Ok(doc)
 }
 
-fn op_name(op: &PatchOperation) -> &'static str {
+/// The wording upstream's JSON-patch library uses for an operation that does not apply.
+fn failure_message(op: &PatchOperation, kind: &json_patch::PatchErrorKind) -> String {
+    let path = op.path().as_str();
     match op {
-        PatchOperation::Add(_) => "add",
-        PatchOperation::Remove(_) => "remove",
-        PatchOperation::Replace(_) => "replace",
-        PatchOperation::Move(_) => "move",
-        PatchOperation::Copy(_) => "copy",
-        PatchOperation::Test(_) => "test",
+        PatchOperation::Test(_) if matches!(kind, json_patch::PatchErrorKind::TestFailed) => {
+            format!("testing value {path} failed: test failed")
+        }
+        PatchOperation::Test(_) => {
+            format!("test operation does not apply: is missing path: {path}: missing value")
+        }
+        PatchOperation::Add(_) => {
+            format!("add operation does not apply: doc is missing path: \"{path}\": missing value")
+        }
+        PatchOperation::Remove(_) => {
+            let key = path.rsplit('/').next().unwrap_or_default();
+            format!("Unable to remove nonexistent key: {key}: missing value")
+        }
+        PatchOperation::Replace(_) => {
+            format!("replace operation does not apply: doc is missing key: {path}: missing value")
+        }
+        PatchOperation::Move(m) => {
+            format!(
+                "move operation does not apply: doc is missing from path: {}: missing value",
+                m.from
+            )
+        }
+        PatchOperation::Copy(c) => {
+            format!(
+                "copy operation does not apply: doc is missing from path: {}: missing value",
+                c.from
+            )
+        }
     }
 }
 
@@ -163,7 +181,21 @@ mod tests {
         let ops = json!([{"op": "add", "path": "/b", "value": 2}, {"op": "test", "path": "/a", "value": 9}]);
         let err = run(&live, ops).expect_err("test fails");
         assert_eq!(err.to_status().code, 422);
-        assert!(err.to_string().contains("operation 1 (test)"), "{err}");
+        assert_eq!(err.to_string(), "testing value /a failed: test failed");
+        let err = run(&live, json!([{"op": "remove", "path": "/nope"}])).expect_err("missing");
+        assert_eq!(
+            err.to_string(),
+            "Unable to remove nonexistent key: nope: missing value"
+        );
+        let err = run(
+            &live,
+            json!([{"op": "replace", "path": "/nope", "value": 1}]),
+        )
+        .expect_err("missing");
+        assert_eq!(
+            err.to_string(),
+            "replace operation does not apply: doc is missing key: /nope: missing value"
+        );
         assert_eq!(
             apply(&live, b"{\"op\":\"add\"}").map_err(|e| e.to_status().code),
             Err(400)
