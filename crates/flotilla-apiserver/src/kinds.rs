@@ -1,9 +1,8 @@
-//! Per-kind write behaviour the generic pipeline cannot express: Namespace lifecycle fields, Secret
-//! `stringData`, CRD preparation.
+//! Per-kind write behaviour the generic pipeline cannot express: Namespace lifecycle fields and CRD
+//! preparation (defaults such as Secret `stringData` and the namespace name label live in `crate::defaults`).
 
 use std::sync::Arc;
 
-use base64::Engine;
 use serde_json::{Value, json};
 
 use crate::catalog::ResourceInfo;
@@ -20,42 +19,13 @@ fn is(info: &ResourceInfo, group: &str, plural: &str) -> bool {
     !info.custom && info.group == group && info.plural == plural
 }
 
-fn set_namespace_label(obj: &mut Value) -> ApiResult<()> {
-    let name = meta::meta_str(obj, "name").unwrap_or("").to_string();
-    let m = meta::meta_mut(obj)?;
-    let labels = m.entry("labels").or_insert_with(|| json!({}));
-    if !labels.is_object() {
-        *labels = json!({});
-    }
-    labels[NAMESPACE_NAME_LABEL] = json!(name);
-    Ok(())
-}
-
-fn merge_string_data(obj: &mut Value) {
-    let Some(m) = obj.as_object_mut() else { return };
-    if let Some(Value::Object(sd)) = m.remove("stringData") {
-        let data = m.entry("data").or_insert_with(|| json!({}));
-        if !data.is_object() {
-            *data = json!({});
-        }
-        for (k, v) in sd {
-            let s = v.as_str().unwrap_or("").to_string();
-            data[k] = json!(base64::engine::general_purpose::STANDARD.encode(s.as_bytes()));
-        }
-    }
-    m.entry("type").or_insert_with(|| json!("Opaque"));
-}
-
 /// Adjusts a new object after the generic server fields are set.
 pub fn on_create(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
     if is(info, "", "namespaces") {
-        set_namespace_label(obj)?;
         if obj.pointer("/spec/finalizers").is_none() {
             obj["spec"] = json!({"finalizers": ["kubernetes"]});
         }
         obj["status"] = json!({"phase": "Active"});
-    } else if is(info, "", "secrets") {
-        merge_string_data(obj);
     } else if is(info, "apiextensions.k8s.io", "customresourcedefinitions") {
         crate::crd::prepare_create(ctx, obj)?;
     }
@@ -69,12 +39,10 @@ pub fn on_update(
     old: &Arc<Value>,
     new: &mut Value,
     ep: Endpoint,
-    finalize: bool,
 ) -> ApiResult<()> {
     let _ = ctx;
     if is(info, "", "namespaces") {
-        set_namespace_label(new)?;
-        if !finalize {
+        if ep != Endpoint::Finalize {
             // spec.finalizers changes only through the finalize subresource.
             match old.pointer("/spec/finalizers") {
                 Some(f) => new["spec"]["finalizers"] = f.clone(),
@@ -85,8 +53,6 @@ pub fn on_update(
                 }
             }
         }
-    } else if is(info, "", "secrets") {
-        merge_string_data(new);
     } else if is(info, "apiextensions.k8s.io", "customresourcedefinitions") && ep == Endpoint::Main
     {
         crate::crd::validate_update(old, new)?;

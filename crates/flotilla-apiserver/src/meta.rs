@@ -14,6 +14,8 @@ pub enum Endpoint {
     Main,
     /// The `status` subresource.
     Status,
+    /// A Namespace's `finalize` subresource: like the main endpoint, but `spec.finalizers` may change.
+    Finalize,
 }
 
 /// Current time as RFC 3339 UTC with second precision.

@@ -1,5 +1,6 @@
-//! Object validation on every write (spec §5.4, §5.5): the protocol module's ObjectMeta validation
-//! (`crate::validation`) on create and update, turned into the one 422 Status the real server answers with.
+//! Object validation on every write (spec §5.4, §5.5, §10.4): the protocol modules' ObjectMeta validation
+//! (`crate::validation`) on create and update and, for custom resources, their version's OpenAPI schema
+//! (`crate::schema`), turned into the one 422 Status the real server answers with.
 
 use serde_json::Value;
 
@@ -12,12 +13,16 @@ use crate::validation::{invalid_status, validate_object_meta, validate_object_me
 ///
 /// # Errors
 /// `422 Invalid` naming every offending field (name, labels, annotations, finalizers, owner references,
-/// managed fields; on updates also identity changes and finalizers added during deletion).
+/// managed fields; on updates also identity changes and finalizers added during deletion; the schema's
+/// constraints for custom resources).
 pub fn object(info: &ResourceInfo, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
     let kind = info.kind_info();
     let mut errors = validate_object_meta(obj, &kind);
     if let Some(old) = old {
         errors.extend(validate_object_meta_update(obj, old));
+    }
+    if let Some(schema) = kind.crd_schema() {
+        errors.extend(crate::schema::validate(obj, schema));
     }
     if errors.is_empty() {
         return Ok(());

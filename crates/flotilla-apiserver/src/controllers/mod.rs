@@ -42,7 +42,8 @@ pub async fn ensure(
         return Ok(());
     }
     let status = obj.get("status").cloned();
-    prepare_new(ctx, &info, &mut obj, &ns)?;
+    let mut shaper = crate::handlers::shape::Shaper::new(ctx, &info).await;
+    prepare_new(ctx, &info, &mut obj, &ns, &mut shaper)?;
     if let Some(s) = status {
         // Internal seeding may set status directly (Nodes report capacity).
         obj["status"] = s;

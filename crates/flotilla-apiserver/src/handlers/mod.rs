@@ -3,9 +3,11 @@
 pub mod body;
 pub mod delete;
 pub mod filter;
+pub mod openapi;
 pub mod patching;
 pub mod read;
 pub mod scale;
+pub mod shape;
 pub mod write;
 
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use crate::server::Ctx;
 use crate::server::negotiate::{Allowed, Output, negotiate};
 use crate::server::route::{Query, ResourcePath};
 use crate::status::{ApiError, ApiResult, json_response};
+use crate::table::{self, IncludeObject, TableOptions};
 
 /// A resource request, parsed.
 pub struct Req {
@@ -140,7 +143,7 @@ fn verb_name(m: &Method, collection: bool) -> &'static str {
 
 /// Output allowed for object and list reads.
 pub const READ_OUTPUTS: Allowed = Allowed {
-    table: false,
+    table: true,
     metadata: true,
     discovery: false,
 };
@@ -153,6 +156,7 @@ pub fn output(req: &Req) -> ApiResult<Output> {
 /// The object as served at `info`'s version (custom resources stored in another version only change
 /// `apiVersion`, conversion strategy `None`).
 pub fn served(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
+    let obj = &shape::on_read(info, obj.clone());
     let want = info.api_version();
     if obj.get("apiVersion").and_then(Value::as_str) == Some(want.as_str())
         && obj.get("kind").and_then(Value::as_str) == Some(info.kind.as_str())
@@ -184,12 +188,49 @@ pub fn render(info: &ResourceInfo, obj: &Arc<Value>, out: &Output) -> Value {
     }
 }
 
+/// How a request wants Table responses rendered (`as=Table;v=...` and `includeObject`).
+pub struct TableRender {
+    api_version: String,
+    include: IncludeObject,
+}
+
+impl TableRender {
+    /// The Table rendering of `req` at Table version `version` (`v1` or `v1beta1`).
+    ///
+    /// # Errors
+    /// 400 for an unknown `includeObject`.
+    pub fn new(req: &Req, version: &str) -> ApiResult<Self> {
+        let include = IncludeObject::parse(req.query.get("includeObject").unwrap_or(""))
+            .map_err(ApiError::bad_request)?;
+        Ok(Self {
+            api_version: format!("meta.k8s.io/{version}"),
+            include,
+        })
+    }
+
+    /// A Table of `objects` (stored form) with `metadata` as the table's list metadata.
+    pub fn render(
+        &self,
+        info: &ResourceInfo,
+        objects: &[Arc<Value>],
+        metadata: Value,
+        with_columns: bool,
+    ) -> Value {
+        let rows: Vec<Value> = objects
+            .iter()
+            .map(|o| served(info, o).as_ref().clone())
+            .collect();
+        let opts = TableOptions {
+            api_version: &self.api_version,
+            include_object: self.include,
+            with_columns,
+            now: jiff::Timestamp::now().as_second(),
+        };
+        table::table(&info.kind_info(), &rows, metadata, &opts)
+    }
+}
+
 /// A JSON response for one object.
 pub fn object_response(code: StatusCode, info: &ResourceInfo, obj: &Arc<Value>) -> Response {
     json_response(code, &served(info, obj))
-}
-
-/// `/openapi/*`: served by the protocol module once it lands.
-pub fn openapi(_ctx: &Ctx, _rest: &str, _accept: Option<&str>) -> ApiResult<Response> {
-    Err(ApiError::no_route())
 }

@@ -56,8 +56,8 @@ pub struct Writer<'a> {
 fn reset_fields(info: &ResourceInfo, ep: Endpoint) -> &'static [&'static str] {
     match ep {
         Endpoint::Status => &["spec"],
-        Endpoint::Main if info.status => &["status"],
-        Endpoint::Main => &[],
+        Endpoint::Main | Endpoint::Finalize if info.status => &["status"],
+        Endpoint::Main | Endpoint::Finalize => &[],
     }
 }
 

@@ -8,7 +8,7 @@ use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 
 use super::filter::Filter;
-use super::{Req, output, render};
+use super::{Req, TableRender, output, render};
 use crate::catalog::ResourceInfo;
 use crate::server::Ctx;
 use crate::server::negotiate::Output;
@@ -40,6 +40,19 @@ pub fn get(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
         .store
         .get(&info.key(), req.ns(), name)
         .ok_or_else(|| ApiError::not_found(&info.plural, &info.group, name))?;
+    if let Output::Table(v) = &out {
+        let rv = obj
+            .pointer("/metadata/resourceVersion")
+            .cloned()
+            .unwrap_or_else(|| json!(""));
+        let table = TableRender::new(req, v)?.render(
+            info,
+            std::slice::from_ref(&obj),
+            json!({"resourceVersion": rv}),
+            true,
+        );
+        return Ok(json_response(StatusCode::OK, &table));
+    }
     Ok(json_response(StatusCode::OK, &render(info, &obj, &out)))
 }
 
@@ -204,6 +217,10 @@ pub async fn list(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Respon
         if !filter.has_selector() {
             meta["remainingItemCount"] = json!(more);
         }
+    }
+    if let Output::Table(v) = &out {
+        let table = TableRender::new(req, v)?.render(info, &page, meta, true);
+        return Ok(json_response(StatusCode::OK, &table));
     }
     let (kind, api_version) = match &out {
         Output::Metadata(v) => (

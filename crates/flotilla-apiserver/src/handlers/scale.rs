@@ -114,6 +114,7 @@ async fn write_scale(
     let name = req.rp.name.clone().unwrap_or_default();
     let dry = req.dry_run("UpdateOptions")?;
     let p = paths(info)?.clone();
+    let mut shaper = crate::handlers::shape::Shaper::new(ctx, info).await;
     let w = ctx
         .store
         .write(&info.key(), req.ns(), &name, dry, |cur| {
@@ -153,8 +154,8 @@ async fn write_scale(
                 cur,
                 new,
                 meta::Endpoint::Main,
-                false,
                 writer,
+                &mut shaper,
             )
         })
         .await?;

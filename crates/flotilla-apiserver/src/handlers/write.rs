@@ -6,6 +6,7 @@ use axum::response::Response;
 use http::StatusCode;
 use serde_json::{Value, json};
 
+use super::shape::Shaper;
 use super::{Req, body, object_response};
 use crate::catalog::ResourceInfo;
 use crate::handlers::patching::{self, PatchInput, Writer};
@@ -111,10 +112,17 @@ pub fn admit_create(ctx: &Ctx, info: &ResourceInfo, ns: &str, name: &str) -> Api
     admit_custom(ctx, info, name)
 }
 
-/// Prepares a new object for storage: type, namespace, kind hooks, validation, server fields.
-pub fn prepare_new(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value, ns: &str) -> ApiResult<()> {
+/// Prepares a new object for storage: type, namespace, defaulting, kind hooks, validation, server fields.
+pub fn prepare_new(
+    ctx: &Ctx,
+    info: &ResourceInfo,
+    obj: &mut Value,
+    ns: &str,
+    shaper: &mut Shaper,
+) -> ApiResult<()> {
     check_type(info, obj)?;
     check_namespace_field(info, obj, ns)?;
+    shaper.default(info, obj, None);
     meta::prepare_create(info, obj)?;
     kinds::on_create(ctx, info, obj)?;
     crate::validate::object(info, obj, None)?;
@@ -147,7 +155,8 @@ pub async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
             "Required value: name or generateName is required",
         ));
     }
-    prepare_new(ctx, info, &mut obj, &ns)?;
+    let mut shaper = Shaper::new(ctx, info).await;
+    prepare_new(ctx, info, &mut obj, &ns, &mut shaper)?;
     let manager = req.field_manager();
     patching::record_ownership(
         info,
@@ -175,6 +184,8 @@ pub async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
         };
         meta::meta_mut(&mut candidate)?.insert("name".into(), json!(this_name));
         if name.is_empty() {
+            // Defaults that derive from the name (a Namespace's name label) see the generated one.
+            shaper.default(info, &mut candidate, None);
             crate::validate::object(info, &candidate, None)?;
         }
         let res = ctx
@@ -252,8 +263,8 @@ pub fn finish_update(
     cur: &Arc<Value>,
     new: Value,
     ep: Endpoint,
-    finalize: bool,
     writer: Writer<'_>,
+    shaper: &mut Shaper,
 ) -> ApiResult<Outcome> {
     // Server-side apply computed the new ownership itself; the status endpoint keeps only status from the
     // request, so carry the applied managedFields over explicitly.
@@ -261,12 +272,15 @@ pub fn finish_update(
         .applied
         .then(|| new.pointer("/metadata/managedFields").cloned())
         .flatten();
+    let mut new = new;
+    // Defaulting happens at decode, before the spec comparison that decides the generation.
+    shaper.default(info, &mut new, Some(cur));
     let mut new = meta::merge_update(info, cur, new, ep)?;
     if let Some(m) = new.as_object_mut() {
         m.insert("apiVersion".into(), json!(info.storage_api_version()));
         m.insert("kind".into(), json!(info.kind));
     }
-    kinds::on_update(ctx, info, cur, &mut new, ep, finalize)?;
+    kinds::on_update(ctx, info, cur, &mut new, ep)?;
     match applied_managed {
         Some(mf) => {
             meta::meta_mut(&mut new)?.insert("managedFields".into(), mf);
@@ -310,6 +324,7 @@ pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
         manager: &manager,
         applied: false,
     };
+    let mut shaper = Shaper::new(ctx, info).await;
     let w = ctx
         .store
         .write(&info.key(), &ns, &name, dry, |cur| {
@@ -325,9 +340,9 @@ pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
                 info,
                 cur,
                 new,
-                if finalize { Endpoint::Main } else { ep },
-                finalize,
+                if finalize { Endpoint::Finalize } else { ep },
                 writer,
+                &mut shaper,
             )
         })
         .await?;
@@ -377,6 +392,7 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
     };
     // Admission reads the store, which the write closure must not do (it runs under the store lock), so an
     // upsert's admission is decided up front.
+    let mut shaper = Shaper::new(ctx, info).await;
     let admission = if ptype == PatchType::Apply && ep == Endpoint::Main {
         admit_create(ctx, info, &ns, &name)
     } else {
@@ -397,7 +413,7 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
                     ));
                 }
                 meta::meta_mut(&mut obj)?.insert("name".into(), json!(name));
-                prepare_new(ctx, info, &mut obj, &ns)?;
+                prepare_new(ctx, info, &mut obj, &ns, &mut shaper)?;
                 admission?;
                 return Ok(Outcome::Put(obj));
             };
@@ -415,7 +431,7 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
                 m.insert("name".into(), json!(name));
             }
             check_namespace_field(info, &mut new, &ns)?;
-            finish_update(ctx, info, cur, new, ep, false, input.writer)
+            finish_update(ctx, info, cur, new, ep, input.writer, &mut shaper)
         })
         .await?;
     let code = if w.created {

@@ -122,6 +122,8 @@ pub struct Ctx {
     pub shutdown: CancellationToken,
     /// Periodic bookmark interval.
     pub bookmark_interval: Duration,
+    /// Serialises Service writes while they allocate cluster IPs and node ports.
+    pub service_allocation: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The embedded API server.
@@ -171,6 +173,7 @@ impl Server {
             address: addr.to_string(),
             shutdown: CancellationToken::new(),
             bookmark_interval: config.bookmark_interval,
+            service_allocation: Arc::new(tokio::sync::Mutex::new(())),
         });
         crate::controllers::start(&ctx, &config).await?;
         let acceptor = TlsAcceptor::from(tls_config);
@@ -379,7 +382,7 @@ where
         }
         Route::OpenApi(rest) => {
             get_only(&parts.method)?;
-            crate::handlers::openapi(&ctx, &rest, accept.as_deref())
+            crate::handlers::openapi::serve(&ctx, &rest, accept.as_deref())
         }
         Route::Unknown => Err(ApiError::no_route()),
         Route::Resource(rp) => {

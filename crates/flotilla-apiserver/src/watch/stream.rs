@@ -3,6 +3,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::response::Response;
@@ -15,7 +16,7 @@ use tokio::sync::{broadcast, mpsc};
 use crate::catalog::ResourceInfo;
 use crate::handlers::filter::Filter;
 use crate::handlers::read::parse_rv;
-use crate::handlers::{Req, output, render};
+use crate::handlers::{Req, TableRender, output, render};
 use crate::server::Ctx;
 use crate::server::negotiate::Output;
 use crate::status::{ApiError, ApiResult};
@@ -68,6 +69,10 @@ struct Watcher {
     info: Arc<ResourceInfo>,
     filter: Filter,
     out: Output,
+    /// Set when events are Tables (one row each).
+    table: Option<TableRender>,
+    /// Whether the column definitions went out already (only the first Table carries them).
+    columns_sent: AtomicBool,
     bookmarks: bool,
     tx: mpsc::Sender<Bytes>,
     progress: u64,
@@ -75,7 +80,22 @@ struct Watcher {
 
 impl Watcher {
     fn object(&self, obj: &Arc<Value>) -> Value {
-        render(&self.info, obj, &self.out)
+        match &self.table {
+            Some(t) => {
+                let first = !self.columns_sent.swap(true, Ordering::Relaxed);
+                let rv = obj
+                    .pointer("/metadata/resourceVersion")
+                    .cloned()
+                    .unwrap_or_else(|| json!(""));
+                t.render(
+                    &self.info,
+                    std::slice::from_ref(obj),
+                    json!({"resourceVersion": rv}),
+                    first,
+                )
+            }
+            None => render(&self.info, obj, &self.out),
+        }
     }
 
     async fn send(&self, kind: &str, object: Value) -> bool {
@@ -91,17 +111,20 @@ impl Watcher {
                 "PartialObjectMetadata".to_string(),
                 format!("meta.k8s.io/{v}"),
             ),
+            Output::Table(v) => ("Table".to_string(), format!("meta.k8s.io/{v}")),
             _ => (self.info.kind.clone(), self.info.api_version()),
         };
         let mut meta = json!({"resourceVersion": rv.to_string()});
         if initial_end {
             meta["annotations"] = json!({INITIAL_EVENTS_END: "true"});
         }
-        self.send(
-            "BOOKMARK",
-            json!({"kind": kind, "apiVersion": api_version, "metadata": meta}),
-        )
-        .await
+        let mut object = json!({"kind": kind, "apiVersion": api_version, "metadata": meta});
+        if self.table.is_some() {
+            // A Table bookmark is an empty table: no columns, no rows.
+            object["columnDefinitions"] = json!([]);
+            object["rows"] = json!([]);
+        }
+        self.send("BOOKMARK", object).await
     }
 
     /// Delivers one live event with selector transitions; returns false when the client is gone.
@@ -215,9 +238,15 @@ pub async fn watch(ctx: &Arc<Ctx>, info: &Arc<ResourceInfo>, req: &Req) -> ApiRe
             return Ok(streaming(rx));
         }
     };
+    let table = match &out {
+        Output::Table(v) => Some(TableRender::new(req, v)?),
+        _ => None,
+    };
     let w = Watcher {
         info: info.clone(),
         filter,
+        table,
+        columns_sent: AtomicBool::new(false),
         out,
         bookmarks,
         tx,

@@ -1,0 +1,73 @@
+//! `/openapi/v2` and `/openapi/v3[/<group-version>]` (spec §3.6–3.7), built by `crate::openapi` from the
+//! resources served right now (CRDs included).
+
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+
+use crate::catalog::ResourceInfo;
+use crate::openapi::{self, ServedResource, V2_PROTOBUF_CONTENT_TYPE};
+use crate::server::Ctx;
+use crate::status::{ApiError, ApiResult, json_response};
+
+/// The version the documents report.
+const SERVER_VERSION: &str = "v1.36.0";
+
+fn served(infos: &[std::sync::Arc<ResourceInfo>]) -> Vec<ServedResource<'_>> {
+    infos
+        .iter()
+        .map(|i| ServedResource {
+            group: &i.group,
+            version: &i.version,
+            kind: &i.kind,
+            plural: &i.plural,
+            namespaced: i.namespaced,
+            custom: i.custom,
+        })
+        .collect()
+}
+
+/// Whether the client asked for the gnostic protobuf v2 document (kubectl 1.20 does, and cannot read JSON).
+fn wants_protobuf(accept: Option<&str>) -> bool {
+    accept.is_some_and(|a| {
+        a.split(',').any(|r| {
+            r.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case(V2_PROTOBUF_CONTENT_TYPE))
+        })
+    })
+}
+
+/// Serves `/openapi<rest>`.
+///
+/// # Errors
+/// 404 for anything but `/v2`, `/v3` and a served `/v3/<group-version>`.
+pub fn serve(ctx: &Ctx, rest: &str, accept: Option<&str>) -> ApiResult<Response> {
+    let infos = ctx.catalog.all();
+    let resources = served(&infos);
+    let rest = rest.trim_end_matches('/');
+    match rest {
+        "/v2" if wants_protobuf(accept) => {
+            let body = openapi::v2_protobuf(&resources, SERVER_VERSION);
+            let mut r = (StatusCode::OK, body).into_response();
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(V2_PROTOBUF_CONTENT_TYPE),
+            );
+            Ok(r)
+        }
+        "/v2" => Ok(json_response(
+            StatusCode::OK,
+            &openapi::v2_json(&resources, SERVER_VERSION),
+        )),
+        "/v3" => Ok(json_response(
+            StatusCode::OK,
+            &openapi::v3_root(&resources, SERVER_VERSION),
+        )),
+        _ => {
+            let gv = rest.strip_prefix("/v3/").ok_or_else(ApiError::no_route)?;
+            openapi::v3_group_version(&resources, gv, SERVER_VERSION)
+                .map(|doc| json_response(StatusCode::OK, &doc))
+                .ok_or_else(ApiError::no_route)
+        }
+    }
+}

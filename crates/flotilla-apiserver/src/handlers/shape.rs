@@ -1,0 +1,109 @@
+//! Decode-time shaping of a written object, as the real server does before anything else looks at it:
+//! structural-schema pruning and defaulting for custom resources (`crate::schema`), built-in defaulting with
+//! Service address allocation for built-in kinds (`crate::defaults`), and read-time defaulting of stored custom
+//! resources. Schema validation runs later, with the other validations (`crate::validate`).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::OwnedMutexGuard;
+
+use crate::catalog::{ResKey, ResourceInfo};
+use crate::defaults::{self, Allocations};
+use crate::server::Ctx;
+
+fn is_service(info: &ResourceInfo) -> bool {
+    !info.custom && info.group.is_empty() && info.plural == "services"
+}
+
+/// Shapes the objects of one write. Built before the store's write closure runs (which may not read the store):
+/// for Services it gathers the cluster IPs and node ports in use and holds the allocation lock until the write
+/// is done, so two concurrent creates never get the same address.
+pub struct Shaper {
+    alloc: Allocations,
+    _allocating: Option<OwnedMutexGuard<()>>,
+}
+
+impl Shaper {
+    /// A shaper for a write to `info`.
+    pub async fn new(ctx: &Ctx, info: &ResourceInfo) -> Self {
+        if !is_service(info) {
+            return Self {
+                alloc: Allocations::default(),
+                _allocating: None,
+            };
+        }
+        let guard = ctx.service_allocation.clone().lock_owned().await;
+        let mut alloc = Allocations::default();
+        for svc in ctx.store.list(&ResKey::new("", "services"), None).1 {
+            let spec = svc.get("spec");
+            let ips = spec
+                .and_then(|s| s.get("clusterIPs"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .chain(spec.and_then(|s| s.get("clusterIP")));
+            alloc
+                .cluster_ips
+                .extend(ips.filter_map(Value::as_str).map(str::to_string));
+            let ports = spec
+                .and_then(|s| s.get("ports"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten();
+            alloc.node_ports.extend(
+                ports
+                    .filter_map(|p| p.get("nodePort").and_then(Value::as_u64))
+                    .filter_map(|p| u16::try_from(p).ok()),
+            );
+        }
+        Self {
+            alloc,
+            _allocating: Some(guard),
+        }
+    }
+
+    /// Prunes and defaults `obj` (custom resources per their schema, built-ins per `crate::defaults`). On an
+    /// update (`old` set) a Service keeps the addresses it was given.
+    pub fn default(&mut self, info: &ResourceInfo, obj: &mut Value, old: Option<&Value>) {
+        let kind = info.kind_info();
+        if let Some(schema) = kind.crd_schema() {
+            crate::schema::prune(obj, schema);
+            crate::schema::apply_defaults(obj, schema);
+            return;
+        }
+        if is_service(info)
+            && let Some(old) = old
+        {
+            keep_allocated(old, obj);
+        }
+        defaults::apply(obj, &kind, &mut self.alloc);
+    }
+}
+
+/// An update that leaves out a Service's cluster IPs keeps the allocated ones (they are immutable upstream).
+fn keep_allocated(old: &Value, new: &mut Value) {
+    let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for field in ["clusterIP", "clusterIPs"] {
+        let missing = spec
+            .get(field)
+            .is_none_or(|v| v.is_null() || v.as_str() == Some(""));
+        if missing && let Some(v) = old.pointer(&format!("/spec/{field}")) {
+            spec.insert(field.to_string(), v.clone());
+        }
+    }
+}
+
+/// A stored custom resource as read: its schema's defaults applied (a default added to the CRD later shows on
+/// old objects). Built-ins and schemas without defaults come back as they are.
+pub fn on_read(info: &ResourceInfo, obj: Arc<Value>) -> Arc<Value> {
+    let kind = info.kind_info();
+    let Some(schema) = kind.crd_schema() else {
+        return obj;
+    };
+    let mut o = obj.as_ref().clone();
+    crate::schema::apply_defaults(&mut o, schema);
+    if o == *obj { obj } else { Arc::new(o) }
+}

@@ -1,0 +1,243 @@
+//! The server as kubectl sees it (the PyPI 1.37 build and the machine's 1.32 dispatcher, each a separate
+//! process): `apply`/`create -f` with default validation (OpenAPI), `get` with server-side Tables (built-in
+//! printers, CRD printer columns, all namespaces), `get --watch`, and namespace deletion.
+#![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use flotilla_apiserver::{RunningServer, Server, ServerConfig};
+
+struct Harness {
+    rt: tokio::runtime::Runtime,
+    server: Option<RunningServer>,
+    kubeconfig: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Harness {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("data"));
+        let server = rt.block_on(Server::start(cfg)).expect("server starts");
+        let kubeconfig = dir.path().join("kubeconfig");
+        std::fs::write(&kubeconfig, server.kubeconfig("flotilla")).unwrap();
+        Self {
+            rt,
+            server: Some(server),
+            kubeconfig,
+            dir,
+        }
+    }
+
+    fn file(&self, name: &str, content: &str) -> String {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            self.rt.block_on(server.shutdown());
+        }
+    }
+}
+
+/// Every kubectl the test environment provides (see hack/test-deps.sh), `kubectl` on PATH otherwise.
+fn kubectl_bins() -> Vec<String> {
+    let found: Vec<String> = ["FLOTILLA_TEST_KUBECTL_NEW", "FLOTILLA_TEST_KUBECTL"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .collect();
+    if found.is_empty() {
+        vec!["kubectl".to_string()]
+    } else {
+        found
+    }
+}
+
+fn kubectl(bin: &str, kubeconfig: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(bin)
+        .env("KUBECONFIG", kubeconfig)
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn must(bin: &str, kubeconfig: &Path, args: &[&str]) -> String {
+    let (ok, text) = kubectl(bin, kubeconfig, args);
+    assert!(ok, "{bin} {args:?} failed: {text}");
+    text
+}
+
+/// The whitespace-separated cells of the output line whose first cell is `first`.
+fn row(output: &str, first: &str) -> Vec<String> {
+    output
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .find(|cells| cells.first().map(String::as_str) == Some(first))
+        .unwrap_or_else(|| panic!("no row {first} in:\n{output}"))
+}
+
+const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: boxes.example.io}
+spec:
+  group: example.io
+  scope: Namespaced
+  names: {plural: boxes, singular: box, kind: Box}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Color, type: string, jsonPath: .spec.color}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+              color: {type: string, default: blue}
+";
+
+#[test]
+fn apply_with_validation_and_server_side_tables() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    for (i, bin) in kubectl_bins().iter().enumerate() {
+        let ns = format!("tables-{i}");
+        must(bin, kc, &["create", "namespace", &ns]);
+        // Default `--validate`: kubectl fetches /openapi/v3 (1.27+) or the protobuf /openapi/v2 (1.20) first.
+        let deploy = h.file(
+            &format!("deploy-{i}.yaml"),
+            &format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: {ns}}}\nspec:\n  replicas: 2\n  \
+                 selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    \
+                 spec: {{containers: [{{name: c, image: nginx}}]}}\n"
+            ),
+        );
+        must(bin, kc, &["apply", "-f", &deploy]);
+        let out = must(bin, kc, &["get", "deployments", "-n", &ns]);
+        let header = row(&out, "NAME");
+        assert_eq!(
+            header,
+            ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+            "{bin}: {out}"
+        );
+        assert_eq!(row(&out, "web")[1], "0/2", "{bin}: {out}");
+
+        let crd = h.file("crd.yaml", CRD);
+        must(bin, kc, &["apply", "-f", &crd]);
+        must(
+            bin,
+            kc,
+            &[
+                "wait",
+                "--for=condition=established",
+                "crd/boxes.example.io",
+                "--timeout=20s",
+            ],
+        );
+        let cr = h.file(
+            &format!("box-{i}.yaml"),
+            &format!(
+                "apiVersion: example.io/v1\nkind: Box\nmetadata: {{name: b1, namespace: {ns}}}\nspec: {{size: 3}}\n"
+            ),
+        );
+        must(bin, kc, &["create", "-f", &cr]);
+        let out = must(bin, kc, &["get", "boxes", "-n", &ns]);
+        // Declared printer columns replace the implied Age column, as upstream.
+        assert_eq!(row(&out, "NAME"), ["NAME", "SIZE", "COLOR"], "{out}");
+        // The schema default shows in the printer column.
+        assert_eq!(row(&out, "b1")[1..3], ["3", "blue"], "{bin}: {out}");
+
+        let out = must(bin, kc, &["get", "deployments", "-A"]);
+        assert_eq!(row(&out, "NAMESPACE")[..2], ["NAMESPACE", "NAME"], "{out}");
+        assert_eq!(row(&out, &ns)[1], "web", "{out}");
+        let out = must(bin, kc, &["get", "namespace", &ns]);
+        assert_eq!(row(&out, &ns)[1], "Active", "{out}");
+    }
+}
+
+/// Runs `kubectl get <args> --watch` until a line starting with `expect` appears, calling `then` once the
+/// first line is out (so the watch is established).
+fn watch_until(bin: &str, kubeconfig: &Path, args: &[&str], expect: &str, then: impl FnOnce()) {
+    let mut child = Command::new(bin)
+        .env("KUBECONFIG", kubeconfig)
+        .args(args)
+        .arg("--watch")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let first = rx.recv_timeout(Duration::from_secs(15));
+    let mut then = Some(then);
+    let mut seen = vec![first.clone().unwrap_or_default()];
+    if first.is_ok()
+        && let Some(f) = then.take()
+    {
+        f();
+    }
+    let found = seen[0].starts_with(expect)
+        || loop {
+            match rx.recv_timeout(Duration::from_secs(15)) {
+                Ok(line) if line.starts_with(expect) => break true,
+                Ok(line) => seen.push(line),
+                Err(_) => break false,
+            }
+        };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(found, "{bin} get --watch never printed {expect}: {seen:?}");
+}
+
+#[test]
+fn get_watch_prints_new_rows_and_namespace_deletion_completes() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    for (i, bin) in kubectl_bins().iter().enumerate() {
+        let ns = format!("watched-{i}");
+        must(bin, kc, &["create", "namespace", &ns]);
+        must(bin, kc, &["create", "configmap", "first", "-n", &ns]);
+        let create_second = || {
+            must(bin, kc, &["create", "configmap", "second", "-n", &ns]);
+        };
+        watch_until(
+            bin,
+            kc,
+            &["get", "configmaps", "-n", &ns],
+            "second",
+            create_second,
+        );
+        // `kubectl delete namespace` waits until the namespace and its content are gone.
+        must(bin, kc, &["delete", "namespace", &ns, "--timeout=20s"]);
+        let (ok, text) = kubectl(bin, kc, &["get", "namespace", &ns]);
+        assert!(!ok && text.contains("NotFound"), "{text}");
+    }
+}
