@@ -98,22 +98,36 @@ fn template(object: &mut Value, pointer: &str) {
     }
 }
 
+/// A workload update strategy defaulting to `RollingUpdate` whose `rollingUpdate` gets `fields` when absent.
+fn rolling_strategy(spec: &mut Map<String, Value>, key: &str, fields: &[(&str, Value)]) {
+    let Some(strategy) = spec.entry(key).or_insert_with(|| json!({})).as_object_mut() else {
+        return;
+    };
+    set_if_empty(strategy, "type", json!("RollingUpdate"));
+    if strategy.get("type").and_then(Value::as_str) != Some("RollingUpdate") {
+        return;
+    }
+    if let Some(ru) = strategy
+        .entry("rollingUpdate")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+    {
+        for (k, v) in fields {
+            set_if_absent(ru, k, v.clone());
+        }
+    }
+}
+
 fn deployment(object: &mut Value) {
     with_spec(object, |s| {
         set_if_absent(s, "replicas", json!(1));
         set_if_absent(s, "revisionHistoryLimit", json!(10));
         set_if_absent(s, "progressDeadlineSeconds", json!(600));
-        let strategy = s.entry("strategy").or_insert_with(|| json!({}));
-        if let Some(strategy) = strategy.as_object_mut() {
-            set_if_empty(strategy, "type", json!("RollingUpdate"));
-            if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
-                let ru = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
-                if let Some(ru) = ru.as_object_mut() {
-                    set_if_absent(ru, "maxUnavailable", json!("25%"));
-                    set_if_absent(ru, "maxSurge", json!("25%"));
-                }
-            }
-        }
+        rolling_strategy(
+            s,
+            "strategy",
+            &[("maxUnavailable", json!("25%")), ("maxSurge", json!("25%"))],
+        );
     });
     template(object, "/spec/template/spec");
 }
@@ -123,21 +137,9 @@ fn statefulset(object: &mut Value) {
         set_if_absent(s, "replicas", json!(1));
         set_if_empty(s, "podManagementPolicy", json!("OrderedReady"));
         set_if_absent(s, "revisionHistoryLimit", json!(10));
-        set_if_absent(
-            s,
-            "persistentVolumeClaimRetentionPolicy",
-            json!({"whenDeleted": "Retain", "whenScaled": "Retain"}),
-        );
-        let strategy = s.entry("updateStrategy").or_insert_with(|| json!({}));
-        if let Some(strategy) = strategy.as_object_mut() {
-            set_if_empty(strategy, "type", json!("RollingUpdate"));
-            if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
-                let ru = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
-                if let Some(ru) = ru.as_object_mut() {
-                    set_if_absent(ru, "partition", json!(0));
-                }
-            }
-        }
+        let retention = json!({"whenDeleted": "Retain", "whenScaled": "Retain"});
+        set_if_absent(s, "persistentVolumeClaimRetentionPolicy", retention);
+        rolling_strategy(s, "updateStrategy", &[("partition", json!(0))]);
     });
     template(object, "/spec/template/spec");
 }
@@ -145,17 +147,11 @@ fn statefulset(object: &mut Value) {
 fn daemonset(object: &mut Value) {
     with_spec(object, |s| {
         set_if_absent(s, "revisionHistoryLimit", json!(10));
-        let strategy = s.entry("updateStrategy").or_insert_with(|| json!({}));
-        if let Some(strategy) = strategy.as_object_mut() {
-            set_if_empty(strategy, "type", json!("RollingUpdate"));
-            if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
-                let ru = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
-                if let Some(ru) = ru.as_object_mut() {
-                    set_if_absent(ru, "maxUnavailable", json!(1));
-                    set_if_absent(ru, "maxSurge", json!(0));
-                }
-            }
-        }
+        rolling_strategy(
+            s,
+            "updateStrategy",
+            &[("maxUnavailable", json!(1)), ("maxSurge", json!(0))],
+        );
     });
     template(object, "/spec/template/spec");
 }

@@ -69,25 +69,13 @@ fn validate_object_fields(
             validate_value(v, child, &join(path, k), errors);
         }
     }
-    let count = map.len() as u64;
-    if let Some(max) = schema
-        .get("maxProperties")
-        .and_then(Value::as_u64)
-        .filter(|m| count > *m)
-    {
-        errors.push(FieldError::too_many(path, count as usize, max as usize));
-    }
-    if let Some(min) = schema
-        .get("minProperties")
-        .and_then(Value::as_u64)
-        .filter(|m| count < *m)
-    {
-        errors.push(FieldError::invalid(
-            path,
-            count,
-            format!("{path} in body should have at least {min} properties"),
-        ));
-    }
+    check_count(
+        map.len(),
+        schema,
+        ("maxProperties", "minProperties", "properties"),
+        path,
+        errors,
+    );
 }
 
 fn validate_value(value: &Value, schema: &Value, path: &str, errors: &mut Vec<FieldError>) {
@@ -274,25 +262,13 @@ fn validate_number(value: &Value, schema: &Value, path: &str, errors: &mut Vec<F
 }
 
 fn validate_array(items: &[Value], schema: &Value, path: &str, errors: &mut Vec<FieldError>) {
-    let len = items.len() as u64;
-    if let Some(max) = schema
-        .get("maxItems")
-        .and_then(Value::as_u64)
-        .filter(|m| len > *m)
-    {
-        errors.push(FieldError::too_many(path, len as usize, max as usize));
-    }
-    if let Some(min) = schema
-        .get("minItems")
-        .and_then(Value::as_u64)
-        .filter(|m| len < *m)
-    {
-        errors.push(FieldError::invalid(
-            path,
-            len,
-            format!("{path} in body should have at least {min} items"),
-        ));
-    }
+    check_count(
+        items.len(),
+        schema,
+        ("maxItems", "minItems", "items"),
+        path,
+        errors,
+    );
     if let Some(item_schema) = schema.get("items") {
         for (i, item) in items.iter().enumerate() {
             validate_value(item, item_schema, &format!("{path}[{i}]"), errors);
@@ -329,6 +305,33 @@ fn validate_array(items: &[Value], schema: &Value, path: &str, errors: &mut Vec<
                 seen.push(id);
             }
         }
+    }
+}
+
+/// `maxProperties`/`minProperties` or `maxItems`/`minItems`: `keys` names the two keywords and the noun.
+fn check_count(
+    count: usize,
+    schema: &Value,
+    keys: (&str, &str, &str),
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    let (max_key, min_key, noun) = keys;
+    let limit = |k: &str| {
+        schema
+            .get(k)
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+    };
+    if let Some(max) = limit(max_key).filter(|m| count > *m) {
+        errors.push(FieldError::too_many(path, count, max));
+    }
+    if let Some(min) = limit(min_key).filter(|m| count < *m) {
+        errors.push(FieldError::invalid(
+            path,
+            count,
+            format!("{path} in body should have at least {min} {noun}"),
+        ));
     }
 }
 

@@ -32,6 +32,16 @@ pub(super) enum Builtin {
     RoleBinding,
 }
 
+/// A workload's desired replicas (default 1) and its pod template's containers and images.
+fn workload(obj: &Value) -> (i64, Value, Value) {
+    let desired = obj
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let (c, i) = containers_and_images(obj.pointer("/spec/template/spec").unwrap_or(&Value::Null));
+    (desired, c, i)
+}
+
 fn age_column() -> Column {
     Column::new("Age", "string").describe(AGE_DESCRIPTION)
 }
@@ -224,13 +234,7 @@ impl Builtin {
             Self::ServiceAccount => cells.extend([json!(array_at(obj, "/secrets").len()), age]),
             Self::Endpoints => cells.extend([text(endpoints_text(obj)), age]),
             Self::Deployment => {
-                let desired = obj
-                    .pointer("/spec/replicas")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(1);
-                let (c, i) = containers_and_images(
-                    obj.pointer("/spec/template/spec").unwrap_or(&Value::Null),
-                );
+                let (desired, c, i) = workload(obj);
                 cells.extend([
                     text(format!(
                         "{}/{desired}",
@@ -245,13 +249,7 @@ impl Builtin {
                 ]);
             }
             Self::ReplicaSet => {
-                let desired = obj
-                    .pointer("/spec/replicas")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(1);
-                let (c, i) = containers_and_images(
-                    obj.pointer("/spec/template/spec").unwrap_or(&Value::Null),
-                );
+                let (desired, c, i) = workload(obj);
                 cells.extend([
                     json!(desired),
                     json!(i64_at(obj, "/status/replicas")),
@@ -263,13 +261,7 @@ impl Builtin {
                 ]);
             }
             Self::StatefulSet => {
-                let desired = obj
-                    .pointer("/spec/replicas")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(1);
-                let (c, i) = containers_and_images(
-                    obj.pointer("/spec/template/spec").unwrap_or(&Value::Null),
-                );
+                let (desired, c, i) = workload(obj);
                 cells.extend([
                     text(format!(
                         "{}/{desired}",
