@@ -139,3 +139,60 @@ fn constructors_print_like_kubernetes() {
         "1k"
     );
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::super::Quantity;
+
+    const SUFFIXES: [&str; 21] = [
+        "", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "e3",
+        "E-2", "e0", "e-9", "e12",
+    ];
+
+    fn quantity_text() -> impl Strategy<Value = String> {
+        (
+            "[-+]?",
+            "[0-9]{0,10}",
+            proptest::option::of("[0-9]{0,10}"),
+            0..SUFFIXES.len(),
+        )
+            .prop_map(|(sign, whole, fraction, suffix)| {
+                let whole = if whole.is_empty() && fraction.as_deref().is_none_or(str::is_empty) {
+                    "0".to_owned()
+                } else {
+                    whole
+                };
+                match fraction {
+                    Some(fraction) => format!("{sign}{whole}.{fraction}{}", SUFFIXES[suffix]),
+                    None => format!("{sign}{whole}{}", SUFFIXES[suffix]),
+                }
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn canonical_form_round_trips(text in quantity_text()) {
+            let q = Quantity::parse(&text).map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+            let canonical = q.to_string();
+            prop_assert!(!canonical.contains('.'), "{text} printed {canonical}");
+            let again = Quantity::parse(&canonical).map_err(|e| TestCaseError::fail(format!("{canonical}: {e}")))?;
+            prop_assert_eq!(again, q, "{} -> {}", text, canonical);
+            prop_assert_eq!(again.to_string(), canonical.clone(), "canonical form is a fixed point: {}", text);
+            let approx: f64 = text.parse().unwrap_or(f64::NAN);
+            if approx.is_finite() && !text.contains(['e', 'E']) {
+                // Suffix-free decimals: the exact value is within a nano-unit of the float reading.
+                prop_assert!((q.as_f64() - approx).abs() <= 1e-9 * approx.abs().max(1.0) + 1e-9, "{} vs {}", q.as_f64(), approx);
+            }
+        }
+
+        #[test]
+        fn addition_is_exact_and_commutative_in_value(a in quantity_text(), b in quantity_text()) {
+            let (qa, qb) = (Quantity::parse(&a).map_err(|e| TestCaseError::fail(e.to_string()))?, Quantity::parse(&b).map_err(|e| TestCaseError::fail(e.to_string()))?);
+            prop_assert_eq!(qa + qb, qb + qa);
+            // Like Kubernetes, sums are not capped but parsing is: only sums in range round-trip.
+            prop_assume!((qa + qb).nanos.abs() <= super::super::MAX_NANOS);
+            prop_assert_eq!(Quantity::parse(&(qa + qb).to_string()).map_err(|e| TestCaseError::fail(e.to_string()))?, qa + qb);
+        }
+    }
+}
