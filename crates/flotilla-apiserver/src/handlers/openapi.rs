@@ -5,7 +5,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 
 use crate::catalog::ResourceInfo;
-use crate::openapi::{self, ServedResource, V2_PROTOBUF_CONTENT_TYPE};
+use crate::openapi::{self, ServedResource, V2_PROTOBUF_RESPONSE_CONTENT_TYPE};
 use crate::server::Ctx;
 use crate::status::{ApiError, ApiResult, json_response};
 
@@ -28,13 +28,7 @@ fn served(infos: &[std::sync::Arc<ResourceInfo>]) -> Vec<ServedResource<'_>> {
 
 /// Whether the client asked for the gnostic protobuf v2 document (kubectl 1.20 does, and cannot read JSON).
 fn wants_protobuf(accept: Option<&str>) -> bool {
-    accept.is_some_and(|a| {
-        a.split(',').any(|r| {
-            r.split(';')
-                .next()
-                .is_some_and(|m| m.trim().eq_ignore_ascii_case(V2_PROTOBUF_CONTENT_TYPE))
-        })
-    })
+    accept.is_some_and(openapi::accepts_v2_protobuf)
 }
 
 /// Serves `/openapi<rest>`.
@@ -51,7 +45,7 @@ pub fn serve(ctx: &Ctx, rest: &str, accept: Option<&str>) -> ApiResult<Response>
             let mut r = (StatusCode::OK, body).into_response();
             r.headers_mut().insert(
                 header::CONTENT_TYPE,
-                HeaderValue::from_static(V2_PROTOBUF_CONTENT_TYPE),
+                HeaderValue::from_static(V2_PROTOBUF_RESPONSE_CONTENT_TYPE),
             );
             Ok(r)
         }

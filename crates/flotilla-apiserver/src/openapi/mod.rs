@@ -16,9 +16,28 @@ mod proto;
 
 use serde_json::{Map, Value, json};
 
-/// Content type of the protobuf v2 document.
+/// The media type client-go puts in `Accept` to ask for the protobuf v2 document. Its `@` is not valid in a
+/// MIME subtype, so it must never be sent back as a `Content-Type`: see [`V2_PROTOBUF_RESPONSE_CONTENT_TYPE`].
 pub const V2_PROTOBUF_CONTENT_TYPE: &str =
     "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+
+/// The `Content-Type` of a protobuf v2 response, as kube-openapi sends it: client-go parses response content
+/// types with Go's `mime.ParseMediaType`, which rejects the `@` of the Accept form with "unexpected content
+/// after media subtype".
+pub const V2_PROTOBUF_RESPONSE_CONTENT_TYPE: &str =
+    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// Whether an `Accept` header asks for the protobuf v2 document (either spelling, parameters ignored).
+pub fn accepts_v2_protobuf(accept: &str) -> bool {
+    accept
+        .split(',')
+        .filter_map(|range| range.split(';').next())
+        .any(|media| {
+            let media = media.trim();
+            media.eq_ignore_ascii_case(V2_PROTOBUF_CONTENT_TYPE)
+                || media.eq_ignore_ascii_case(V2_PROTOBUF_RESPONSE_CONTENT_TYPE)
+        })
+}
 
 /// Title of every document.
 const TITLE: &str = "Flotilla";

@@ -182,3 +182,16 @@ fn v3_index_and_group_version_documents() {
     assert!(v3_group_version(&served(), "/apis/apps/v1/", "v").is_some());
     assert_eq!(v3_group_version(&served(), "apis/batch/v1", "v"), None);
 }
+
+#[test]
+fn protobuf_accept_forms_and_response_type() {
+    assert!(accepts_v2_protobuf(
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+    ));
+    assert!(accepts_v2_protobuf(
+        "application/json;q=0.9, application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    ));
+    assert!(!accepts_v2_protobuf("application/json"));
+    // The response type must parse as a MIME type: no '@' in the subtype.
+    assert!(!V2_PROTOBUF_RESPONSE_CONTENT_TYPE.contains('@'));
+}
