@@ -131,6 +131,13 @@ pub fn brief(object: &Value) -> String {
     let mut shown = object.clone();
     if let Some(meta) = shown.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("managedFields");
+        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+        }
+    }
+    // A Cluster's API enablements are long and rarely the point.
+    if let Some(status) = shown.get_mut("status").and_then(Value::as_object_mut) {
+        status.remove("apiEnablements");
     }
     shown.to_string()
 }

@@ -37,11 +37,19 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, String>>,
 {
-    let deadline = tokio::time::Instant::now() + timeout;
+    let started = tokio::time::Instant::now();
+    let deadline = started + timeout;
     let mut delay = Duration::from_millis(10);
     loop {
         match probe().await {
-            Ok(value) => return Ok(value),
+            Ok(value) => {
+                // Shown with the test's output (failures, --nocapture): where a slow scenario spends its time.
+                eprintln!(
+                    "e2e: {} ms waiting for {what}",
+                    started.elapsed().as_millis()
+                );
+                return Ok(value);
+            }
             Err(state) if tokio::time::Instant::now() >= deadline => {
                 anyhow::bail!(
                     "timed out after {}s waiting for {what}; last seen: {state}",

@@ -11,7 +11,6 @@ use flotilla_e2e::{Env, Kubectl, Options, example, testdata, wait_for};
 /// Scenario 1: `nginx-deployment.yaml` puts Deployment nginx with 2 replicas in member1 and member2 (not member3),
 /// and the template's status aggregates both members' status.
 #[tokio::test]
-#[ignore = "needs the controller manager in flotilla up (issue 5); run with --run-ignored"]
 async fn nginx_deployment_reaches_two_members_and_status_aggregates() -> anyhow::Result<()> {
     let env = Env::start(Options::default()).await?;
     let ns = env.namespace("nginx").await?;
@@ -103,7 +102,6 @@ async fn nginx(env: &Env, ns: &str) -> anyhow::Result<()> {
 /// Scenario 4: an OverridePolicy changes the image in member2 only; deleting only the PropagationPolicy leaves the
 /// member objects; deleting the template removes them.
 #[tokio::test]
-#[ignore = "needs the controller manager in flotilla up (issue 5); run with --run-ignored"]
 async fn override_policy_then_policy_and_template_deletion() -> anyhow::Result<()> {
     let env = Env::start(Options::default()).await?;
     let ns = env.namespace("override").await?;

@@ -14,7 +14,6 @@ use flotilla_e2e::{Env, Kubectl, Options, example, wait_for};
 const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
 
 #[tokio::test]
-#[ignore = "needs the controller manager in flotilla up (issue 5); run with --run-ignored"]
 async fn workload_walkthrough_with_the_example_webhook() -> anyhow::Result<()> {
     let env = Env::start(Options {
         webhook_example: true,

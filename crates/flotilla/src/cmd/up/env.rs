@@ -20,6 +20,11 @@ use super::{install, kubeconfigs};
 /// How long the controllers may take to start (their interpreter lists its configuration first).
 const CONTROLLERS_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How often the cluster status controller collects each member's status. Karmada's 10 s would make a CRD
+/// propagated to the in-process members unschedulable for up to 10 s (API enablements are collected with the
+/// status); collecting from an in-process member every second costs next to nothing.
+const CLUSTER_STATUS_INTERVAL: Duration = Duration::from_secs(1);
+
 /// How to run the environment.
 #[derive(Clone, Debug)]
 pub struct UpConfig {
@@ -190,13 +195,11 @@ impl Environment {
                 flotilla_interpreter::config::control_plane(control_client.clone())
                     .context("failed to assemble the resource interpreter")?;
             let watch = tokio::spawn(watch);
-            let manager = manager::start(
-                control_client.clone(),
-                Arc::new(interpreter),
-                ManagerOptions::default(),
-            )
-            .await
-            .context("failed to start the controllers")?;
+            let mut options = ManagerOptions::default();
+            options.controllers.cluster_status_update_frequency = CLUSTER_STATUS_INTERVAL;
+            let manager = manager::start(control_client.clone(), Arc::new(interpreter), options)
+                .await
+                .context("failed to start the controllers")?;
             tokio::time::timeout(CONTROLLERS_TIMEOUT, manager.wait_ready())
                 .await
                 .map_err(|_| {
@@ -206,6 +209,8 @@ impl Environment {
                     )
                 })?;
             progress("controllers running");
+            install::clusters_ready(&control_client, members.len(), CONTROLLERS_TIMEOUT).await?;
+            progress("every member cluster is Ready");
             Some((manager, watch))
         } else {
             None

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::config::v1alpha1::ResourceInterpreterWebhookConfiguration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
@@ -117,4 +118,46 @@ pub async fn webhook_configuration(
         Some(_) => {}
     }
     Ok(())
+}
+
+/// Waits until `count` Clusters report `Ready=True` (the cluster status controller's first probe), so that
+/// templates applied right after `ready:` schedule at once.
+///
+/// # Errors
+/// When the clusters cannot be listed or are not ready in time (naming those that are not).
+pub async fn clusters_ready(
+    client: &Client,
+    count: usize,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let api: Api<Cluster> = Api::all(client.clone());
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let clusters = api
+            .list(&Default::default())
+            .await
+            .context("failed to list Clusters")?;
+        let not_ready: Vec<String> = clusters
+            .iter()
+            .filter(|c| {
+                !c.status.as_ref().is_some_and(|s| {
+                    s.conditions
+                        .iter()
+                        .any(|c| c.type_ == "Ready" && c.status == "True")
+                })
+            })
+            .map(ResourceExt::name_any)
+            .collect();
+        if clusters.items.len() >= count && not_ready.is_empty() {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            bail!(
+                "member clusters not Ready within {}s: {}",
+                timeout.as_secs(),
+                not_ready.join(", ")
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
