@@ -28,6 +28,8 @@ pub fn on_create(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value) -> ApiResult<(
         obj["status"] = json!({"phase": "Active"});
     } else if is(info, "apiextensions.k8s.io", "customresourcedefinitions") {
         crate::crd::prepare_create(ctx, obj)?;
+    } else if is(info, "", "pods") {
+        crate::defaults::initial_pod_status(obj);
     }
     Ok(())
 }

@@ -334,6 +334,15 @@ fn built_in_defaults_show_on_created_objects() {
     assert!(ip.starts_with("10.9"), "cluster IP allocated: {svc}");
     assert_eq!(svc["spec"]["sessionAffinity"], "None");
     assert_eq!(svc["spec"]["ports"][0]["targetPort"], 8080);
+    // A new Pod starts Pending, so kubectl's STATUS column is filled before anything runs it.
+    must(bin, kc, &["run", "p", "--image=nginx:1.27"]);
+    let pods = must(bin, kc, &["get", "pod", "p"]);
+    assert!(
+        pods.lines()
+            .nth(1)
+            .is_some_and(|l| l.split_whitespace().nth(2) == Some("Pending")),
+        "{pods}"
+    );
     let table = must(bin, kc, &["get", "service", "web"]);
     assert!(table.contains(&ip) && table.contains("80/TCP"), "{table}");
 }

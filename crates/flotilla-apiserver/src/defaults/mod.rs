@@ -15,6 +15,12 @@ use base64::Engine;
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 
+/// Sets a new Pod's initial status (`phase: Pending` and its `qosClass`), as upstream's create strategy does
+/// once the client's status is dropped; call it at that point of a Pod create.
+pub fn initial_pod_status(pod: &mut Value) {
+    pod::initial_status(pod);
+}
+
 /// Addresses and ports already taken, so Service allocation picks free ones. The caller fills them from the
 /// Services it stores; allocation adds what it hands out.
 #[derive(Debug, Clone, Default)]

@@ -65,6 +65,67 @@ pub(super) fn pod(obj: &mut Value) {
     pod_spec(spec);
 }
 
+/// A new Pod starts `Pending` with its QoS class, as upstream's create strategy sets them (after dropping the
+/// client's status, so this belongs after that step, not in decode-time defaulting); a phase already present
+/// is kept.
+pub(super) fn initial_status(obj: &mut Value) {
+    let qos = qos_class(obj);
+    let Some(map) = obj.as_object_mut() else {
+        return;
+    };
+    let Some(status) = map
+        .entry("status")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+    else {
+        return;
+    };
+    if status
+        .get("phase")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        status.insert("phase".to_string(), json!("Pending"));
+    }
+    set_if_empty(status, "qosClass", json!(qos));
+}
+
+/// `Guaranteed` when every container sets cpu and memory limits equal to its requests, `BestEffort` when none
+/// sets any, `Burstable` otherwise (upstream's `GetPodQOS` for the common cases).
+fn qos_class(obj: &Value) -> &'static str {
+    let containers: Vec<&Value> = ["containers", "initContainers"]
+        .iter()
+        .filter_map(|l| obj.pointer(&format!("/spec/{l}")).and_then(Value::as_array))
+        .flatten()
+        .collect();
+    let resources = |c: &Value, kind: &str| {
+        c.pointer(&format!("/resources/{kind}"))
+            .and_then(Value::as_object)
+            .cloned()
+    };
+    let any = containers.iter().any(|c| {
+        resources(c, "requests").is_some_and(|r| !r.is_empty())
+            || resources(c, "limits").is_some_and(|l| !l.is_empty())
+    });
+    if !any {
+        return "BestEffort";
+    }
+    let guaranteed = containers.iter().all(|c| {
+        let (requests, limits) = (
+            resources(c, "requests").unwrap_or_default(),
+            resources(c, "limits").unwrap_or_default(),
+        );
+        ["cpu", "memory"]
+            .iter()
+            .all(|r| limits.get(*r).is_some() && requests.get(*r) == limits.get(*r))
+    });
+    if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
 /// `Always` for `:latest` or untagged images, `IfNotPresent` otherwise (digests count as tags).
 fn pull_policy(image: &str) -> &'static str {
     let name = image.rsplit('/').next().unwrap_or(image);

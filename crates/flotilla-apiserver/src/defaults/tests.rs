@@ -5,10 +5,16 @@ fn run(group: &'static str, kind: &'static str, mut obj: Value) -> Value {
     let info = KindInfo::builtin(group, "v1", kind, true);
     let mut alloc = Allocations::default();
     apply(&mut obj, &info, &mut alloc);
+    if kind == "Pod" {
+        initial_pod_status(&mut obj);
+    }
     // Defaulting is idempotent.
     let again = {
         let mut o = obj.clone();
         apply(&mut o, &info, &mut alloc);
+        if kind == "Pod" {
+            initial_pod_status(&mut o);
+        }
         o
     };
     assert_eq!(again, obj, "second pass changed {kind}");
@@ -109,6 +115,41 @@ fn pods_get_service_links_and_requests_from_limits() {
     );
     assert_eq!(p["spec"]["volumes"][0]["configMap"]["defaultMode"], 420);
     assert_eq!(p["spec"]["volumes"][1]["secret"]["defaultMode"], 256);
+    assert_eq!(
+        p["status"],
+        json!({"phase": "Pending", "qosClass": "Burstable"}),
+        "cpu request below its limit"
+    );
+    let limits_only = run(
+        "",
+        "Pod",
+        json!({"spec": {"containers": [{"name": "c", "image": "x:1", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}),
+    );
+    assert_eq!(
+        limits_only["status"]["qosClass"], "Guaranteed",
+        "requests defaulted from limits"
+    );
+    let best = run(
+        "",
+        "Pod",
+        json!({"spec": {"containers": [{"name": "c", "image": "x:1"}]}}),
+    );
+    assert_eq!(best["status"]["qosClass"], "BestEffort");
+    let burst = run(
+        "",
+        "Pod",
+        json!({"spec": {"containers": [{"name": "c", "image": "x:1", "resources": {"requests": {"cpu": "1"}}}]}}),
+    );
+    assert_eq!(burst["status"]["qosClass"], "Burstable");
+    let running = run(
+        "",
+        "Pod",
+        json!({"spec": {"containers": []}, "status": {"phase": "Running", "qosClass": "BestEffort"}}),
+    );
+    assert_eq!(
+        running["status"]["phase"], "Running",
+        "an existing phase is kept"
+    );
 }
 
 #[test]
