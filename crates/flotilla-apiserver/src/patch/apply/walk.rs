@@ -202,6 +202,11 @@ fn merge_list(lhs: &[Value], rhs: &[Value], list: &ListType, elem: Shape<'_>) ->
                 }
             }
             ri += 1;
+        } else if li < lhs.len() {
+            // Unreachable by construction (a live element found in the configuration is merged before the
+            // configuration runs out), but a guarantee of progress is cheaper than proving it forever.
+            out.push(lhs[li].clone());
+            li += 1;
         }
     }
     out
