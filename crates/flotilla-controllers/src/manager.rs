@@ -234,14 +234,6 @@ async fn run(
     );
     spawn(
         &mut tasks,
-        crate::scheduler::controller::NAME,
-        Box::pin(crate::scheduler::controller::run(
-            ctx.clone(),
-            shutdown.clone(),
-        )),
-    );
-    spawn(
-        &mut tasks,
         controllers::namespace_sync::NAME,
         Box::pin(controllers::namespace_sync::run(
             ctx.clone(),

@@ -33,6 +33,9 @@ use crate::runtime::{self, Action, Change, Informer, Queue};
 /// Name of the controller (metrics; events report as `flotilla-scheduler`).
 pub const NAME: &str = "scheduler";
 
+/// Status writes meeting a conflict are retried with a fresh read, this many attempts in all.
+const STATUS_ATTEMPTS: usize = 5;
+
 /// A binding to schedule: namespace and name, namespace empty for a ClusterResourceBinding.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BindingKey {
@@ -269,11 +272,11 @@ impl Scheduler {
                 return Ok(Action::AwaitChange);
             }
             Decision::ObserveGeneration => {
-                let next = ResourceBindingStatus {
+                let observe = |current: &ResourceBindingStatus| ResourceBindingStatus {
                     scheduler_observed_generation: generation,
-                    ..status.clone()
+                    ..current.clone()
                 };
-                self.patch_status(binding, &status, &next, None, &describe)
+                self.update_status(binding, &status, None, observe, &describe)
                     .await?;
                 return Ok(Action::AwaitChange);
             }
@@ -321,15 +324,10 @@ impl Scheduler {
             resource_version = patched.metadata.resource_version;
         }
         let now = Time(jiff::Timestamp::now());
-        let next = next_status(&status, &outcome, generation, &now);
-        self.patch_status(
-            binding,
-            &status,
-            &next,
-            resource_version.as_deref(),
-            &describe,
-        )
-        .await?;
+        let update =
+            |current: &ResourceBindingStatus| next_status(current, &outcome, generation, &now);
+        self.update_status(binding, &status, resource_version, update, &describe)
+            .await?;
 
         let has_terms = binding
             .spec()
@@ -366,30 +364,59 @@ impl Scheduler {
         }
     }
 
-    async fn patch_status<K: Binding>(
+    /// Writes `update(status)` to the status subresource, guarded by the resource version. On a write
+    /// conflict it reads the binding afresh and applies `update` again, so the scheduler's fields are never
+    /// lost to (nor clobber) another controller's concurrent status write.
+    async fn update_status<K: Binding>(
         &self,
         binding: &K,
-        current: &ResourceBindingStatus,
-        next: &ResourceBindingStatus,
-        resource_version: Option<&str>,
+        status: &ResourceBindingStatus,
+        resource_version: Option<String>,
+        update: impl Fn(&ResourceBindingStatus) -> ResourceBindingStatus,
         describe: &str,
     ) -> Result<()> {
-        let Some(patch) =
-            status_patch(current, next, resource_version).map_err(|source| Error::Decode {
-                object: describe.to_owned(),
-                source,
-            })?
-        else {
-            return Ok(());
-        };
-        self.api(binding)
-            .patch_status(
-                &binding.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(&patch),
-            )
-            .await
-            .map_err(|source| Error::kube("patch status of", describe.to_owned(), source))?;
+        let api = self.api(binding);
+        let name = binding.name_any();
+        let mut current = status.clone();
+        let mut resource_version =
+            resource_version.or_else(|| binding.meta().resource_version.clone());
+        for attempt in 1..=STATUS_ATTEMPTS {
+            let next = update(&current);
+            let Some(patch) =
+                status_patch(&current, &next, resource_version.as_deref()).map_err(|source| {
+                    Error::Decode {
+                        object: describe.to_owned(),
+                        source,
+                    }
+                })?
+            else {
+                return Ok(());
+            };
+            match api
+                .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(kube::Error::Api(err)) if err.code == 409 && attempt < STATUS_ATTEMPTS => {
+                    let fresh = api.get_status(&name).await.map_err(|source| {
+                        Error::kube("get status of", describe.to_owned(), source)
+                    })?;
+                    resource_version = fresh.metadata.resource_version.clone();
+                    current = match fresh.data.get("status") {
+                        Some(value) => serde_json::from_value(value.clone()).map_err(|source| {
+                            Error::Decode {
+                                object: describe.to_owned(),
+                                source,
+                            }
+                        })?,
+                        None => ResourceBindingStatus::default(),
+                    };
+                }
+                Err(source) => {
+                    return Err(Error::kube("patch status of", describe.to_owned(), source));
+                }
+            }
+        }
         Ok(())
     }
 }

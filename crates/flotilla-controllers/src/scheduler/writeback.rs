@@ -7,6 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use serde_json::{Map, Value, json};
 
 use super::core::{ErrorKind, Outcome, ScheduleError};
+use crate::conditions::set_condition;
 
 /// The `Scheduled` condition reason for an attempt's final error (`None` = success).
 pub fn condition_reason(error: Option<&ScheduleError>) -> &'static str {
@@ -54,26 +55,6 @@ pub fn result_patch(
     ))
 }
 
-/// Sets a condition as `meta.SetStatusCondition` does: a new condition or a status change stamps `now` as
-/// the transition time; reason and message always follow.
-pub fn set_condition(conditions: &mut Vec<Condition>, new: Condition, now: &Time) {
-    match conditions.iter_mut().find(|c| c.type_ == new.type_) {
-        Some(existing) => {
-            if existing.status != new.status {
-                existing.status = new.status;
-                existing.last_transition_time = now.clone();
-            }
-            existing.reason = new.reason;
-            existing.message = new.message;
-            existing.observed_generation = new.observed_generation;
-        }
-        None => conditions.push(Condition {
-            last_transition_time: now.clone(),
-            ..new
-        }),
-    }
-}
-
 /// The binding status after an attempt: the `Scheduled` condition; on success also
 /// `schedulerObservedGeneration = generation` and `lastScheduledTime = now`; the observed
 /// `clusterAffinities` term when the outcome names one.
@@ -96,7 +77,7 @@ pub fn next_status(
         last_transition_time: now.clone(),
         observed_generation: None,
     };
-    set_condition(&mut status.conditions, condition, now);
+    set_condition(&mut status.conditions, condition);
     if error.is_none() {
         status.scheduler_observed_generation = generation;
         status.last_scheduled_time = Some(now.clone());
