@@ -5,6 +5,7 @@
 //! own (a member not serving the kind yet, a cluster not ready) back off and retry (controllers spec §0); any
 //! other FitError waits for a change to the binding or to a Cluster's labels or spec, as in Karmada.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -21,7 +22,9 @@ use kube::{Api, Resource, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
 use super::core::{BindingRef, ErrorKind, ScheduleOptions, schedule_binding};
-use super::decision::{Decision, accepts, cluster_change_affects, cluster_update_trigger, decide};
+use super::decision::{
+    Decision, accepts, cluster_change_affects, cluster_update_trigger, decide, kind_newly_served,
+};
 use super::writeback::{
     condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
 };
@@ -171,22 +174,33 @@ impl Scheduler {
             if let Change::Updated { old, new } = change {
                 let versions = cluster_update_trigger(old, new);
                 if !versions.is_empty() {
-                    this.enqueue_affected(&versions);
+                    this.enqueue_affected(&versions, |_| true);
+                } else if old.status != new.status {
+                    // Karmada ignores status changes; a member that starts serving a kind (a CRD arrived)
+                    // requeues the bindings of that kind, so they do not wait for an unrelated change.
+                    this.enqueue_affected(&[new], |spec| kind_newly_served(old, new, spec));
                 }
             }
         });
     }
 
-    /// Requeues every accepted binding a change of one of `versions` (old and/or new Cluster) affects.
-    fn enqueue_affected(&self, versions: &[&Cluster]) {
-        let affected = |labels: &std::collections::BTreeMap<String, String>,
+    /// Requeues every accepted binding for which `relevant` holds and a change of one of `versions` (old
+    /// and/or new Cluster) affects it.
+    fn enqueue_affected(
+        &self,
+        versions: &[&Cluster],
+        relevant: impl Fn(&ResourceBindingSpec) -> bool,
+    ) {
+        let no_status = ResourceBindingStatus::default();
+        let affected = |labels: &BTreeMap<String, String>,
                         spec: &ResourceBindingSpec,
                         status: Option<&ResourceBindingStatus>,
                         generation: Option<i64>| {
-            let status = status.cloned().unwrap_or_default();
+            let status = status.unwrap_or(&no_status);
             accepts(self.scheduler_name(), labels, spec)
+                && relevant(spec)
                 && versions.iter().any(|c| {
-                    cluster_change_affects(spec, &status, generation.unwrap_or_default(), c)
+                    cluster_change_affects(spec, status, generation.unwrap_or_default(), c)
                 })
         };
         for rb in self.rb.list() {

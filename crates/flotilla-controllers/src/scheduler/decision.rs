@@ -11,7 +11,7 @@ use flotilla_api::work::v1alpha2::{ResourceBindingSpec, ResourceBindingStatus};
 
 use super::core::reschedule_requested;
 use super::defaults::default_placement;
-use super::filter::is_workload;
+use super::filter::{ApiEnablement, api_enablement, is_workload};
 use crate::selector::cluster_matches;
 
 /// Whether the scheduler named `scheduler_name` handles a binding with these labels and spec: its
@@ -235,4 +235,12 @@ pub fn cluster_change_affects(
             .map(|t| &t.cluster_affinity)
     };
     affinity.is_none_or(|a| cluster_matches(cluster, a))
+}
+
+/// Whether `new` serves the binding's kind and `old` did not (its `apiEnablements` gained it).
+pub fn kind_newly_served(old: &Cluster, new: &Cluster, spec: &ResourceBindingSpec) -> bool {
+    let served = |c: &Cluster| {
+        api_enablement(c, &spec.resource.api_version, &spec.resource.kind) == ApiEnablement::Enabled
+    };
+    served(new) && !served(old)
 }

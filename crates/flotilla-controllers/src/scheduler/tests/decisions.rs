@@ -344,3 +344,18 @@ fn cluster_events() {
     );
     assert!(!cluster_change_affects(&binding(1, terms), &st, 0, &old));
 }
+
+#[test]
+fn a_member_starting_to_serve_the_kind_is_noticed() {
+    use crate::scheduler::decision::kind_newly_served;
+    let spec = binding(1, Placement::default());
+    let mut without = cluster("m", 1);
+    without.status.as_mut().unwrap().api_enablements.clear();
+    let with = cluster("m", 1);
+    assert!(kind_newly_served(&without, &with, &spec));
+    assert!(!kind_newly_served(&with, &with, &spec), "already served");
+    assert!(
+        !kind_newly_served(&with, &without, &spec),
+        "no longer served"
+    );
+}
