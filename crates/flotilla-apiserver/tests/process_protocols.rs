@@ -441,6 +441,49 @@ fn new_kubectl_creates_with_protobuf_bodies() {
             crb["roleRef"],
             json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"})
         );
+        must(
+            bin,
+            kc,
+            &[
+                "create",
+                "ingress",
+                "web",
+                "-n",
+                &ns,
+                "--rule=web.example.com/=web:80",
+            ],
+        );
+        must(
+            bin,
+            kc,
+            &[
+                "create",
+                "poddisruptionbudget",
+                "web",
+                "-n",
+                &ns,
+                "--selector=app=web",
+                "--min-available=1",
+            ],
+        );
+        must(
+            bin,
+            kc,
+            &["create", "quota", "small", "-n", &ns, "--hard=pods=10"],
+        );
+        let ingress = get_json(bin, kc, &["get", "ingress", "web", "-n", &ns]);
+        assert_eq!(
+            ingress["spec"]["rules"][0]["host"], "web.example.com",
+            "{ingress}"
+        );
+        assert_eq!(
+            ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["port"]["number"],
+            80
+        );
+        let pdb = get_json(bin, kc, &["get", "poddisruptionbudget", "web", "-n", &ns]);
+        assert_eq!(pdb["spec"]["minAvailable"], 1, "{pdb}");
+        let quota = get_json(bin, kc, &["get", "resourcequota", "small", "-n", &ns]);
+        assert_eq!(quota["spec"]["hard"], json!({"pods": "10"}));
         let namespace = get_json(bin, kc, &["get", "namespace", &ns]);
         assert_eq!(namespace["metadata"]["name"], ns.as_str());
     }

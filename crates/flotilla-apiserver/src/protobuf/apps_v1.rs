@@ -4,6 +4,9 @@ use super::json::message;
 use k8s_pb::api::apps::v1 as apps;
 use k8s_pb::api::batch::v1 as batch;
 
+message!(apps::ControllerRevision {
+    metadata => "metadata", data => "data", revision => "revision",
+});
 message!(apps::DaemonSet {
     metadata => "metadata", spec => "spec", status => "status",
 });

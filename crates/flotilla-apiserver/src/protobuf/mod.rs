@@ -10,6 +10,8 @@
 
 mod apps_v1;
 mod core_v1;
+mod core_v1_cluster;
+mod groups;
 mod json;
 mod other;
 
@@ -66,7 +68,13 @@ fn decoder(api_version: &str, kind: &str) -> Option<Decoder> {
     use k8s_pb::api::{
         apps::v1 as apps, batch::v1 as batch, coordination::v1 as coord, core::v1 as core,
     };
+    use k8s_pb::api::{
+        authentication::v1 as authn, autoscaling::v2 as autoscaling, discovery::v1 as discovery,
+    };
     use k8s_pb::api::{events::v1 as events, rbac::v1 as rbac};
+    use k8s_pb::api::{
+        networking::v1 as networking, policy::v1 as policy, scheduling::v1 as scheduling,
+    };
     if kind == "DeleteOptions" {
         // client-go stamps DeleteOptions with the group version of the client that sends it.
         return Some(as_json::<k8s_pb::apimachinery::pkg::apis::meta::v1::DeleteOptions>);
@@ -79,6 +87,22 @@ fn decoder(api_version: &str, kind: &str) -> Option<Decoder> {
         ("v1", "Service") => as_json::<core::Service>,
         ("v1", "Pod") => as_json::<core::Pod>,
         ("v1", "Event") => as_json::<core::Event>,
+        ("v1", "Node") => as_json::<core::Node>,
+        ("v1", "Endpoints") => as_json::<core::Endpoints>,
+        ("v1", "PersistentVolumeClaim") => as_json::<core::PersistentVolumeClaim>,
+        ("v1", "ResourceQuota") => as_json::<core::ResourceQuota>,
+        ("v1", "LimitRange") => as_json::<core::LimitRange>,
+        ("v1", "PodTemplate") => as_json::<core::PodTemplate>,
+        ("v1", "ReplicationController") => as_json::<core::ReplicationController>,
+        ("apps/v1", "ControllerRevision") => as_json::<apps::ControllerRevision>,
+        ("networking.k8s.io/v1", "Ingress") => as_json::<networking::Ingress>,
+        ("policy/v1", "PodDisruptionBudget") => as_json::<policy::PodDisruptionBudget>,
+        ("scheduling.k8s.io/v1", "PriorityClass") => as_json::<scheduling::PriorityClass>,
+        ("authentication.k8s.io/v1", "TokenRequest") => as_json::<authn::TokenRequest>,
+        ("discovery.k8s.io/v1", "EndpointSlice") => as_json::<discovery::EndpointSlice>,
+        ("autoscaling/v2", "HorizontalPodAutoscaler") => {
+            as_json::<autoscaling::HorizontalPodAutoscaler>
+        }
         ("apps/v1", "Deployment") => as_json::<apps::Deployment>,
         ("apps/v1", "ReplicaSet") => as_json::<apps::ReplicaSet>,
         ("apps/v1", "StatefulSet") => as_json::<apps::StatefulSet>,
@@ -118,9 +142,11 @@ pub fn is_protobuf(content_type: &str) -> bool {
 ///
 /// Errors: [`ProtobufError::BadRequest`] for a missing `k8s\0` prefix, an undecodable envelope or message, or a
 /// compressed envelope; [`ProtobufError::Unsupported`] for kinds outside the supported list (every built-in
-/// kind client-go's typed clients commonly write: Namespace, ConfigMap, Secret, ServiceAccount, Service, Pod,
-/// Event, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, the four RBAC kinds, Lease,
-/// events.k8s.io Event, and DeleteOptions).
+/// kind client-go's typed clients and `kubectl create` commonly write: Namespace, ConfigMap, Secret,
+/// ServiceAccount, Service, Pod, Event, Node, Endpoints, PersistentVolumeClaim, ResourceQuota, LimitRange,
+/// PodTemplate, ReplicationController, Deployment, ReplicaSet, StatefulSet, DaemonSet, ControllerRevision, Job,
+/// CronJob, the four RBAC kinds, Lease, events.k8s.io Event, Ingress, PodDisruptionBudget, PriorityClass,
+/// TokenRequest, EndpointSlice, HorizontalPodAutoscaler v2, and DeleteOptions).
 pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
     let Some(rest) = body.strip_prefix(&MAGIC) else {
         return Err(ProtobufError::BadRequest(format!(

@@ -332,7 +332,8 @@ fn bad_and_unsupported_bodies() {
         metadata: Some(go_meta("n1", "")),
         ..Default::default()
     };
-    let err = decode(&envelope("v1", "Node", &node)).expect_err("unsupported");
+    let err =
+        decode(&envelope("storage.k8s.io/v1", "StorageClass", &node)).expect_err("unsupported");
     let status = err.to_status();
     assert_eq!(
         (status.code, status.reason.as_str()),
@@ -340,7 +341,7 @@ fn bad_and_unsupported_bodies() {
     );
     assert_eq!(
         status.message,
-        "protobuf request bodies are not supported for Node (v1); send application/json instead"
+        "protobuf request bodies are not supported for StorageClass (storage.k8s.io/v1); send application/json instead"
     );
     // A message of the wrong type under a known kind is a decode error, not a crash.
     let mut wrong = MAGIC.to_vec();
@@ -356,9 +357,88 @@ fn bad_and_unsupported_bodies() {
         .encode_to_vec(),
     );
     assert_eq!(decode(&wrong).map_err(|e| e.to_status().code), Err(400));
-    assert!(supports("apps/v1", "Deployment") && !supports("v1", "Node"));
+    assert!(
+        supports("apps/v1", "Deployment")
+            && supports("v1", "Node")
+            && !supports("storage.k8s.io/v1", "StorageClass")
+    );
     assert!(
         is_protobuf("application/vnd.kubernetes.protobuf; charset=x")
             && !is_protobuf("application/json")
     );
+}
+
+#[test]
+fn kubectl_create_token_ingress_and_nodes() {
+    use k8s_pb::api::authentication::v1 as authn;
+    use k8s_pb::api::networking::v1 as networking;
+    let token = authn::TokenRequest {
+        metadata: Some(go_meta("agent", "karmada-system")),
+        spec: Some(authn::TokenRequestSpec {
+            audiences: vec!["https://kubernetes.default.svc".into()],
+            expiration_seconds: Some(3600),
+            bound_object_ref: None,
+        }),
+        status: Some(authn::TokenRequestStatus::default()),
+    };
+    let out = decode(&envelope(
+        "authentication.k8s.io/v1",
+        "TokenRequest",
+        &token,
+    ))
+    .unwrap_or_default();
+    assert_eq!(
+        out["spec"],
+        json!({"audiences": ["https://kubernetes.default.svc"], "expirationSeconds": 3600})
+    );
+
+    let ingress = networking::Ingress {
+        metadata: Some(go_meta("web", "prod")),
+        spec: Some(networking::IngressSpec {
+            rules: vec![networking::IngressRule {
+                host: s("web.example.com"),
+                ingress_rule_value: Some(networking::IngressRuleValue {
+                    http: Some(networking::HttpIngressRuleValue {
+                        paths: vec![networking::HttpIngressPath {
+                            path: s("/"),
+                            path_type: s("Prefix"),
+                            backend: Some(networking::IngressBackend {
+                                service: Some(networking::IngressServiceBackend {
+                                    name: s("web"),
+                                    port: Some(networking::ServiceBackendPort {
+                                        name: s(""),
+                                        number: Some(80),
+                                    }),
+                                }),
+                                resource: None,
+                            }),
+                        }],
+                    }),
+                }),
+            }],
+            ..Default::default()
+        }),
+        status: None,
+    };
+    let out = decode(&envelope("networking.k8s.io/v1", "Ingress", &ingress)).unwrap_or_default();
+    assert_eq!(
+        out["spec"]["rules"],
+        json!([{"host": "web.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix",
+            "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}])
+    );
+
+    let node = core::Node {
+        metadata: Some(go_meta("n1", "")),
+        spec: Some(core::NodeSpec {
+            unschedulable: Some(true),
+            ..Default::default()
+        }),
+        status: Some(core::NodeStatus {
+            allocatable: [("cpu".to_string(), Quantity { string: s("4") })].into(),
+            ..Default::default()
+        }),
+    };
+    let out = decode(&envelope("v1", "Node", &node)).unwrap_or_default();
+    assert_eq!(out["spec"], json!({"unschedulable": true}));
+    assert_eq!(out["status"], json!({"allocatable": {"cpu": "4"}}));
 }
