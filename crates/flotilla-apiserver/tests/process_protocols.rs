@@ -3,92 +3,13 @@
 //! separate process talking HTTPS to a server started here.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 use serde_json::{Value, json};
 
-struct Harness {
-    rt: tokio::runtime::Runtime,
-    server: Option<RunningServer>,
-    kubeconfig: PathBuf,
-    dir: tempfile::TempDir,
-}
+mod support;
 
-impl Harness {
-    fn start() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("data"));
-        let server = rt.block_on(Server::start(cfg)).expect("server starts");
-        let kubeconfig = dir.path().join("kubeconfig");
-        std::fs::write(&kubeconfig, server.kubeconfig("flotilla")).unwrap();
-        Self {
-            rt,
-            server: Some(server),
-            kubeconfig,
-            dir,
-        }
-    }
-
-    fn file(&self, name: &str, content: &str) -> String {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, content).unwrap();
-        path.to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Harness {
-    fn drop(&mut self) {
-        if let Some(server) = self.server.take() {
-            self.rt.block_on(server.shutdown());
-        }
-    }
-}
-
-/// Every kubectl the test environment provides (see hack/test-deps.sh), `kubectl` on PATH otherwise.
-fn kubectl_bins() -> Vec<String> {
-    let found: Vec<String> = ["FLOTILLA_TEST_KUBECTL_NEW", "FLOTILLA_TEST_KUBECTL"]
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .collect();
-    if found.is_empty() {
-        vec!["kubectl".to_string()]
-    } else {
-        found
-    }
-}
-
-fn kubectl(bin: &str, kubeconfig: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(bin)
-        .env("KUBECONFIG", kubeconfig)
-        .args(args)
-        .output()
-        .expect("kubectl runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
-fn must(bin: &str, kubeconfig: &Path, args: &[&str]) -> String {
-    let (ok, text) = kubectl(bin, kubeconfig, args);
-    assert!(ok, "{bin} {args:?} failed: {text}");
-    text
-}
-
-fn get_json(bin: &str, kubeconfig: &Path, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    serde_json::from_str(&must(bin, kubeconfig, &all)).unwrap()
-}
+use support::*;
 
 fn container_images(deploy: &Value) -> Vec<String> {
     deploy["spec"]["template"]["spec"]["containers"]

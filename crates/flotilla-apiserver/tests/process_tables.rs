@@ -3,99 +3,13 @@
 //! `--dry-run=server`, CRD schema pruning, defaulting and validation, and built-in defaults.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 use serde_json::{Value, json};
 
-struct Harness {
-    rt: tokio::runtime::Runtime,
-    server: Option<RunningServer>,
-    kubeconfig: PathBuf,
-    dir: tempfile::TempDir,
-}
+mod support;
 
-impl Harness {
-    fn start() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path().join("data"));
-        cfg.nodes = 1;
-        let server = rt.block_on(Server::start(cfg)).expect("server starts");
-        let kubeconfig = dir.path().join("kubeconfig");
-        std::fs::write(&kubeconfig, server.kubeconfig("flotilla")).unwrap();
-        Self {
-            rt,
-            server: Some(server),
-            kubeconfig,
-            dir,
-        }
-    }
-
-    fn file(&self, name: &str, content: &str) -> String {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, content).unwrap();
-        path.to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Harness {
-    fn drop(&mut self) {
-        if let Some(server) = self.server.take() {
-            self.rt.block_on(server.shutdown());
-        }
-    }
-}
-
-fn kubectl_bins() -> Vec<String> {
-    let found: Vec<String> = ["FLOTILLA_TEST_KUBECTL_NEW", "FLOTILLA_TEST_KUBECTL"]
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .collect();
-    if found.is_empty() {
-        vec!["kubectl".to_string()]
-    } else {
-        found
-    }
-}
-
-fn kubectl(bin: &str, kubeconfig: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(bin)
-        .env("KUBECONFIG", kubeconfig)
-        .args(args)
-        .output()
-        .expect("kubectl runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
-fn must(bin: &str, kubeconfig: &Path, args: &[&str]) -> String {
-    let (ok, text) = kubectl(bin, kubeconfig, args);
-    assert!(ok, "{bin} {args:?} failed: {text}");
-    text
-}
-
-/// The header line of a `kubectl get` table, as column names.
-fn header(output: &str) -> Vec<String> {
-    output
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .split("  ")
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .map(str::to_string)
-        .collect()
-}
+use support::*;
 
 const CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
 "metadata":{"name":"widgets.example.io"},
