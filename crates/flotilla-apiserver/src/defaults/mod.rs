@@ -21,6 +21,12 @@ pub fn initial_pod_status(pod: &mut Value) {
     pod::initial_status(pod);
 }
 
+/// A Pod's QoS class (`Guaranteed`, `Burstable` or `BestEffort`) from its containers' cpu and memory requests
+/// and limits.
+pub fn qos_class(pod: &Value) -> &'static str {
+    pod::qos_class(pod)
+}
+
 /// Addresses and ports already taken, so Service allocation picks free ones. The caller fills them from the
 /// Services it stores; allocation adds what it hands out.
 #[derive(Debug, Clone, Default)]

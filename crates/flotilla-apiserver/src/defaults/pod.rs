@@ -90,34 +90,30 @@ pub(super) fn initial_status(obj: &mut Value) {
     set_if_empty(status, "qosClass", json!(qos));
 }
 
-/// `Guaranteed` when every container sets cpu and memory limits equal to its requests, `BestEffort` when none
-/// sets any, `Burstable` otherwise (upstream's `GetPodQOS` for the common cases).
-fn qos_class(obj: &Value) -> &'static str {
+/// Upstream's `GetPodQOS` for cpu and memory: `BestEffort` when no container requests or limits either,
+/// `Guaranteed` when every container limits both and requests what it limits (an absent request defaults to the
+/// limit), `Burstable` otherwise.
+pub(crate) fn qos_class(obj: &Value) -> &'static str {
     let containers: Vec<&Value> = ["containers", "initContainers"]
         .iter()
         .filter_map(|l| obj.pointer(&format!("/spec/{l}")).and_then(Value::as_array))
         .flatten()
         .collect();
-    let resources = |c: &Value, kind: &str| {
-        c.pointer(&format!("/resources/{kind}"))
-            .and_then(Value::as_object)
-            .cloned()
-    };
+    let get =
+        |c: &Value, kind: &str, r: &str| c.pointer(&format!("/resources/{kind}/{r}")).cloned();
     let any = containers.iter().any(|c| {
-        resources(c, "requests").is_some_and(|r| !r.is_empty())
-            || resources(c, "limits").is_some_and(|l| !l.is_empty())
+        ["requests", "limits"]
+            .iter()
+            .any(|k| ["cpu", "memory"].iter().any(|r| get(c, k, r).is_some()))
     });
     if !any {
         return "BestEffort";
     }
     let guaranteed = containers.iter().all(|c| {
-        let (requests, limits) = (
-            resources(c, "requests").unwrap_or_default(),
-            resources(c, "limits").unwrap_or_default(),
-        );
-        ["cpu", "memory"]
-            .iter()
-            .all(|r| limits.get(*r).is_some() && requests.get(*r) == limits.get(*r))
+        ["cpu", "memory"].iter().all(|r| {
+            let (limit, request) = (get(c, "limits", r), get(c, "requests", r));
+            limit.is_some() && (request.is_none() || request == limit)
+        })
     });
     if guaranteed {
         "Guaranteed"

@@ -71,38 +71,9 @@ fn container_statuses(
     Some(Value::Array(statuses))
 }
 
-/// Whether every container's requests equal its limits for cpu and memory (and limits are set).
+/// The pod's QoS class, computed once for defaulting and simulation alike.
 fn qos_class(obj: &Value) -> &'static str {
-    let containers: Vec<&Value> = ["containers", "initContainers"]
-        .iter()
-        .filter_map(|l| obj.pointer(&format!("/spec/{l}")).and_then(Value::as_array))
-        .flatten()
-        .collect();
-    let res = |c: &Value, kind: &str, r: &str| {
-        c.pointer(&format!("/resources/{kind}/{r}"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    let any_set = containers.iter().any(|c| {
-        ["requests", "limits"]
-            .iter()
-            .any(|k| ["cpu", "memory"].iter().any(|r| res(c, k, r).is_some()))
-    });
-    if !any_set {
-        return "BestEffort";
-    }
-    let guaranteed = containers.iter().all(|c| {
-        ["cpu", "memory"].iter().all(|r| {
-            let limit = res(c, "limits", r);
-            let request = res(c, "requests", r);
-            limit.is_some() && (request.is_none() || request == limit)
-        })
-    });
-    if guaranteed {
-        "Guaranteed"
-    } else {
-        "Burstable"
-    }
+    crate::defaults::qos_class(obj)
 }
 
 /// The pod's status once running (or its current status when it already finished).
