@@ -91,23 +91,34 @@ impl ExecutionController {
             .clone()
             .unwrap_or_else(WorkStatus::default)
             .conditions;
-        if self
-            .set_work_condition(&api, &work, &mut conditions, dispatching)
-            .await?
-        {
+        // Dispatching is written together with Applied when the sync goes on, saving one status write.
+        let dispatching_changed = set_condition(&mut conditions, dispatching);
+        if dispatching_changed {
             self.recorder
                 .normal(&reference(&work), events::WORK_DISPATCHING, message);
         }
-        if suspended {
-            return Ok(Action::AwaitChange);
-        }
-        if !cluster_ready(&cluster) {
+        let ready = cluster_ready(&cluster);
+        if suspended || !ready {
+            if dispatching_changed {
+                self.write_conditions(&api, &work, &conditions).await?;
+            }
+            if suspended {
+                return Ok(Action::AwaitChange);
+            }
             return Err(Error::ClusterNotReady {
                 cluster: cluster_name.to_owned(),
             });
         }
-        let member = self.ctx.members.get(&cluster).await?;
-        self.sync(&api, &work, &mut conditions, &member)
+        let member = match self.ctx.members.get(&cluster).await {
+            Ok(member) => member,
+            Err(err) => {
+                if dispatching_changed {
+                    self.write_conditions(&api, &work, &conditions).await?;
+                }
+                return Err(err);
+            }
+        };
+        self.sync(&api, &work, &mut conditions, dispatching_changed, &member)
             .await
             .map(|()| Action::AwaitChange)
     }
@@ -118,6 +129,7 @@ impl ExecutionController {
         api: &Api<Work>,
         work: &Work,
         conditions: &mut Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
+        dirty: bool,
         member: &Member,
     ) -> Result<()> {
         let manifests = &work.spec.workload.manifests;
@@ -167,8 +179,9 @@ impl ExecutionController {
                 ),
             )
         };
-        self.set_work_condition(api, work, conditions, condition)
-            .await?;
+        if set_condition(conditions, condition) || dirty {
+            self.write_conditions(api, work, conditions).await?;
+        }
         let result = Error::aggregate(errors);
         match &result {
             Ok(()) => self.recorder.normal(
@@ -256,18 +269,13 @@ impl ExecutionController {
         Ok(Action::AwaitChange)
     }
 
-    /// Sets one condition in `list` (the Work's conditions as this controller last wrote them) and writes the
-    /// list with a merge patch of the status when it changed; returns whether it changed.
-    async fn set_work_condition(
+    /// Writes the Work's conditions (as this controller keeps them) with a merge patch of the status.
+    async fn write_conditions(
         &self,
         api: &Api<Work>,
         work: &Work,
-        list: &mut Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
-        condition: k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
-    ) -> Result<bool> {
-        if !set_condition(list, condition) {
-            return Ok(false);
-        }
+        list: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition],
+    ) -> Result<()> {
         let patch = json!({"status": {"conditions": list}});
         api.patch_status(
             &work.name_any(),
@@ -286,7 +294,7 @@ impl ExecutionController {
                 source,
             )
         })?;
-        Ok(true)
+        Ok(())
     }
 }
 
