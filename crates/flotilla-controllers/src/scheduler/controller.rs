@@ -6,8 +6,10 @@
 //! other FitError waits for a change to the binding or to a Cluster's labels or spec, as in Karmada.
 
 use std::collections::BTreeMap;
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::{Mutex, PoisonError};
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{annotations, events};
@@ -23,7 +25,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::core::{BindingRef, ErrorKind, ScheduleOptions, schedule_binding};
 use super::decision::{
-    Decision, accepts, cluster_change_affects, cluster_update_trigger, decide, kind_newly_served,
+    Decision, ScheduleReason, accepts, cluster_change_affects, cluster_update_trigger, decide,
+    kind_newly_served,
 };
 use super::writeback::{
     condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
@@ -80,6 +83,9 @@ struct Scheduler {
     crb: Arc<Informer<ClusterResourceBinding>>,
     clusters: Arc<Informer<Cluster>>,
     options: ScheduleOptions,
+    /// Bindings requeued because a member started serving their kind: scheduled even when §4.2 alone would
+    /// leave them (a Divided result computed while that member lacked the kind is redone once).
+    forced: Mutex<HashSet<BindingKey>>,
 }
 
 /// Runs the scheduler until `shutdown` is cancelled.
@@ -91,6 +97,7 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         crb: ctx.informers.typed(),
         clusters: ctx.informers.typed(),
         options: ScheduleOptions::default(),
+        forced: Mutex::default(),
         ctx,
     });
     // Scheduling against a partial cluster list would drop clusters from results.
@@ -174,21 +181,23 @@ impl Scheduler {
             if let Change::Updated { old, new } = change {
                 let versions = cluster_update_trigger(old, new);
                 if !versions.is_empty() {
-                    this.enqueue_affected(&versions, |_| true);
+                    this.enqueue_affected(&versions, false, |_| true);
                 } else if old.status != new.status {
                     // Karmada ignores status changes; a member that starts serving a kind (a CRD arrived)
-                    // requeues the bindings of that kind, so they do not wait for an unrelated change.
-                    this.enqueue_affected(&[new], |spec| kind_newly_served(old, new, spec));
+                    // reschedules the bindings of that kind, so the result is the one Karmada computes when
+                    // every member already served it, instead of waiting for an unrelated change.
+                    this.enqueue_affected(&[new], true, |spec| kind_newly_served(old, new, spec));
                 }
             }
         });
     }
 
     /// Requeues every accepted binding for which `relevant` holds and a change of one of `versions` (old
-    /// and/or new Cluster) affects it.
+    /// and/or new Cluster) affects it; `force` makes the next attempt a full schedule.
     fn enqueue_affected(
         &self,
         versions: &[&Cluster],
+        force: bool,
         relevant: impl Fn(&ResourceBindingSpec) -> bool,
     ) {
         let no_status = ResourceBindingStatus::default();
@@ -210,7 +219,7 @@ impl Scheduler {
                 rb.status.as_ref(),
                 rb.metadata.generation,
             ) {
-                self.queue.add(key_of(rb.as_ref()));
+                self.requeue(key_of(rb.as_ref()), force);
             }
         }
         for crb in self.crb.list() {
@@ -220,9 +229,20 @@ impl Scheduler {
                 crb.status.as_ref(),
                 crb.metadata.generation,
             ) {
-                self.queue.add(key_of(crb.as_ref()));
+                self.requeue(key_of(crb.as_ref()), force);
             }
         }
+    }
+
+    fn requeue(&self, key: BindingKey, force: bool) {
+        if force {
+            self.forced_set().insert(key.clone());
+        }
+        self.queue.add(key);
+    }
+
+    fn forced_set(&self) -> std::sync::MutexGuard<'_, HashSet<BindingKey>> {
+        self.forced.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     async fn reconcile(&self, key: BindingKey) -> Result<Action> {
@@ -278,6 +298,13 @@ impl Scheduler {
             binding.meta().deletion_timestamp.is_some(),
             &clusters,
         );
+        let forced = self.forced_set().remove(&key);
+        let decision = match decision {
+            Decision::Nothing | Decision::ObserveGeneration if forced => {
+                Decision::Schedule(ScheduleReason::KindNewlyServed)
+            }
+            other => other,
+        };
         let schedule_reason = match decision {
             Decision::Nothing => return Ok(Action::AwaitChange),
             Decision::SkipDeleting => {

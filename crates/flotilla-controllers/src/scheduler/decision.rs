@@ -55,6 +55,8 @@ pub enum ScheduleReason {
     DuplicatedOrNonWorkload,
     /// A cluster in the current result is being deleted.
     TerminatingCluster,
+    /// A member started serving the binding's kind (Flotilla only: the scheduler forces this one).
+    KindNewlyServed,
 }
 
 /// What to do with a binding the scheduler was woken for.
