@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::names::work_name;
 use crate::objects;
 use crate::overrides::apply_overrides;
-use crate::runtime::{self, Action, Change, Informer, Queue};
+use crate::runtime::{Action, Change, Informer, Queue};
 use crate::works::{DesiredWork, create_or_update_work, decorate_manifest};
 
 /// Name of the controller (metrics).
@@ -130,22 +130,16 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
             }
         }
     });
-    let workers = tokio::spawn(runtime::run(
+    let ctx = controller.ctx.clone();
+    let queue = queue.clone();
+    ctx.serve(
         NAME,
-        queue.clone(),
-        controller.ctx.options.workers,
-        controller.ctx.metrics.clone(),
-        {
-            let controller = controller.clone();
-            move |name: String| {
-                let controller = controller.clone();
-                async move { controller.reconcile(&name).await }
-            }
-        },
-    ));
-    shutdown.cancelled().await;
-    queue.close();
-    let _ = workers.await;
+        queue,
+        shutdown,
+        controller,
+        |controller, key| async move { controller.reconcile(&key).await },
+    )
+    .await;
 }
 
 impl NamespaceSync {

@@ -90,3 +90,47 @@ pub async fn run<K, F, Fut>(
         }
     }
 }
+
+/// Runs `workers` workers reconciling with `reconcile(state, key)` until `shutdown` is cancelled, then closes
+/// the queue and waits for the workers to finish their current key: the tail every controller's `run` shares.
+pub async fn run_until<K, C, F, Fut>(
+    controller: &'static str,
+    queue: Arc<Queue<K>>,
+    workers: usize,
+    metrics: Metrics,
+    shutdown: tokio_util::sync::CancellationToken,
+    state: Arc<C>,
+    reconcile: F,
+) where
+    K: Clone + Eq + Hash + Display + Send + Sync + 'static,
+    C: Send + Sync + 'static,
+    F: Fn(Arc<C>, K) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Action, Error>> + Send + 'static,
+{
+    let task = tokio::spawn(run(
+        controller,
+        queue.clone(),
+        workers,
+        metrics,
+        move |key| reconcile(state.clone(), key),
+    ));
+    shutdown.cancelled().await;
+    queue.close();
+    if let Err(err) = task.await {
+        tracing::error!(controller, error = %err, "controller ended abnormally");
+    }
+}
+
+/// Whether a change asks for a sync of a spec-driven controller: creation, a spec change (generation), or
+/// the start of deletion (which generation-filtered controllers must see, controllers spec pipeline notes).
+pub fn spec_changed<K: kube::Resource>(change: &super::Change<'_, K>) -> bool {
+    match change {
+        super::Change::Added(_) => true,
+        super::Change::Updated { old, new } => {
+            old.meta().generation != new.meta().generation
+                || (old.meta().deletion_timestamp.is_none()
+                    && new.meta().deletion_timestamp.is_some())
+        }
+        super::Change::Deleted(_) => false,
+    }
+}

@@ -16,7 +16,7 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
-pub use controller::{Action, error_policy, run};
+pub use controller::{Action, error_policy, run, run_until, spec_changed};
 pub use informer::{Change, Informer};
 pub use queue::{Backoff, Queue};
 

@@ -13,7 +13,7 @@ use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::policy::v1alpha1::{ClusterOverridePolicy, OverridePolicy, ResourceSelector};
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
-use kube::{Resource, ResourceExt};
+use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::bindings::BindingRef;
@@ -37,19 +37,6 @@ pub struct BindingController {
     clusters: Arc<Informer<Cluster>>,
     op: Arc<Informer<OverridePolicy>>,
     cop: Arc<Informer<ClusterOverridePolicy>>,
-}
-
-/// Whether a binding change needs a sync: creation, a spec change (generation) or the start of deletion.
-pub fn binding_changed<K: Resource>(change: &Change<'_, K>) -> bool {
-    match change {
-        Change::Added(_) => true,
-        Change::Updated { old, new } => {
-            old.meta().generation != new.meta().generation
-                || (old.meta().deletion_timestamp.is_none()
-                    && new.meta().deletion_timestamp.is_some())
-        }
-        Change::Deleted(_) => false,
-    }
 }
 
 /// Runs the binding controller until `shutdown` is cancelled.
@@ -76,29 +63,23 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         () = shutdown.cancelled() => return,
     }
     controller.watch();
-    let workers = tokio::spawn(runtime::run(
+    let ctx = controller.ctx.clone();
+    let queue = controller.queue.clone();
+    ctx.serve(
         NAME,
-        controller.queue.clone(),
-        controller.ctx.options.workers,
-        controller.ctx.metrics.clone(),
-        {
-            let controller = controller.clone();
-            move |key| {
-                let controller = controller.clone();
-                async move { controller.reconcile(key).await }
-            }
-        },
-    ));
-    shutdown.cancelled().await;
-    controller.queue.close();
-    let _ = workers.await;
+        queue,
+        shutdown,
+        controller,
+        |controller, key| async move { controller.reconcile(key).await },
+    )
+    .await;
 }
 
 impl BindingController {
     fn watch(self: &Arc<Self>) {
         let queue = self.queue.clone();
         self.rb.add_handler(move |change| {
-            if binding_changed(&change) {
+            if runtime::spec_changed(&change) {
                 let rb = change.object();
                 queue.add(BindingRef::Namespaced {
                     namespace: rb.namespace().unwrap_or_default(),
@@ -108,7 +89,7 @@ impl BindingController {
         });
         let queue = self.queue.clone();
         self.crb.add_handler(move |change| {
-            if binding_changed(&change) {
+            if runtime::spec_changed(&change) {
                 queue.add(BindingRef::Cluster {
                     name: change.object().name_any(),
                 });

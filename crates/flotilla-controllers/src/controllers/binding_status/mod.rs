@@ -26,7 +26,7 @@ use crate::error::{Error, Result, is_conflict, is_not_found};
 use crate::events::{EventRecorder, reference, reference_of};
 use crate::interpreter::{aggregate_status, enabled};
 use crate::objects::value_to_dynamic;
-use crate::runtime::{self, Action, Change, Informer, Queue};
+use crate::runtime::{Action, Change, Informer, Queue};
 use crate::templates::{self, TemplateKey};
 
 /// Name of the controller (metrics, events `flotilla-binding-status-controller`).
@@ -95,22 +95,16 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
             q.add(binding);
         }
     });
-    let workers = tokio::spawn(runtime::run(
+    let ctx = controller.ctx.clone();
+    let queue = queue.clone();
+    ctx.serve(
         NAME,
-        queue.clone(),
-        controller.ctx.options.workers,
-        controller.ctx.metrics.clone(),
-        {
-            let controller = controller.clone();
-            move |key| {
-                let controller = controller.clone();
-                async move { controller.reconcile(key).await }
-            }
-        },
-    ));
-    shutdown.cancelled().await;
-    queue.close();
-    let _ = workers.await;
+        queue,
+        shutdown,
+        controller,
+        |controller, key| async move { controller.reconcile(key).await },
+    )
+    .await;
 }
 
 impl BindingStatusController {

@@ -24,7 +24,7 @@ use crate::api::get_opt;
 use crate::context::Context;
 use crate::error::{Error, Result, is_already_exists, is_conflict, is_not_found};
 use crate::events::{EventRecorder, reference};
-use crate::runtime::{self, Action, Informer, Queue};
+use crate::runtime::{Action, Informer, Queue};
 
 /// Name of the controller (metrics, events `flotilla-cluster-controller`).
 pub const NAME: &str = "cluster-controller";
@@ -54,22 +54,16 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
     controller
         .clusters
         .add_handler(move |change| q.add(change.object().name_any()));
-    let workers = tokio::spawn(runtime::run(
+    let ctx = controller.ctx.clone();
+    let queue = queue.clone();
+    ctx.serve(
         NAME,
-        queue.clone(),
-        controller.ctx.options.workers,
-        controller.ctx.metrics.clone(),
-        {
-            let controller = controller.clone();
-            move |name: String| {
-                let controller = controller.clone();
-                async move { controller.reconcile(&name).await }
-            }
-        },
-    ));
-    shutdown.cancelled().await;
-    queue.close();
-    let _ = workers.await;
+        queue,
+        shutdown,
+        controller,
+        |controller, key| async move { controller.reconcile(&key).await },
+    )
+    .await;
 }
 
 impl ClusterController {

@@ -28,7 +28,7 @@ use crate::conditions::{find, new_condition, set_condition};
 use crate::context::Context;
 use crate::discovery::discover;
 use crate::error::{Error, Result};
-use crate::runtime::{self, Action, Change, Informer, Queue};
+use crate::runtime::{Action, Change, Informer, Queue};
 
 /// Name of the controller (metrics).
 pub const NAME: &str = "cluster-status-controller";
@@ -60,22 +60,16 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
             q.add(change.object().name_any());
         }
     });
-    let workers = tokio::spawn(runtime::run(
+    let ctx = controller.ctx.clone();
+    let queue = queue.clone();
+    ctx.serve(
         NAME,
-        queue.clone(),
-        controller.ctx.options.workers,
-        controller.ctx.metrics.clone(),
-        {
-            let controller = controller.clone();
-            move |name: String| {
-                let controller = controller.clone();
-                async move { controller.reconcile(&name).await }
-            }
-        },
-    ));
-    shutdown.cancelled().await;
-    queue.close();
-    let _ = workers.await;
+        queue,
+        shutdown,
+        controller,
+        |controller, key| async move { controller.reconcile(&key).await },
+    )
+    .await;
 }
 
 /// GET `/readyz`, falling back to `/healthz` when the server has no `/readyz`.

@@ -29,7 +29,7 @@ use crate::events::{EventRecorder, reference, reference_of};
 use crate::interpreter::{enabled, get_dependencies};
 use crate::names::depended_by_label_key;
 use crate::objects;
-use crate::runtime::{self, Action, Change, Informer, Queue};
+use crate::runtime::{Action, Change, Informer, Queue};
 use crate::selector::label_selector_matches;
 use crate::templates::{self, TemplateKey, with_type};
 
@@ -76,22 +76,16 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
             });
         }
     });
-    let workers = tokio::spawn(runtime::run(
+    let ctx = controller.ctx.clone();
+    let queue = controller.queue.clone();
+    ctx.serve(
         NAME,
-        controller.queue.clone(),
-        controller.ctx.options.workers,
-        controller.ctx.metrics.clone(),
-        {
-            let controller = controller.clone();
-            move |key| {
-                let controller = controller.clone();
-                async move { controller.reconcile(key).await }
-            }
-        },
-    ));
-    shutdown.cancelled().await;
-    controller.queue.close();
-    let _ = workers.await;
+        queue,
+        shutdown,
+        controller,
+        |controller, key| async move { controller.reconcile(key).await },
+    )
+    .await;
 }
 
 impl Distributor {

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{annotations, labels};
 use flotilla_api::work::v1alpha1::Work;
+use kube::ResourceExt;
 use kube::api::DynamicObject;
-use kube::{Resource, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
 use self::watcher::{ObjectWatcher, RecordKey};
@@ -53,19 +53,6 @@ pub struct ExecutionController {
     watcher: Arc<ObjectWatcher>,
 }
 
-/// Whether a Work change needs a sync: creation, a spec change, or the start of its deletion.
-fn work_changed(change: &Change<'_, Work>) -> bool {
-    match change {
-        Change::Added(_) => true,
-        Change::Updated { old, new } => {
-            old.meta().generation != new.meta().generation
-                || (old.meta().deletion_timestamp.is_none()
-                    && new.meta().deletion_timestamp.is_some())
-        }
-        Change::Deleted(_) => false,
-    }
-}
-
 /// Runs the execution controller until `shutdown` is cancelled.
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ExecutionController {
@@ -82,7 +69,7 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
     }
     let queue = controller.queue.clone();
     controller.works.add_handler(move |change| {
-        if work_changed(&change) {
+        if runtime::spec_changed(&change) {
             let work = change.object();
             queue.add(WorkKey {
                 namespace: work.namespace().unwrap_or_default(),
@@ -111,22 +98,16 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
                 }
             });
         }));
-    let workers = tokio::spawn(runtime::run(
+    let ctx = controller.ctx.clone();
+    let queue = controller.queue.clone();
+    ctx.serve(
         NAME,
-        controller.queue.clone(),
-        controller.ctx.options.workers,
-        controller.ctx.metrics.clone(),
-        {
-            let controller = controller.clone();
-            move |key| {
-                let controller = controller.clone();
-                async move { controller.reconcile(key).await }
-            }
-        },
-    ));
-    shutdown.cancelled().await;
-    controller.queue.close();
-    let _ = workers.await;
+        queue,
+        shutdown,
+        controller,
+        |controller, key| async move { controller.reconcile(key).await },
+    )
+    .await;
 }
 
 /// §6.5: the Work to re-sync for a member change, if the change is not Flotilla's own and not status-only.

@@ -23,7 +23,7 @@ use crate::events::{EventRecorder, reference};
 use crate::interpreter::{enabled, interpret_health, reflect_status};
 use crate::names::cluster_of_execution_namespace;
 use crate::objects;
-use crate::runtime::{self, Action, Change, Informer, Queue};
+use crate::runtime::{Action, Change, Informer, Queue};
 use crate::templates::with_type;
 
 /// Name of the controller (metrics, events `flotilla-work-status-controller`).
@@ -121,22 +121,16 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
             tokio::spawn(async move { this.ensure_informers(&work).await });
         }
     });
-    let workers = tokio::spawn(runtime::run(
+    let ctx = controller.ctx.clone();
+    let queue = queue.clone();
+    ctx.serve(
         NAME,
-        queue.clone(),
-        controller.ctx.options.workers,
-        controller.ctx.metrics.clone(),
-        {
-            let controller = controller.clone();
-            move |key| {
-                let controller = controller.clone();
-                async move { controller.reconcile(key).await }
-            }
-        },
-    ));
-    shutdown.cancelled().await;
-    queue.close();
-    let _ = workers.await;
+        queue,
+        shutdown,
+        controller,
+        |controller, key| async move { controller.reconcile(key).await },
+    )
+    .await;
 }
 
 impl WorkStatusController {
