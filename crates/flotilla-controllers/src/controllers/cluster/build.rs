@@ -1,8 +1,9 @@
 //! Pure steps of the cluster controller: NoSchedule taints from the Ready condition (controllers spec §9.3).
 
-use flotilla_api::cluster::v1alpha1::Cluster;
+use flotilla_api::cluster::v1alpha1::{Cluster, ResourceModel, ResourceModelRange};
 use flotilla_api::names::{conditions, taints};
 use k8s_openapi::api::core::v1::Taint;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
@@ -68,4 +69,71 @@ pub fn describe_taints(list: &[Taint]) -> String {
         .map(|t| format!("{}:{}", t.key, t.effect))
         .collect();
     format!("[{}]", parts.join(", "))
+}
+
+/// The largest quantity Karmada writes as an open upper bound (`math.MaxInt64`).
+const MAX_QUANTITY: &str = "9223372036854775807";
+
+fn range(name: &str, min: &str, max: &str) -> ResourceModelRange {
+    ResourceModelRange {
+        name: name.to_owned(),
+        min: Quantity(min.to_owned()),
+        max: Quantity(max.to_owned()),
+    }
+}
+
+/// The nine default resource models Karmada gives a Cluster created without any (controllers spec §1.6):
+/// grade 0 cpu [0,1) memory [0,4Gi); grade 1 cpu [1,2) memory [4Gi,16Gi); grades 2..7 cpu [2^(g-1),2^g)
+/// memory [2^(g+2)Gi,2^(g+3)Gi); grade 8 cpu ≥128 memory ≥1024Gi.
+pub fn default_resource_models() -> Vec<ResourceModel> {
+    let mut models = vec![
+        ResourceModel {
+            grade: 0,
+            ranges: vec![range("cpu", "0", "1"), range("memory", "0", "4Gi")],
+        },
+        ResourceModel {
+            grade: 1,
+            ranges: vec![range("cpu", "1", "2"), range("memory", "4Gi", "16Gi")],
+        },
+    ];
+    for grade in 2..=7u32 {
+        let (cpu_min, cpu_max) = (1u64 << (grade - 1), 1u64 << grade);
+        let (mem_min, mem_max) = (1u64 << (grade + 2), 1u64 << (grade + 3));
+        models.push(ResourceModel {
+            grade,
+            ranges: vec![
+                range("cpu", &cpu_min.to_string(), &cpu_max.to_string()),
+                range("memory", &format!("{mem_min}Gi"), &format!("{mem_max}Gi")),
+            ],
+        });
+    }
+    models.push(ResourceModel {
+        grade: 8,
+        ranges: vec![
+            range("cpu", "128", MAX_QUANTITY),
+            range("memory", "1024Gi", MAX_QUANTITY),
+        ],
+    });
+    models
+}
+
+/// Karmada's API normalisation of given models: sorted by grade, the first grade's minimums 0 and the last
+/// grade's maximums the open bound. Returns whether anything changed.
+pub fn normalise_resource_models(models: &mut [ResourceModel]) -> bool {
+    if models.is_empty() {
+        return false;
+    }
+    let before = models.to_vec();
+    models.sort_by_key(|m| m.grade);
+    if let Some(first) = models.first_mut() {
+        for r in &mut first.ranges {
+            r.min = Quantity("0".to_owned());
+        }
+    }
+    if let Some(last) = models.last_mut() {
+        for r in &mut last.ranges {
+            r.max = Quantity(MAX_QUANTITY.to_owned());
+        }
+    }
+    models != before.as_slice()
 }

@@ -19,7 +19,10 @@ use kube::api::PostParams;
 use kube::{Api, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
-use self::build::{describe_taints, desired_taints, ready_status};
+use self::build::{
+    default_resource_models, describe_taints, desired_taints, normalise_resource_models,
+    ready_status,
+};
 use crate::api::get_opt;
 use crate::context::Context;
 use crate::error::{Error, Result, is_already_exists, is_conflict, is_not_found};
@@ -91,10 +94,16 @@ impl ClusterController {
             .iter()
             .any(|f| f == finalizers::CLUSTER)
         {
+            // First reconcile: the Cluster was just created. Karmada's API server gives a Cluster created
+            // without resource models the default set (CustomizedClusterResourceModeling is on by default).
+            if updated.spec.resource_models.is_empty() {
+                updated.spec.resource_models = default_resource_models();
+            }
             updated
                 .finalizers_mut()
                 .push(finalizers::CLUSTER.to_owned());
         }
+        normalise_resource_models(&mut updated.spec.resource_models);
         if updated != cluster {
             let result = api.replace(name, &PostParams::default(), &updated).await;
             if let Some(taints) = &taints {

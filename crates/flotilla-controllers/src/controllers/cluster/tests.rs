@@ -79,3 +79,49 @@ fn taints_match_by_key_and_effect() {
         "[cluster.karmada.io/not-ready:NoExecute, cluster.karmada.io/not-ready:NoSchedule]"
     );
 }
+
+#[test]
+fn default_models_have_nine_grades_with_karmada_bounds() {
+    use super::build::{default_resource_models, normalise_resource_models};
+    let mut models = default_resource_models();
+    assert_eq!(models.len(), 9);
+    let bounds = |grade: usize| {
+        models[grade]
+            .ranges
+            .iter()
+            .map(|r| (r.name.clone(), r.min.0.clone(), r.max.0.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        bounds(0),
+        [
+            ("cpu".into(), "0".into(), "1".into()),
+            ("memory".into(), "0".into(), "4Gi".into())
+        ]
+    );
+    assert_eq!(
+        bounds(2),
+        [
+            ("cpu".into(), "2".into(), "4".into()),
+            ("memory".into(), "16Gi".into(), "32Gi".into())
+        ]
+    );
+    assert_eq!(
+        bounds(7),
+        [
+            ("cpu".into(), "64".into(), "128".into()),
+            ("memory".into(), "512Gi".into(), "1024Gi".into())
+        ]
+    );
+    assert_eq!(bounds(8)[0].1, "128");
+    assert_eq!(bounds(8)[1].2, "9223372036854775807");
+    assert!(
+        !normalise_resource_models(&mut models),
+        "defaults are already normal"
+    );
+    models.swap(0, 8);
+    models[0].ranges[0].min.0 = "5".into();
+    assert!(normalise_resource_models(&mut models));
+    assert_eq!(models[0].grade, 0);
+    assert_eq!(models[8].ranges[0].max.0, "9223372036854775807");
+}

@@ -217,7 +217,15 @@ impl ClusterStatusController {
             return Ok(());
         }
         let api: Api<Cluster> = Api::all(self.ctx.client.clone());
-        let patch = json!({ "status": status });
+        // A merge patch only adds and replaces; fields that disappeared are sent as null so they are removed.
+        let mut new = serde_json::to_value(status).unwrap_or_default();
+        let old = serde_json::to_value(current).unwrap_or_default();
+        if let (Some(new), Some(old)) = (new.as_object_mut(), old.as_object()) {
+            for key in old.keys() {
+                new.entry(key.clone()).or_insert(serde_json::Value::Null);
+            }
+        }
+        let patch = json!({ "status": new });
         api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|source| Error::kube("patch status of", format!("Cluster {name}"), source))?;
