@@ -281,6 +281,11 @@ pub async fn propagation(environment: &Environment, args: &Args) -> anyhow::Resu
         w.abort();
     }
 
+    if let Some(metrics) = environment.controller_metrics() {
+        for line in controller_summary(&metrics) {
+            eprintln!("bench: {line}");
+        }
+    }
     let seen = shared.seen.lock().unwrap_or_else(PoisonError::into_inner);
     let mut latencies: Vec<Duration> = seen
         .in_member
@@ -305,4 +310,53 @@ pub async fn propagation(environment: &Environment, args: &Args) -> anyhow::Resu
         "template_to_aggregated_p50_ms": percentile(&aggregation, 50.0).map(ms),
         "template_to_aggregated_p99_ms": percentile(&aggregation, 99.0).map(ms),
     }))
+}
+
+/// One line per controller: reconciles, failures by category and total reconcile time, from the Prometheus
+/// text of the controllers' registry (where the time of a slow run went).
+fn controller_summary(metrics: &str) -> Vec<String> {
+    #[derive(Default)]
+    struct Row {
+        reconciles: f64,
+        seconds: f64,
+        failures: Vec<String>,
+    }
+    let mut rows: std::collections::BTreeMap<String, Row> = std::collections::BTreeMap::new();
+    let label = |line: &str, key: &str| -> Option<String> {
+        let start = line.find(&format!("{key}=\""))? + key.len() + 2;
+        let end = line[start..].find('"')? + start;
+        Some(line[start..end].to_string())
+    };
+    for line in metrics.lines().filter(|l| !l.starts_with('#')) {
+        let Some((name, value)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(value) = value.parse::<f64>() else {
+            continue;
+        };
+        let Some(controller) = label(name, "controller") else {
+            continue;
+        };
+        let row = rows.entry(controller).or_default();
+        if name.contains("controller_reconciles_total") {
+            row.reconciles = value;
+        } else if name.contains("controller_reconcile_duration_seconds_sum") {
+            row.seconds = value;
+        } else if name.contains("controller_reconcile_errors_total") && value > 0.0 {
+            row.failures.push(format!(
+                "{}={value}",
+                label(name, "category").unwrap_or_default()
+            ));
+        }
+    }
+    rows.into_iter()
+        .map(|(controller, row)| {
+            format!(
+                "{controller}: {} reconciles, {:.2} s reconciling, failures [{}]",
+                row.reconciles,
+                row.seconds,
+                row.failures.join(", ")
+            )
+        })
+        .collect()
 }

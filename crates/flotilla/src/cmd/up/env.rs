@@ -235,6 +235,13 @@ impl Environment {
         })
     }
 
+    /// The controllers' Prometheus metrics in text format (`None` without controllers).
+    pub fn controller_metrics(&self) -> Option<String> {
+        self.controllers
+            .as_ref()
+            .map(|(manager, _)| manager.context().metrics.encode())
+    }
+
     /// Stops everything in reverse order of start and flushes every store.
     pub async fn shutdown(self) {
         if let Some((manager, watch)) = self.controllers {
