@@ -344,7 +344,7 @@ impl From<kube::core::Status> for ApiError {
 
 /// A JSON response with the exact `application/json` content type.
 pub fn json_response(code: StatusCode, body: &Value) -> Response {
-    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let bytes = crate::store::compact::to_vec(body);
     let mut resp = (code, bytes).into_response();
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -256,7 +256,7 @@ pub fn list_response(
         if i > 0 {
             buf.push(b',');
         }
-        if serde_json::to_writer(&mut buf, &item).is_err() {
+        if crate::store::compact::write_to(&mut buf, &item).is_err() {
             return ApiError::internal("failed to encode a list item").into_response();
         }
     }

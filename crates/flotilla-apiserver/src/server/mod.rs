@@ -203,6 +203,11 @@ impl RunningServer {
         &self.ctx.ca_pem
     }
 
+    /// The object store (in-process observers such as benchmarks read its events and commit counters).
+    pub fn store(&self) -> &Arc<Store> {
+        &self.ctx.store
+    }
+
     /// A kubeconfig reaching this server, with the given context (and cluster/user) name.
     pub fn kubeconfig(&self, context: &str) -> String {
         kubeconfig::render(

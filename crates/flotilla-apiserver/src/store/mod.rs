@@ -3,8 +3,10 @@
 //!
 //! Guarantees: writes are linearised under one lock that also assigns the next resourceVersion; a write's
 //! response and its watch event are released only after its batch is committed to disk; events reach the
-//! hub in RV order. Objects are `serde_json::Value`s keyed by (group, plural, namespace, name).
+//! hub in RV order. Objects are `serde_json::Value`s keyed by (group, plural, namespace, name), kept with
+//! their `managedFields` in the [`compact`] form: serialise them for clients with [`compact::Json`].
 
+pub mod compact;
 pub mod disk;
 
 use std::collections::{BTreeMap, HashMap};
@@ -17,7 +19,7 @@ use tokio::sync::{broadcast, oneshot};
 use crate::catalog::ResKey;
 use crate::status::{ApiError, ApiResult};
 use crate::watch::hub::{Event, EventType, Hub, TooOld};
-use disk::{Committer, DiskError, DiskOp, Job};
+use disk::{CommitStats, Committer, DiskError, DiskOp, Job};
 
 /// Namespace-then-name key of an object inside one resource.
 pub type ObjKey = (String, String);
@@ -118,7 +120,8 @@ impl Store {
             rv: loaded.rv,
             ..State::default()
         };
-        for (key, obj) in loaded.objects {
+        for (key, mut obj) in loaded.objects {
+            compact::compact(&mut obj);
             let Some((res, ns, name)) = parse_key(&key) else {
                 tracing::warn!(key = %key.replace('\u{0}', "/"), "skipping stored object with a malformed key");
                 continue;
@@ -240,7 +243,9 @@ impl Store {
             let mut state = self.lock();
             let key = (ns.to_string(), name.to_string());
             let current = state.objects.get(res).and_then(|m| m.get(&key)).cloned();
-            let outcome = f(current.as_ref())?;
+            // The closure sees the object as clients do; the map keeps the compact form.
+            let view = current.as_ref().map(compact::expanded);
+            let outcome = f(view.as_ref())?;
             match outcome {
                 Outcome::Unchanged => match current {
                     Some(obj) => {
@@ -271,6 +276,7 @@ impl Store {
                 },
                 Outcome::Put(mut obj) => {
                     let rv = state.rv + 1;
+                    compact::compact(&mut obj);
                     set_rv(&mut obj, rv);
                     let obj = Arc::new(obj);
                     let created = current.is_none();
@@ -474,6 +480,15 @@ impl Store {
             .filter(|((n, _), _)| ns.is_none_or(|ns| ns == n))
             .map(|(_, v)| v)
             .collect())
+    }
+
+    /// The committer's counters (commits, writes, time spent committing).
+    pub fn commit_stats(&self) -> Arc<CommitStats> {
+        self.committer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .stats()
+            .clone()
     }
 
     /// Stops the committer after flushing every queued write.

@@ -20,7 +20,7 @@ use crate::handlers::{Req, TableRender, output, render};
 use crate::server::Ctx;
 use crate::server::negotiate::Output;
 use crate::status::{ApiError, ApiResult};
-use crate::store::{WatchRefused, WatchStart};
+use crate::store::{WatchRefused, WatchStart, compact};
 use crate::watch::hub::{Event, EventType};
 
 /// Annotation marking the end of the initial events of a streaming list.
@@ -99,9 +99,14 @@ impl Watcher {
     }
 
     async fn send(&self, kind: &str, object: Value) -> bool {
-        let mut line =
-            serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
-        line.push(b'\n');
+        let mut line = Vec::with_capacity(1024);
+        line.extend_from_slice(b"{\"type\":\"");
+        line.extend_from_slice(kind.as_bytes());
+        line.extend_from_slice(b"\",\"object\":");
+        if compact::write_to(&mut line, &object).is_err() {
+            return false;
+        }
+        line.extend_from_slice(b"}\n");
         self.tx.send(Bytes::from(line)).await.is_ok()
     }
 

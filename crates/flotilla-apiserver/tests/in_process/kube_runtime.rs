@@ -126,6 +126,20 @@ async fn server_side_apply_upserts_removes_and_conflicts() {
         Some("9")
     );
 
+    // The forced apply took over the only field "ctrl" owned, so "ctrl" no longer appears; ownership reads
+    // back the same through GET and LIST (the store keeps it compact in memory).
+    let managers = |cm: &ConfigMap| -> Vec<String> {
+        cm.metadata
+            .managed_fields
+            .iter()
+            .flatten()
+            .filter_map(|m| m.manager.clone())
+            .collect()
+    };
+    assert_eq!(managers(&cms.get("applied").await.unwrap()), ["other"]);
+    let listed = cms.list(&Default::default()).await.unwrap();
+    assert_eq!(managers(&listed.items[0]), ["other"]);
+
     // Re-applying an unchanged configuration is a no-op: same resourceVersion.
     let again = cms
         .patch(
