@@ -2,12 +2,16 @@
 //! Lua script, then an interpreter webhook, then the bundled third-party Lua, then the native interpreter.
 
 pub mod config;
+pub mod customization;
 mod error;
 pub mod facade;
 pub mod layer;
-pub mod webhook;
+pub mod lua;
 pub mod native;
 pub mod quantity;
+pub mod testdata;
+pub mod thirdparty;
+pub mod webhook;
 
 pub use error::Error;
 pub use facade::{Explanation, Interpreted, Metrics, ReadyGate, Readiness, ResourceInterpreter};

@@ -15,7 +15,7 @@
 mod explain;
 mod metrics;
 mod readiness;
-mod validate;
+pub(crate) mod validate;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,207 @@
+//! Criterion benchmarks of the Lua layer: each operation of the seed customization
+//! (`../shared/examples/deployment-customization.yaml`) on a realistic Deployment, through the same call path the
+//! layers use (a pooled, sandboxed state; compiled scripts cached by content).
+//!
+//! Run: `cargo bench -p flotilla-interpreter --bench lua`.
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use flotilla_api::config::v1alpha1::{InterpreterOperation, ResourceInterpreterCustomization};
+use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ResourceHealth};
+use flotilla_interpreter::lua::{Input, LuaVm, VmConfig};
+use serde_json::{Value, json};
+
+const SEED: &str = include_str!("../../../../shared/examples/deployment-customization.yaml");
+const DEPLOYMENT: &str = include_str!("fixtures/deployment.json");
+
+fn items(deployment: &Value) -> Vec<AggregatedStatusItem> {
+    ["member1", "member2", "member3"]
+        .iter()
+        .map(|name| AggregatedStatusItem {
+            cluster_name: (*name).to_owned(),
+            status: Some(deployment["status"].clone()),
+            applied: true,
+            applied_message: String::new(),
+            health: Some(ResourceHealth::Healthy),
+        })
+        .collect()
+}
+
+fn lua_operations(c: &mut Criterion) {
+    let ric: ResourceInterpreterCustomization =
+        serde_yaml::from_str(SEED).expect("seed customization parses");
+    let deployment: Value = serde_json::from_str(DEPLOYMENT).expect("fixture parses");
+    let vm = LuaVm::new(VmConfig::default());
+    let script = |op| {
+        vm.script(
+            "declarative-configuration-example",
+            ric.spec
+                .customizations
+                .script(op)
+                .expect("seed has every script"),
+        )
+    };
+
+    for op in [
+        InterpreterOperation::ReviseReplica,
+        InterpreterOperation::InterpretHealth,
+    ] {
+        let input = match op {
+            InterpreterOperation::ReviseReplica => Input::ReviseReplica {
+                object: deployment.clone(),
+                replicas: 5,
+            },
+            _ => Input::InterpretHealth {
+                object: deployment.clone(),
+            },
+        };
+        eprintln!(
+            "{op}: {:?}",
+            vm.call_blocking(&script(op), input).map(|_| ())
+        );
+    }
+    if let Ok(which) = std::env::var("LUA_PROBE") {
+        let op = match which.as_str() {
+            "revise" => InterpreterOperation::ReviseReplica,
+            "health" => InterpreterOperation::InterpretHealth,
+            "aggregate" => InterpreterOperation::AggregateStatus,
+            _ => InterpreterOperation::InterpretReplica,
+        };
+        let s = match std::env::var("LUA_PROBE_SCRIPT") {
+            Ok(source) => vm.script("probe", &source),
+            Err(_) => script(op),
+        };
+        let inputs: Vec<Value> = (0..20000).map(|_| deployment.clone()).collect();
+        let three = items(&deployment);
+        let started = std::time::Instant::now();
+        for object in inputs {
+            let input = match op {
+                InterpreterOperation::ReviseReplica => Input::ReviseReplica {
+                    object,
+                    replicas: 5,
+                },
+                InterpreterOperation::InterpretHealth => Input::InterpretHealth { object },
+                InterpreterOperation::AggregateStatus => Input::AggregateStatus {
+                    object,
+                    items: Some(three.clone()),
+                },
+                _ => Input::InterpretReplica { object },
+            };
+            black_box(vm.call_blocking(&s, input).ok());
+        }
+        eprintln!("{which}: {:?} per call", started.elapsed() / 20000);
+        std::process::exit(0);
+    }
+    let mut group = c.benchmark_group("lua");
+    let get_replicas = script(InterpreterOperation::InterpretReplica);
+    group.bench_function("GetReplicas", |b| {
+        b.iter_batched(
+            || deployment.clone(),
+            |object| vm.call_blocking(&get_replicas, Input::InterpretReplica { object }),
+            BatchSize::SmallInput,
+        )
+    });
+    let revise = script(InterpreterOperation::ReviseReplica);
+    group.bench_function("ReviseReplica", |b| {
+        b.iter_batched(
+            || deployment.clone(),
+            |object| {
+                vm.call_blocking(
+                    &revise,
+                    Input::ReviseReplica {
+                        object,
+                        replicas: 5,
+                    },
+                )
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    let aggregate = script(InterpreterOperation::AggregateStatus);
+    let three = items(&deployment);
+    group.bench_function("AggregateStatus/3-clusters", |b| {
+        b.iter_batched(
+            || (deployment.clone(), three.clone()),
+            |(object, items)| {
+                vm.call_blocking(
+                    &aggregate,
+                    Input::AggregateStatus {
+                        object,
+                        items: Some(items),
+                    },
+                )
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    let health = script(InterpreterOperation::InterpretHealth);
+    group.bench_function("InterpretHealth", |b| {
+        b.iter_batched(
+            || deployment.clone(),
+            |object| vm.call_blocking(&health, Input::InterpretHealth { object }),
+            BatchSize::SmallInput,
+        )
+    });
+    let trivial = vm.script("t", "function InterpretHealth(obj) return true end");
+    let looping = vm.script(
+        "l",
+        "function InterpretHealth(obj) for i = 1, 1000 do end return true end",
+    );
+    group.bench_function("probe/loop-1000", |b| {
+        b.iter(|| {
+            vm.call_blocking(
+                &looping,
+                Input::InterpretHealth {
+                    object: black_box(json!({"kind": "X"})),
+                },
+            )
+        })
+    });
+    let touch1 = vm.script(
+        "t1",
+        "function InterpretHealth(obj) local x = obj.kind return true end",
+    );
+    group.bench_function("probe/touch-top", |b| {
+        b.iter_batched(
+            || deployment.clone(),
+            |object| vm.call_blocking(&touch1, Input::InterpretHealth { object }),
+            BatchSize::SmallInput,
+        )
+    });
+    let touch2 = vm.script(
+        "t2",
+        "function InterpretHealth(obj) local x = obj.spec.replicas return true end",
+    );
+    group.bench_function("probe/touch-spec", |b| {
+        b.iter_batched(
+            || deployment.clone(),
+            |object| vm.call_blocking(&touch2, Input::InterpretHealth { object }),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("probe/drop", |b| {
+        b.iter_batched(|| deployment.clone(), drop, BatchSize::SmallInput)
+    });
+    group.bench_function("probe/trivial-small", |b| {
+        b.iter(|| {
+            vm.call_blocking(
+                &trivial,
+                Input::InterpretHealth {
+                    object: black_box(json!({"kind": "X"})),
+                },
+            )
+        })
+    });
+    group.bench_function("probe/trivial-deployment", |b| {
+        b.iter_batched(
+            || deployment.clone(),
+            |object| vm.call_blocking(&trivial, Input::InterpretHealth { object }),
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, lua_operations);
+criterion_main!(benches);

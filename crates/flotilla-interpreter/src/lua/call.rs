@@ -1,0 +1,359 @@
+//! One operation through one script: the arguments each function receives and the rules its results must follow
+//! (interpreter spec §4.3, §4.4, §4.5).
+
+use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
+use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ReplicaRequirements, ResourceHealth};
+use mlua::{Lua, MultiValue, Value as LuaValue};
+use serde_json::Value;
+
+use super::bridge::{Bridge, Mode};
+use super::error::{ScriptError, ScriptErrorKind, lua_message};
+use super::sandbox::{Arg, DefineError, Sandbox};
+use super::typed;
+use super::vm::{Limits, Script};
+use crate::layer::{Request, Response};
+
+/// The inputs of one Lua call; like [`Request`], but AggregateStatus tells an absent item list (Lua `nil`) from an
+/// empty one (an empty table), as the testdata format and `flotilla interpret --status-file` can.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    /// `GetReplicas(desiredObj)`.
+    InterpretReplica {
+        /// The template.
+        object: Value,
+    },
+    /// `GetComponents(desiredObj)`.
+    InterpretComponent {
+        /// The template.
+        object: Value,
+    },
+    /// `ReviseReplica(desiredObj, desiredReplica)`.
+    ReviseReplica {
+        /// A copy of the template.
+        object: Value,
+        /// The replicas for one cluster.
+        replicas: i64,
+    },
+    /// `Retain(desiredObj, observedObj)`.
+    Retain {
+        /// What Flotilla wants in the member.
+        desired: Value,
+        /// What the member holds.
+        observed: Value,
+    },
+    /// `AggregateStatus(desiredObj, statusItems)`.
+    AggregateStatus {
+        /// The template.
+        object: Value,
+        /// The items; `None` reaches the script as `nil`.
+        items: Option<Vec<AggregatedStatusItem>>,
+    },
+    /// `ReflectStatus(observedObj)`.
+    InterpretStatus {
+        /// The member object.
+        object: Value,
+    },
+    /// `InterpretHealth(observedObj)`.
+    InterpretHealth {
+        /// The member object.
+        object: Value,
+    },
+    /// `GetDependencies(desiredObj)`.
+    InterpretDependency {
+        /// The template.
+        object: Value,
+    },
+}
+
+impl From<Request> for Input {
+    /// Controllers pass an empty item list when a binding has no status items; Karmada passes `nil` then (§4.4).
+    fn from(request: Request) -> Self {
+        match request {
+            Request::InterpretReplica { object } => Input::InterpretReplica { object },
+            Request::InterpretComponent { object } => Input::InterpretComponent { object },
+            Request::ReviseReplica { object, replicas } => {
+                Input::ReviseReplica { object, replicas }
+            }
+            Request::Retain { desired, observed } => Input::Retain { desired, observed },
+            Request::AggregateStatus { object, items } => Input::AggregateStatus {
+                object,
+                items: if items.is_empty() { None } else { Some(items) },
+            },
+            Request::InterpretStatus { object } => Input::InterpretStatus { object },
+            Request::InterpretHealth { object } => Input::InterpretHealth { object },
+            Request::InterpretDependency { object } => Input::InterpretDependency { object },
+        }
+    }
+}
+
+impl Input {
+    /// The operation.
+    pub fn operation(&self) -> InterpreterOperation {
+        match self {
+            Input::InterpretReplica { .. } => InterpreterOperation::InterpretReplica,
+            Input::InterpretComponent { .. } => InterpreterOperation::InterpretComponent,
+            Input::ReviseReplica { .. } => InterpreterOperation::ReviseReplica,
+            Input::Retain { .. } => InterpreterOperation::Retain,
+            Input::AggregateStatus { .. } => InterpreterOperation::AggregateStatus,
+            Input::InterpretStatus { .. } => InterpreterOperation::InterpretStatus,
+            Input::InterpretHealth { .. } => InterpreterOperation::InterpretHealth,
+            Input::InterpretDependency { .. } => InterpreterOperation::InterpretDependency,
+        }
+    }
+
+    /// The object whose kind selects the rule (the desired object for Retain).
+    pub fn object(&self) -> &Value {
+        match self {
+            Input::InterpretReplica { object }
+            | Input::InterpretComponent { object }
+            | Input::ReviseReplica { object, .. }
+            | Input::AggregateStatus { object, .. }
+            | Input::InterpretStatus { object }
+            | Input::InterpretHealth { object }
+            | Input::InterpretDependency { object } => object,
+            Input::Retain { desired, .. } => desired,
+        }
+    }
+}
+
+/// The global function a script defines for an operation (interpreter spec §5.1).
+pub fn function_name(operation: InterpreterOperation) -> &'static str {
+    match operation {
+        InterpreterOperation::InterpretReplica => "GetReplicas",
+        InterpreterOperation::InterpretComponent => "GetComponents",
+        InterpreterOperation::ReviseReplica => "ReviseReplica",
+        InterpreterOperation::Retain => "Retain",
+        InterpreterOperation::AggregateStatus => "AggregateStatus",
+        InterpreterOperation::InterpretStatus => "ReflectStatus",
+        InterpreterOperation::InterpretHealth => "InterpretHealth",
+        InterpreterOperation::InterpretDependency => "GetDependencies",
+        InterpreterOperation::All | InterpreterOperation::Prune => "",
+    }
+}
+
+/// Runs `script` for `input` in `sandbox` under `limits`.
+///
+/// Errors: a [`ScriptError`] naming the script and function for compile errors, runtime errors, a passed deadline,
+/// an exceeded memory limit, a missing function or a result that breaks the operation's rules.
+pub(crate) fn run(
+    sandbox: &mut Sandbox,
+    script: &Script,
+    input: Input,
+    limits: &Limits,
+) -> Result<Response, ScriptError> {
+    let function = function_name(input.operation());
+    let result = execute(sandbox, script, function, input, limits);
+    sandbox.disarm();
+    sandbox.finish();
+    result.map_err(|(kind, message)| ScriptError::new(script.name(), function, kind, message))
+}
+
+fn execute(
+    sandbox: &mut Sandbox,
+    script: &Script,
+    function: &'static str,
+    input: Input,
+    limits: &Limits,
+) -> Result<Response, (ScriptErrorKind, String)> {
+    let runtime = |e: mlua::Error| (ScriptErrorKind::Runtime, lua_message(&e));
+    let bytecode = script
+        .bytecode()
+        .map_err(|message| (ScriptErrorKind::Compile, message))?;
+    let chunk = sandbox
+        .chunk(script.id(), script.name(), bytecode)
+        .map_err(runtime)?;
+    let operation = input.operation();
+    let args = {
+        let bridge = sandbox.bridge().map_err(runtime)?;
+        arguments(&sandbox.lua, &bridge, input).map_err(runtime)?
+    };
+    // The budget covers the script (chunk and function), not the conversions around it, which are bounded by the
+    // input and by what the script built within its budget.
+    sandbox.arm(limits.timeout, limits.memory);
+    let invoked = sandbox.invoke(chunk, function, args);
+    let deadline_passed = sandbox.deadline_passed();
+    sandbox.disarm();
+    let results = invoked.map_err(|e| match e {
+        DefineError::Missing(message) => (ScriptErrorKind::MissingFunction, message),
+        DefineError::Lua(_) if deadline_passed => (
+            ScriptErrorKind::Deadline,
+            format!(
+                "CPU deadline of {:?} exceeded: context deadline exceeded",
+                limits.timeout
+            ),
+        ),
+        DefineError::Lua(e) if is_memory_error(&e) => (
+            ScriptErrorKind::Memory,
+            format!("memory limit of {} bytes exceeded", limits.memory),
+        ),
+        DefineError::Lua(e) => runtime(e),
+    })?;
+    let bridge = sandbox.bridge().map_err(runtime)?;
+    results_of(&bridge, operation, results).map_err(|message| (ScriptErrorKind::Result, message))
+}
+
+/// Applies the result rules of interpreter spec §4.4 to a function's results.
+fn results_of(
+    bridge: &Bridge,
+    operation: InterpreterOperation,
+    results: MultiValue,
+) -> Result<Response, String> {
+    let mut results = results.into_iter();
+    let first = results.next().unwrap_or(LuaValue::Nil);
+    let to_json = |value: &LuaValue| bridge.to_json(value, Mode::Take).map_err(|e| e.0);
+    let not_table = |value: &LuaValue| {
+        format!(
+            "expect the returned requires type is table but got {}",
+            lua_type(value)
+        )
+    };
+    match operation {
+        InterpreterOperation::InterpretReplica => {
+            let replicas = typed::replicas(&first)?;
+            let second = results.next().unwrap_or(LuaValue::Nil);
+            let requirements = match &second {
+                LuaValue::Nil => None,
+                LuaValue::Table(_) => Some(typed::decode::<ReplicaRequirements>(
+                    to_json(&second)?,
+                    typed::Target::Requirements,
+                )?),
+                other => return Err(not_table(other)),
+            };
+            Ok(Response::Replicas {
+                replicas,
+                requirements,
+            })
+        }
+        InterpreterOperation::InterpretComponent => match &first {
+            LuaValue::Nil => Ok(Response::Components(Vec::new())),
+            LuaValue::Table(_) => Ok(Response::Components(typed::decode(
+                to_json(&first)?,
+                typed::Target::Components,
+            )?)),
+            other => Err(not_table(other)),
+        },
+        InterpreterOperation::ReviseReplica
+        | InterpreterOperation::Retain
+        | InterpreterOperation::AggregateStatus => {
+            let LuaValue::Table(_) = &first else {
+                return Err(not_table(&first));
+            };
+            let json = to_json(&first)?;
+            if json
+                .get("kind")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                return Err("Object 'Kind' is missing".to_owned());
+            }
+            Ok(Response::Object(json))
+        }
+        InterpreterOperation::InterpretStatus => match &first {
+            LuaValue::Table(_) => Ok(Response::Status(Some(to_json(&first)?))),
+            other => Err(format!(
+                "expect the returned replica type is table but got {}",
+                lua_type(other)
+            )),
+        },
+        InterpreterOperation::InterpretHealth => match first {
+            LuaValue::Boolean(healthy) => Ok(Response::Healthy(healthy)),
+            other => Err(format!("result type {} is not bool", lua_type(&other))),
+        },
+        InterpreterOperation::InterpretDependency => match &first {
+            LuaValue::Table(_) => Ok(Response::Dependencies(typed::decode::<
+                Vec<DependentObjectReference>,
+            >(
+                to_json(&first)?,
+                typed::Target::Dependencies,
+            )?)),
+            other => Err(not_table(other)),
+        },
+        InterpreterOperation::All | InterpreterOperation::Prune => {
+            Err(format!("operation {operation} has no Lua function"))
+        }
+    }
+}
+
+/// The Lua arguments of each function (interpreter spec §4.4).
+fn arguments(lua: &Lua, bridge: &Bridge, input: Input) -> mlua::Result<[Arg; 2]> {
+    let object = |value: Value| -> mlua::Result<Arg> {
+        Ok(match bridge.container(value) {
+            Ok(code) => Arg::Container(code),
+            Err(scalar) => Arg::Plain(bridge.push(lua, scalar)?),
+        })
+    };
+    Ok(match input {
+        Input::InterpretReplica { object: o }
+        | Input::InterpretComponent { object: o }
+        | Input::InterpretStatus { object: o }
+        | Input::InterpretHealth { object: o }
+        | Input::InterpretDependency { object: o } => [object(o)?, Arg::Plain(LuaValue::Nil)],
+        Input::ReviseReplica {
+            object: o,
+            replicas,
+        } => [object(o)?, Arg::Plain(LuaValue::Number(replicas as f64))],
+        Input::Retain { desired, observed } => [object(desired)?, object(observed)?],
+        Input::AggregateStatus { object: o, items } => [
+            object(o)?,
+            match items {
+                None => Arg::Plain(LuaValue::Nil),
+                Some(items) => object(status_items(items))?,
+            },
+        ],
+    })
+}
+
+/// Status items as Karmada serialises them (`applied` absent when false, empty strings and health absent), handed to
+/// the script lazily like the objects.
+fn status_items(items: Vec<AggregatedStatusItem>) -> Value {
+    let items = items
+        .into_iter()
+        .map(|item| {
+            let mut map = serde_json::Map::new();
+            map.insert("clusterName".to_owned(), Value::String(item.cluster_name));
+            if let Some(status) = item.status {
+                map.insert("status".to_owned(), status);
+            }
+            if item.applied {
+                map.insert("applied".to_owned(), Value::Bool(true));
+            }
+            if !item.applied_message.is_empty() {
+                map.insert(
+                    "appliedMessage".to_owned(),
+                    Value::String(item.applied_message),
+                );
+            }
+            if let Some(health) = item.health {
+                let health = match health {
+                    ResourceHealth::Healthy => "Healthy",
+                    ResourceHealth::Unhealthy => "Unhealthy",
+                    ResourceHealth::Unknown => "Unknown",
+                };
+                map.insert("health".to_owned(), Value::String(health.to_owned()));
+            }
+            Value::Object(map)
+        })
+        .collect();
+    Value::Array(items)
+}
+
+/// Lua's name for a value's type, as Karmada's messages print it.
+pub(crate) fn lua_type(value: &LuaValue) -> &'static str {
+    match value {
+        LuaValue::Integer(_) => "number",
+        LuaValue::LightUserData(_) => "userdata",
+        other => other.type_name(),
+    }
+}
+
+/// Whether the call ran out of its memory budget (also when a script caught the error and raised it again).
+fn is_memory_error(error: &mlua::Error) -> bool {
+    match error {
+        mlua::Error::MemoryError(_) => true,
+        mlua::Error::RuntimeError(message) if message.contains("not enough memory") => true,
+        mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => {
+            is_memory_error(cause)
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,145 @@
+//! The `kube` library scripts `require` (interpreter spec §4.6): quantity arithmetic and the native pod-template
+//! computations, so that scripts get exactly the native layer's answers.
+
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use mlua::{Lua, MultiValue, Table, Value as LuaValue};
+
+use super::bridge::Mode;
+use super::call::lua_type;
+use super::sandbox::with_bridge;
+use crate::quantity::Quantity;
+
+/// Builds the (read-only once frozen) library table.
+pub(crate) fn library(lua: &Lua) -> mlua::Result<Table> {
+    let kube = lua.create_table()?;
+    kube.raw_set("resourceAdd", lua.create_function(resource_add)?)?;
+    kube.raw_set(
+        "getResourceQuantity",
+        lua.create_function(get_resource_quantity)?,
+    )?;
+    kube.raw_set(
+        "accuratePodRequirements",
+        lua.create_function(accurate_pod_requirements)?,
+    )?;
+    kube.raw_set(
+        "getPodDependencies",
+        lua.create_function(get_pod_dependencies)?,
+    )?;
+    Ok(kube)
+}
+
+fn parse(value: &LuaValue, function: &str, position: usize) -> mlua::Result<Quantity> {
+    match value {
+        LuaValue::Nil => Ok(Quantity::ZERO),
+        LuaValue::String(s) => {
+            let text = s.to_str()?;
+            Quantity::parse(&text).map_err(|e| {
+                mlua::Error::runtime(format!(
+                    "{function}: cannot parse quantity {:?}: {e}",
+                    &*text
+                ))
+            })
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "bad argument #{position} to {function} (string expected, got {})",
+            lua_type(other)
+        ))),
+    }
+}
+
+/// `kube.resourceAdd(q1, q2, ...)`: the canonical sum, in the format of the first non-zero addend.
+fn resource_add(_: &Lua, args: MultiValue) -> mlua::Result<String> {
+    let mut sum = Quantity::ZERO;
+    for (i, arg) in args.iter().enumerate() {
+        sum = sum.add(parse(arg, "resourceAdd", i + 1)?);
+    }
+    Ok(sum.to_string())
+}
+
+/// `kube.getResourceQuantity(q)`: the approximate value of a quantity as a number.
+fn get_resource_quantity(_: &Lua, args: MultiValue) -> mlua::Result<f64> {
+    if args.len() != 1 {
+        return Err(mlua::Error::runtime(
+            "getResourceQuantity only accepts one argument",
+        ));
+    }
+    let q = parse(&args[0], "getResourceQuantity", 1)?;
+    let value = q.as_f64();
+    if value < 0.0 || value.is_infinite() {
+        return Err(mlua::Error::runtime(format!(
+            "getResourceQuantity: quantity {q} is negative or infinite"
+        )));
+    }
+    Ok(value)
+}
+
+/// `kube.accuratePodRequirements(podTemplate)`: the native replica requirements of a pod template, or nil.
+fn accurate_pod_requirements(lua: &Lua, args: MultiValue) -> mlua::Result<LuaValue> {
+    if args.len() != 1 {
+        return Err(mlua::Error::runtime(
+            "getPodRequirements only accepts one argument",
+        ));
+    }
+    let template = template(lua, &args[0], "accuratePodRequirements")?;
+    let requirements = crate::native::pod::replica_requirements(&template)
+        .map_err(|e| mlua::Error::runtime(format!("accuratePodRequirements: {e}")))?;
+    match requirements {
+        None => Ok(LuaValue::Nil),
+        Some(requirements) => {
+            let json = serde_json::to_value(requirements).map_err(mlua::Error::external)?;
+            with_bridge(lua, |bridge| bridge.push(lua, json))
+        }
+    }
+}
+
+/// `kube.getPodDependencies(podTemplate, namespace)`: the native pod dependencies, an empty list when none
+/// (Flotilla decision 14).
+fn get_pod_dependencies(lua: &Lua, args: MultiValue) -> mlua::Result<LuaValue> {
+    if args.len() != 2 {
+        return Err(mlua::Error::runtime(
+            "getPodDependencies only accepts two arguments",
+        ));
+    }
+    let template = template(lua, &args[0], "getPodDependencies")?;
+    let namespace = match &args[1] {
+        LuaValue::Nil => "default".to_owned(),
+        LuaValue::String(s) => s.to_str()?.to_owned(),
+        LuaValue::Number(n) => super::gofmt::number_to_string(*n),
+        LuaValue::Integer(i) => i.to_string(),
+        other => {
+            return Err(mlua::Error::runtime(format!(
+                "bad argument #2 to getPodDependencies (string expected, got {})",
+                lua_type(other)
+            )));
+        }
+    };
+    let dependencies = match &template.spec {
+        Some(spec) => crate::native::pod::dependencies(spec, &namespace),
+        None => Vec::new(),
+    };
+    let json = serde_json::to_value(dependencies).map_err(mlua::Error::external)?;
+    with_bridge(lua, |bridge| bridge.push(lua, json))
+}
+
+/// A pod template argument, decoded as Go decodes it into a `PodTemplateSpec` (the script keeps its table).
+fn template(lua: &Lua, value: &LuaValue, function: &str) -> mlua::Result<PodTemplateSpec> {
+    if !matches!(value, LuaValue::Table(_)) {
+        return Err(mlua::Error::runtime(format!(
+            "bad argument #1 to {function} (table expected, got {})",
+            lua_type(value)
+        )));
+    }
+    let json = with_bridge(lua, |bridge| {
+        bridge
+            .to_json(value, Mode::Copy)
+            .map_err(|e| mlua::Error::runtime(format!("{function}: {e}")))
+    })?;
+    // A new empty table stands for an empty template.
+    let json = if json.as_object().is_some_and(serde_json::Map::is_empty) {
+        serde_json::json!({})
+    } else {
+        json
+    };
+    serde_json::from_value(json)
+        .map_err(|e| mlua::Error::runtime(format!("{function}: json unmarshal obj failed: {e}")))
+}

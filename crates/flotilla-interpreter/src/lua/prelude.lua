@@ -1,0 +1,314 @@
+-- Builds the globals every script sees (interpreter spec §4.2): exactly Karmada's library set, with the functions
+-- Karmada blocks replaced by ones that raise its error, and Lua 5.1 names Luau lacks.
+--
+-- This chunk is trusted: it runs once per Lua state, before any script, with Luau's full libraries, and returns the
+-- table that becomes the read-only fallback of every script environment. `host` holds the Rust side of the bridge.
+--
+-- Its own environment is a frozen copy of Luau's globals marked "safe", so calls to built-ins here (rawget, rawset,
+-- setmetatable, type, ...) compile to fast calls, which do not trigger the deadline interrupt: the bridge code below
+-- runs on every field a script touches. Built-ins are therefore called by their global names, not through locals.
+local host = ...
+
+local LAZY, OBJ, ARR = host.lazy, host.obj, host.arr
+local fetch = host.fetch
+local TEMPLATES = host.templates
+local error, select = error, select
+local builtin_pairs, builtin_ipairs, builtin_next, builtin_unpack = pairs, ipairs, next, unpack
+local builtin_tostring, builtin_tonumber = tostring, tonumber
+local tinsert, tremove, tconcat, tsort, tgetn, tmaxn = table.insert, table.remove, table.concat, table.sort,
+    table.getn, table.maxn
+
+-- Objects handed to a script are converted lazily: a table stays empty, with the LAZY metatable and its slot number
+-- under the key LAZY, until the script first looks inside it; then `fetch` hands over its members (see bridge.rs)
+-- and the table gets its shape marker. Everything that can look inside a table without indexing it goes through
+-- `force`.
+local function materialize(t)
+    local slot = rawget(t, LAZY)
+    if slot == nil then
+        return
+    end
+    rawset(t, LAZY, nil)
+    local data = { fetch(t, slot) }
+    setmetatable(t, if data[1] then ARR else OBJ)
+    local containers_end = 2 + 3 * data[2]
+    for i = 3, containers_end, 3 do
+        local code = data[i + 1]
+        local child
+        if code >= 0 then
+            child = table.clone(TEMPLATES[data[i + 2]])
+            rawset(child, LAZY, code)
+            setmetatable(child, LAZY)
+        elseif code == -1 then
+            child = setmetatable({}, OBJ)
+        else
+            child = setmetatable({}, ARR)
+        end
+        rawset(t, data[i], child)
+    end
+    for i = containers_end + 1, #data, 2 do
+        rawset(t, data[i], data[i + 1])
+    end
+end
+LAZY.__index = function(t, k)
+    materialize(t)
+    return rawget(t, k)
+end
+LAZY.__newindex = function(t, k, v)
+    materialize(t)
+    rawset(t, k, v)
+end
+LAZY.__len = function(t)
+    materialize(t)
+    return rawlen(t)
+end
+
+local function force(t)
+    if type(t) == "table" and getmetatable(t) == LAZY then
+        materialize(t)
+    end
+    return t
+end
+
+local G = {}
+
+for _, name in builtin_ipairs({ "assert", "error", "pcall", "xpcall", "select", "type" }) do
+    G[name] = _G[name]
+end
+G.print = host.print
+G._VERSION = "Lua 5.1"
+G._GOPHER_LUA_VERSION = "GopherLua 0.1"
+G._printregs = function() end
+
+G.next = function(t, k)
+    return builtin_next(force(t), k)
+end
+G.pairs = function(t)
+    return builtin_pairs(force(t))
+end
+G.ipairs = function(t)
+    return builtin_ipairs(force(t))
+end
+G.unpack = function(t, ...)
+    return builtin_unpack(force(t), ...)
+end
+
+-- Numbers print as Go prints them (interpreter spec §4.1): integral values without a decimal point, others in Go's
+-- shortest form. Integral values in the int64 range take the fast path.
+local gonumber = host.number_to_string
+local function tostring_go(v)
+    if type(v) == "number" then
+        if v == v and v % 1 == 0 and v > -9.2233720368547758e18 and v < 9.2233720368547758e18 then
+            return string.format("%d", v)
+        end
+        return gonumber(v)
+    end
+    return builtin_tostring(v)
+end
+G.tostring = tostring_go
+
+local parse_number = host.parse_number
+G.tonumber = function(v, base)
+    if base ~= nil then
+        return builtin_tonumber(v, base)
+    end
+    local kind = type(v)
+    if kind == "number" then
+        return v
+    elseif kind == "string" then
+        return parse_number(v)
+    end
+    return nil
+end
+
+local function blocked(name)
+    return function()
+        error("call function " .. name .. " is not supported in karmada customized resourceinterpreter.", 2)
+    end
+end
+for _, name in builtin_ipairs({
+    "collectgarbage", "dofile", "getfenv", "getmetatable", "load", "loadfile", "loadstring", "rawequal", "rawget",
+    "rawset", "setfenv", "setmetatable", "module", "newproxy",
+}) do
+    G[name] = blocked(name)
+end
+
+G.table = {
+    getn = function(t)
+        return tgetn(force(t))
+    end,
+    maxn = function(t)
+        return tmaxn(force(t))
+    end,
+    concat = function(t, ...)
+        return tconcat(force(t), ...)
+    end,
+    insert = function(t, ...)
+        return tinsert(force(t), ...)
+    end,
+    remove = function(t, ...)
+        return tremove(force(t), ...)
+    end,
+    sort = function(t, ...)
+        return tsort(force(t), ...)
+    end,
+}
+
+-- The string library: Karmada's subset, a length limit on string arguments, and gsub/rep/dump refused.
+local MAX_STRING = 1000000
+local function check_length(s)
+    if type(s) == "string" and #s > MAX_STRING then
+        error(string.format("string length %d exceeds the maximum allowed input string length %d in Karmada lua "
+            .. "string lib, please check your lua script.", #s, MAX_STRING), 3)
+    end
+end
+local function unsupported(name)
+    return function()
+        error("The Lua function string." .. name .. " is not supported by Karmada. If you believe this function is "
+            .. "essential for your use case, please submit an issue to let us know why you need it.", 2)
+    end
+end
+local S = {}
+for _, name in builtin_ipairs({ "byte", "lower", "reverse", "sub", "upper" }) do
+    local f = string[name]
+    S[name] = function(s, ...)
+        check_length(s)
+        return f(s, ...)
+    end
+end
+for _, name in builtin_ipairs({ "find", "match", "gmatch" }) do
+    local f = string[name]
+    S[name] = function(s, pattern, ...)
+        check_length(s)
+        check_length(pattern)
+        return f(s, pattern, ...)
+    end
+end
+S.gfind = S.gmatch
+S.len = string.len
+S.char = string.char
+S.dump = unsupported("dump")
+S.gsub = unsupported("gsub")
+S.rep = unsupported("rep")
+
+-- string.format follows Go's fmt where a script can tell (interpreter spec §4.1): `%s` prints numbers as
+-- `tostring` does and the integer verbs truncate toward zero.
+local format = string.format
+S.format = function(fmt, ...)
+    check_length(fmt)
+    local n = select("#", ...)
+    if n == 0 then
+        return format(fmt)
+    end
+    local args = { ... }
+    local i = 0
+    for spec in string.gmatch(fmt, "%%[-+ #0]*%d*%.?%d*(.)") do
+        if spec ~= "%" then
+            i = i + 1
+            local v = args[i]
+            if type(v) == "number" then
+                if spec == "s" or spec == "q" then
+                    args[i] = tostring_go(v)
+                elseif (spec == "d" or spec == "x" or spec == "X" or spec == "o" or spec == "c") and v % 1 ~= 0 then
+                    args[i] = v < 0 and math.ceil(v) or math.floor(v)
+                end
+            end
+        end
+    end
+    return format(fmt, builtin_unpack(args, 1, n))
+end
+G.string = S
+
+local M = {}
+for _, name in builtin_ipairs({
+    "abs", "acos", "asin", "atan", "atan2", "ceil", "cos", "cosh", "deg", "exp", "floor", "fmod", "frexp", "ldexp",
+    "log", "log10", "max", "min", "modf", "pow", "rad", "random", "randomseed", "sin", "sinh", "sqrt", "tan", "tanh",
+}) do
+    M[name] = math[name]
+end
+M.mod = math.fmod
+M.pi = math.pi
+-- gopher-lua's math.huge is the largest finite double, not infinity.
+M.huge = 1.7976931348623157e308
+G.math = M
+
+G.os = { time = host.os_time, date = host.os_date }
+
+-- package and require: only preloaded modules, and the only one is `kube`.
+local preload = { kube = function()
+    return host.kube
+end }
+local loaded = { kube = host.kube }
+local function preload_searcher(name)
+    local loader = preload[name]
+    if loader == nil then
+        return "\n\tno field package.preload['" .. builtin_tostring(name) .. "']"
+    end
+    return loader
+end
+local loaders = { preload_searcher }
+G.package = {
+    preload = preload,
+    loaders = loaders,
+    loaded = loaded,
+    loadlib = function()
+        error("loadlib is not supported", 2)
+    end,
+}
+G.require = function(name)
+    if type(name) ~= "string" then
+        error("bad argument #1 to 'require' (string expected, got " .. type(name) .. ")", 2)
+    end
+    local cached = loaded[name]
+    if cached ~= nil then
+        return cached
+    end
+    local messages = ""
+    for _, searcher in builtin_ipairs(loaders) do
+        local loader = searcher(name)
+        if type(loader) == "function" then
+            -- Every preloaded module is already in `loaded`, which is read-only like all library tables.
+            local module = loader(name)
+            if module == nil then
+                module = true
+            end
+            return module
+        elseif type(loader) == "string" then
+            messages = messages .. loader
+        end
+    end
+    error("module " .. name .. " not found:" .. messages, 2)
+end
+
+-- Strings index the restricted library, so method calls (`s:lower()`) see the same functions.
+getmetatable("").__index = S
+
+-- Runs one call in a single trip from Rust: a fresh environment for the chunk, then the function it defined.
+-- Returns false and Karmada's message when the function is missing.
+-- Arguments come as (is_container, value) pairs; a container is a slot code (see bridge.rs), made a table here.
+local ENV = { __index = G }
+local function argument(is_container, value)
+    if not is_container then
+        return value
+    elseif value >= 0 then
+        return setmetatable({ [LAZY] = value }, LAZY)
+    elseif value == -1 then
+        return setmetatable({}, OBJ)
+    end
+    return setmetatable({}, ARR)
+end
+local function invoke(chunk, name, c1, a1, c2, a2)
+    local env = setmetatable({}, ENV)
+    env._G = env
+    setfenv(chunk, env)
+    chunk()
+    local f = rawget(env, name)
+    if f == nil then
+        return false, "not found function " .. name
+    end
+    if type(f) ~= "function" then
+        return false, name .. " is not a function: " .. type(f)
+    end
+    return true, f(argument(c1, a1), argument(c2, a2))
+end
+
+return G, invoke

@@ -1,0 +1,122 @@
+//! Script results decoded into typed values the way Karmada's Go `encoding/json` decodes them (interpreter spec
+//! §4.5 step 3): unknown keys ignored, keys matched case-insensitively, quantities given as numbers accepted.
+
+use mlua::Value as LuaValue;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::quantity::Quantity;
+
+/// The typed shapes a script can return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// `ReplicaRequirements` (GetReplicas' second result, `kube.accuratePodRequirements`).
+    Requirements,
+    /// A list of `Component`.
+    Components,
+    /// A list of `DependentObjectReference`.
+    Dependencies,
+}
+
+const REQUIREMENTS: &[&str] = &[
+    "nodeClaim",
+    "resourceRequest",
+    "namespace",
+    "priorityClassName",
+];
+const NODE_CLAIM: &[&str] = &["hardNodeAffinity", "nodeSelector", "tolerations"];
+const COMPONENT: &[&str] = &["name", "replicas", "replicaRequirements"];
+const REFERENCE: &[&str] = &["apiVersion", "kind", "namespace", "name", "labelSelector"];
+
+/// GetReplicas' first result: a number, truncated toward zero into the int32 range.
+pub(crate) fn replicas(value: &LuaValue) -> Result<i32, String> {
+    let n = match value {
+        LuaValue::Number(n) => *n,
+        LuaValue::Integer(i) => *i as f64,
+        other => {
+            return Err(format!(
+                "result type {} is not number",
+                super::call::lua_type(other)
+            ));
+        }
+    };
+    let n = n.trunc();
+    if !n.is_finite() || n < f64::from(i32::MIN) || n > f64::from(i32::MAX) {
+        return Err(format!(
+            "replica {} is out of the int32 range",
+            super::gofmt::number_to_string(n)
+        ));
+    }
+    Ok(n as i32)
+}
+
+/// Decodes a script's JSON into `T`.
+///
+/// Errors: the JSON does not fit `T` (e.g. `replicas = 2.5` in a component), as Go's "json unmarshal" message.
+pub(crate) fn decode<T: DeserializeOwned>(mut json: Value, target: Target) -> Result<T, String> {
+    match target {
+        Target::Requirements => normalize_requirements(&mut json),
+        Target::Components | Target::Dependencies => {
+            // A new empty table leaves Lua as `{}`; a list target reads it as the empty list, as Karmada does.
+            if json.as_object().is_some_and(Map::is_empty) {
+                json = Value::Array(Vec::new());
+            }
+            if let Value::Array(items) = &mut json {
+                for item in items {
+                    if target == Target::Components {
+                        rename_keys(item, COMPONENT);
+                        if let Some(requirements) = item.get_mut("replicaRequirements") {
+                            normalize_requirements(requirements);
+                        }
+                    } else {
+                        rename_keys(item, REFERENCE);
+                    }
+                }
+            }
+        }
+    }
+    serde_json::from_value(json).map_err(|e| format!("json unmarshal obj failed: {e}"))
+}
+
+fn normalize_requirements(json: &mut Value) {
+    if json.as_array().is_some_and(Vec::is_empty) {
+        *json = Value::Object(Map::new());
+    }
+    rename_keys(json, REQUIREMENTS);
+    if let Some(claim) = json.get_mut("nodeClaim") {
+        rename_keys(claim, NODE_CLAIM);
+    }
+    if let Some(Value::Object(resources)) = json.get_mut("resourceRequest") {
+        for quantity in resources.values_mut() {
+            // Go decodes a JSON number into a Quantity from its text; print it back canonically.
+            if let Value::Number(n) = quantity {
+                let text = n.to_string();
+                *quantity = Value::String(
+                    Quantity::parse(&text)
+                        .map(|q| q.to_string())
+                        .unwrap_or(text),
+                );
+            }
+        }
+    }
+}
+
+/// Renames keys that match one of `fields` case-insensitively to that field's spelling.
+fn rename_keys(json: &mut Value, fields: &[&str]) {
+    let Value::Object(map) = json else { return };
+    let misspelled: Vec<(String, &str)> = map
+        .keys()
+        .filter(|k| !fields.contains(&k.as_str()))
+        .filter_map(|k| {
+            fields
+                .iter()
+                .find(|f| f.eq_ignore_ascii_case(k))
+                .map(|f| (k.clone(), *f))
+        })
+        .collect();
+    for (key, field) in misspelled {
+        if let Some(value) = map.remove(&key) {
+            map.entry(field.to_owned()).or_insert(value);
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! The third-party layer: ResourceInterpreterCustomizations bundled in the binary for popular custom resources
+//! (interpreter spec §8), below webhooks and above native in precedence (§2.1).
+//!
+//! The documents are Flotilla's own scripts under `crates/flotilla-interpreter/thirdparty/<group>/<version>/<Kind>/
+//! customizations.yaml`, embedded at build time, decoded and merged once (§8.1). Each directory also holds
+//! `testdata/` in the format of §8.3, run by [`crate::testdata`] in this crate's tests.
+
+mod embedded;
+
+use std::sync::{Arc, OnceLock};
+
+use flotilla_api::config::v1alpha1::{InterpreterOperation, ResourceInterpreterCustomization};
+use futures::future::BoxFuture;
+use kube::core::GroupVersionKind;
+
+use crate::lua::{Input, LuaVm, RuleSet};
+use crate::{Error, Handles, Layer, LayerKind, Request, Response};
+
+pub use embedded::DOCUMENTS;
+
+/// A bundled document that does not decode, or whose target does not match its directory.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("failed to load bundled customization {path}: {reason}")]
+pub struct LoadError {
+    /// The document's path under `thirdparty/`.
+    pub path: &'static str,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Every bundled customization, decoded once.
+///
+/// # Errors
+/// The first document that does not decode as a ResourceInterpreterCustomization or whose target differs from
+/// its `<group>/<version>/<Kind>` directory (Karmada then loads none, §8.1).
+pub fn customizations() -> Result<&'static [ResourceInterpreterCustomization], LoadError> {
+    static DECODED: OnceLock<Result<Vec<ResourceInterpreterCustomization>, LoadError>> =
+        OnceLock::new();
+    DECODED
+        .get_or_init(decode_all)
+        .as_deref()
+        .map_err(Clone::clone)
+}
+
+fn decode_all() -> Result<Vec<ResourceInterpreterCustomization>, LoadError> {
+    let mut all = Vec::new();
+    for &(path, text) in DOCUMENTS {
+        let fail = |reason: String| LoadError { path, reason };
+        for document in serde_yaml::Deserializer::from_str(text) {
+            let value =
+                serde_yaml::Value::deserialize(document).map_err(|e| fail(e.to_string()))?;
+            if value.is_null() {
+                continue;
+            }
+            let ric: ResourceInterpreterCustomization =
+                serde_yaml::from_value(value).map_err(|e| fail(e.to_string()))?;
+            let expected = path
+                .rsplit_once('/')
+                .map(|(dir, _)| dir)
+                .unwrap_or_default();
+            let target = format!("{}/{}", ric.spec.target.api_version, ric.spec.target.kind);
+            if target != expected {
+                return Err(fail(format!(
+                    "target {target} does not match its directory {expected}"
+                )));
+            }
+            all.push(ric);
+        }
+    }
+    Ok(all)
+}
+
+use serde::Deserialize as _;
+
+/// The Lua layer over the bundled customizations.
+#[derive(Debug)]
+pub struct ThirdPartyLayer {
+    vm: LuaVm,
+    rules: Arc<RuleSet>,
+}
+
+impl ThirdPartyLayer {
+    /// Loads the bundled customizations, running them on `vm`. A document that fails to load leaves the layer
+    /// empty with a warning, as in Karmada (§8.1); the crate's tests keep that from happening.
+    pub fn new(vm: LuaVm) -> Self {
+        let rules = match customizations() {
+            Ok(all) => RuleSet::build(&vm, all),
+            Err(error) => {
+                tracing::warn!(%error, "bundled third-party customizations are disabled");
+                RuleSet::default()
+            }
+        };
+        ThirdPartyLayer {
+            vm,
+            rules: Arc::new(rules),
+        }
+    }
+
+    /// The merged bundled rules.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// Runs one call on the current thread (CLI, tests).
+    ///
+    /// # Errors
+    /// As [`RuleSet::interpret_blocking`].
+    pub fn interpret_blocking(&self, input: Input) -> Result<Response, Error> {
+        self.rules
+            .interpret_blocking(&self.vm, LayerKind::ThirdParty, input)
+    }
+}
+
+impl Layer for ThirdPartyLayer {
+    fn kind(&self) -> LayerKind {
+        LayerKind::ThirdParty
+    }
+
+    fn handles(&self, gvk: &GroupVersionKind, operation: InterpreterOperation) -> Handles {
+        self.rules.handles(gvk, operation, LayerKind::ThirdParty)
+    }
+
+    fn interpret(&self, request: Request) -> BoxFuture<'_, Result<Response, Error>> {
+        let rules = self.rules.clone();
+        Box::pin(async move {
+            rules
+                .interpret(&self.vm, LayerKind::ThirdParty, Input::from(request))
+                .await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
