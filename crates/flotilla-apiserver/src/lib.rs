@@ -41,6 +41,7 @@ pub mod simulator;
 pub mod status;
 pub mod store;
 pub mod table;
+pub mod typed;
 pub mod validate;
 pub mod validation;
 pub mod watch;

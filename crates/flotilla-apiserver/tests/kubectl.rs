@@ -159,3 +159,43 @@ fn get_watch_prints_new_rows_and_namespace_deletion_completes() {
         assert!(!ok && text.contains("NotFound"), "{text}");
     }
 }
+
+#[test]
+fn field_validation_strict_warn_and_type_errors() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    for (i, bin) in kubectl_bins().iter().enumerate() {
+        let name = format!("fv-{i}");
+        let cm = h.file(
+            &format!("{name}.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default, colour: red}}\ndata: {{k: v}}\nbogus: 1\n"
+            ),
+        );
+        // kubectl's default --validate=strict: the real server refuses unknown fields.
+        let (ok, text) = kubectl(bin, kc, &["apply", "-f", &cm]);
+        assert!(!ok, "{bin}: {text}");
+        assert!(
+            text.contains("strict decoding error: unknown field \"bogus\"")
+                && text.contains("unknown field \"metadata.colour\""),
+            "{bin}: {text}"
+        );
+        // --validate=warn: stored without them, one warning each.
+        let text = must(bin, kc, &["apply", "--validate=warn", "-f", &cm]);
+        assert!(text.contains("unknown field \"bogus\""), "{bin}: {text}");
+        let got = must(bin, kc, &["get", "configmap", &name, "-o", "json"]);
+        let got: serde_json::Value = serde_json::from_str(&got).unwrap();
+        assert!(got.get("bogus").is_none() && got["metadata"].get("colour").is_none());
+        assert_eq!(got["data"]["k"], "v");
+
+        let bad = h.file(
+            &format!("bad-{i}.yaml"),
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: bad, namespace: default}\nspec: {replicas: two}\n",
+        );
+        let (ok, text) = kubectl(bin, kc, &["apply", "--validate=false", "-f", &bad]);
+        assert!(
+            !ok && text.contains("cannot be handled as a Deployment"),
+            "{bin}: {text}"
+        );
+    }
+}

@@ -42,7 +42,12 @@ pub async fn ensure(
         return Ok(());
     }
     let status = obj.get("status").cloned();
-    let mut shaper = crate::handlers::shape::Shaper::new(ctx, &info).await;
+    let mut shaper = crate::handlers::shape::Shaper::new(
+        ctx,
+        &info,
+        crate::handlers::field_validation::Mode::Ignore,
+    )
+    .await;
     prepare_new(ctx, &info, &mut obj, &ns, &mut shaper)?;
     if let Some(s) = status {
         // Internal seeding may set status directly (Nodes report capacity).

@@ -220,7 +220,7 @@ pub async fn delete_collection(
         let ns = meta::meta_str(obj, "namespace").unwrap_or("").to_string();
         let name = meta::meta_str(obj, "name").unwrap_or("").to_string();
         match delete_object(ctx, info, &ns, &name, &opts).await {
-            Ok(w) => out.push(served(info, &w.object).as_ref().clone()),
+            Ok(w) => out.push(served(info, &w.object)),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),
         }

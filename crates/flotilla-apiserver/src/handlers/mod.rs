@@ -2,6 +2,7 @@
 
 pub mod body;
 pub mod delete;
+pub mod field_validation;
 pub mod filter;
 pub mod openapi;
 pub mod patching;
@@ -181,10 +182,10 @@ pub fn partial_metadata(obj: &Value, version: &str) -> Value {
 }
 
 /// Renders one object for a response.
-pub fn render(info: &ResourceInfo, obj: &Arc<Value>, out: &Output) -> Value {
+pub fn render(info: &ResourceInfo, obj: &Arc<Value>, out: &Output) -> Arc<Value> {
     match out {
-        Output::Metadata(v) => partial_metadata(obj, v),
-        _ => served(info, obj).as_ref().clone(),
+        Output::Metadata(v) => Arc::new(partial_metadata(obj, v)),
+        _ => served(info, obj),
     }
 }
 

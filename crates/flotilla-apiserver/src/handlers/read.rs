@@ -242,7 +242,7 @@ pub fn list_response(
     kind: &str,
     api_version: &str,
     meta: &Value,
-    items: impl Iterator<Item = Value>,
+    items: impl Iterator<Item = Arc<Value>>,
 ) -> Response {
     let mut buf = Vec::with_capacity(4096);
     buf.extend_from_slice(b"{\"kind\":");

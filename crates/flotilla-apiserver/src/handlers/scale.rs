@@ -114,7 +114,12 @@ async fn write_scale(
     let name = req.rp.name.clone().unwrap_or_default();
     let dry = req.dry_run("UpdateOptions")?;
     let p = paths(info)?.clone();
-    let mut shaper = crate::handlers::shape::Shaper::new(ctx, info).await;
+    let mut shaper = crate::handlers::shape::Shaper::new(
+        ctx,
+        info,
+        crate::handlers::field_validation::Mode::Ignore,
+    )
+    .await;
     let w = ctx
         .store
         .write(&info.key(), req.ns(), &name, dry, |cur| {

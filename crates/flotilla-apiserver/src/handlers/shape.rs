@@ -1,16 +1,20 @@
-//! Decode-time shaping of a written object, as the real server does before anything else looks at it:
-//! structural-schema pruning and defaulting for custom resources (`crate::schema`), built-in defaulting with
-//! Service address allocation for built-in kinds (`crate::defaults`), and read-time defaulting of stored custom
-//! resources. Schema validation runs later, with the other validations (`crate::validate`).
+//! Decode-time shaping of a written object, as the real server does before anything else looks at it: unknown
+//! fields dropped and reported per `fieldValidation` (structural-schema pruning for custom resources, the typed
+//! round trip of `crate::typed` for built-ins, which also refuses values of the wrong type), then defaulting
+//! (`crate::schema` for custom resources, `crate::defaults` with Service address allocation for built-ins);
+//! and read-time defaulting of stored custom resources. Schema validation runs later, with the other
+//! validations (`crate::validate`).
 
 use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::OwnedMutexGuard;
 
+use super::field_validation::{Findings, Mode};
 use crate::catalog::{ResKey, ResourceInfo};
 use crate::defaults::{self, Allocations};
 use crate::server::Ctx;
+use crate::status::{ApiError, ApiResult};
 
 fn is_service(info: &ResourceInfo) -> bool {
     !info.custom && info.group.is_empty() && info.plural == "services"
@@ -21,15 +25,17 @@ fn is_service(info: &ResourceInfo) -> bool {
 /// is done, so two concurrent creates never get the same address.
 pub struct Shaper {
     alloc: Allocations,
+    findings: Findings,
     _allocating: Option<OwnedMutexGuard<()>>,
 }
 
 impl Shaper {
-    /// A shaper for a write to `info`.
-    pub async fn new(ctx: &Ctx, info: &ResourceInfo) -> Self {
+    /// A shaper for a write to `info` under `fieldValidation` `mode`.
+    pub async fn new(ctx: &Ctx, info: &ResourceInfo, mode: Mode) -> Self {
         if !is_service(info) {
             return Self {
                 alloc: Allocations::default(),
+                findings: Findings::new(mode),
                 _allocating: None,
             };
         }
@@ -59,25 +65,47 @@ impl Shaper {
         }
         Self {
             alloc,
+            findings: Findings::new(mode),
             _allocating: Some(guard),
         }
     }
 
-    /// Prunes and defaults `obj` (custom resources per their schema, built-ins per `crate::defaults`). On an
-    /// update (`old` set) a Service keeps the addresses it was given.
-    pub fn default(&mut self, info: &ResourceInfo, obj: &mut Value, old: Option<&Value>) {
+    /// Drops the fields `obj`'s kind does not declare (reporting them per `fieldValidation`), then defaults it:
+    /// custom resources per their schema, built-ins per `crate::defaults`. On an update (`old` set) a Service
+    /// keeps the addresses it was given.
+    ///
+    /// # Errors
+    /// 400 for a value of the wrong type in a built-in kind, or for unknown fields under `Strict`.
+    pub fn decode(
+        &mut self,
+        info: &ResourceInfo,
+        obj: &mut Value,
+        old: Option<&Value>,
+    ) -> ApiResult<()> {
         let kind = info.kind_info();
         if let Some(schema) = kind.crd_schema() {
+            let sent = obj.clone();
             crate::schema::prune(obj, schema);
+            self.findings
+                .unknown(crate::typed::lost_paths(&sent, obj))?;
             crate::schema::apply_defaults(obj, schema);
-            return;
+            return Ok(());
         }
+        let unknown = crate::typed::decode(&info.group, &info.version, &info.kind, obj)
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        self.findings.unknown(unknown)?;
         if is_service(info)
             && let Some(old) = old
         {
             keep_allocated(old, obj);
         }
         defaults::apply(obj, &kind, &mut self.alloc);
+        Ok(())
+    }
+
+    /// What the write learned about unknown fields (for the response's `Warning` headers).
+    pub fn findings(&self) -> &Findings {
+        &self.findings
     }
 }
 

@@ -6,6 +6,7 @@ use axum::response::Response;
 use http::StatusCode;
 use serde_json::{Value, json};
 
+use super::field_validation::Mode;
 use super::shape::Shaper;
 use super::{Req, body, object_response};
 use crate::catalog::ResourceInfo;
@@ -122,7 +123,7 @@ pub fn prepare_new(
 ) -> ApiResult<()> {
     check_type(info, obj)?;
     check_namespace_field(info, obj, ns)?;
-    shaper.default(info, obj, None);
+    shaper.decode(info, obj, None)?;
     meta::prepare_create(info, obj)?;
     kinds::on_create(ctx, info, obj)?;
     crate::validate::object(info, obj, None)?;
@@ -155,7 +156,7 @@ pub async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
             "Required value: name or generateName is required",
         ));
     }
-    let mut shaper = Shaper::new(ctx, info).await;
+    let mut shaper = Shaper::new(ctx, info, Mode::of(req, "CreateOptions")?).await;
     prepare_new(ctx, info, &mut obj, &ns, &mut shaper)?;
     let manager = req.field_manager();
     patching::record_ownership(
@@ -185,7 +186,7 @@ pub async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
         meta::meta_mut(&mut candidate)?.insert("name".into(), json!(this_name));
         if name.is_empty() {
             // Defaults that derive from the name (a Namespace's name label) see the generated one.
-            shaper.default(info, &mut candidate, None);
+            shaper.decode(info, &mut candidate, None)?;
             crate::validate::object(info, &candidate, None)?;
         }
         let res = ctx
@@ -202,7 +203,10 @@ pub async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
             })
             .await;
         match res {
-            Ok(w) => return Ok(object_response(StatusCode::CREATED, info, &w.object)),
+            Ok(w) => {
+                let response = object_response(StatusCode::CREATED, info, &w.object);
+                return Ok(shaper.findings().annotate(response));
+            }
             Err(e) if e.code == 409 && !name.is_empty() => return Err(e),
             Err(e) if e.code == 409 && attempt + 1 < attempts => continue,
             Err(e) if e.code == 409 => {
@@ -274,7 +278,7 @@ pub fn finish_update(
         .flatten();
     let mut new = new;
     // Defaulting happens at decode, before the spec comparison that decides the generation.
-    shaper.default(info, &mut new, Some(cur));
+    shaper.decode(info, &mut new, Some(cur))?;
     let mut new = meta::merge_update(info, cur, new, ep)?;
     if let Some(m) = new.as_object_mut() {
         m.insert("apiVersion".into(), json!(info.storage_api_version()));
@@ -324,7 +328,7 @@ pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
         manager: &manager,
         applied: false,
     };
-    let mut shaper = Shaper::new(ctx, info).await;
+    let mut shaper = Shaper::new(ctx, info, Mode::of(req, "UpdateOptions")?).await;
     let w = ctx
         .store
         .write(&info.key(), &ns, &name, dry, |cur| {
@@ -346,7 +350,9 @@ pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
             )
         })
         .await?;
-    Ok(object_response(StatusCode::OK, info, &w.object))
+    Ok(shaper
+        .findings()
+        .annotate(object_response(StatusCode::OK, info, &w.object)))
 }
 
 /// PATCH of an object or its status.
@@ -392,7 +398,7 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
     };
     // Admission reads the store, which the write closure must not do (it runs under the store lock), so an
     // upsert's admission is decided up front.
-    let mut shaper = Shaper::new(ctx, info).await;
+    let mut shaper = Shaper::new(ctx, info, Mode::of(req, "PatchOptions")?).await;
     let admission = if ptype == PatchType::Apply && ep == Endpoint::Main {
         admit_create(ctx, info, &ns, &name)
     } else {
@@ -439,5 +445,7 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
     } else {
         StatusCode::OK
     };
-    Ok(object_response(code, info, &w.object))
+    Ok(shaper
+        .findings()
+        .annotate(object_response(code, info, &w.object)))
 }

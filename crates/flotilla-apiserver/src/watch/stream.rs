@@ -79,9 +79,9 @@ struct Watcher {
 }
 
 impl Watcher {
-    fn object(&self, obj: &Arc<Value>) -> Value {
+    fn object(&self, obj: &Arc<Value>) -> Arc<Value> {
         match &self.table {
-            Some(t) => {
+            Some(t) => Arc::new({
                 let first = !self.columns_sent.swap(true, Ordering::Relaxed);
                 let rv = obj
                     .pointer("/metadata/resourceVersion")
@@ -93,17 +93,17 @@ impl Watcher {
                     json!({"resourceVersion": rv}),
                     first,
                 )
-            }
+            }),
             None => render(&self.info, obj, &self.out),
         }
     }
 
-    async fn send(&self, kind: &str, object: Value) -> bool {
+    async fn send(&self, kind: &str, object: &Value) -> bool {
         let mut line = Vec::with_capacity(1024);
         line.extend_from_slice(b"{\"type\":\"");
         line.extend_from_slice(kind.as_bytes());
         line.extend_from_slice(b"\",\"object\":");
-        if compact::write_to(&mut line, &object).is_err() {
+        if compact::write_to(&mut line, object).is_err() {
             return false;
         }
         line.extend_from_slice(b"}\n");
@@ -129,7 +129,7 @@ impl Watcher {
             object["columnDefinitions"] = json!([]);
             object["rows"] = json!([]);
         }
-        self.send("BOOKMARK", object).await
+        self.send("BOOKMARK", &object).await
     }
 
     /// Delivers one live event with selector transitions; returns false when the client is gone.
@@ -141,11 +141,11 @@ impl Watcher {
         let new_m = self.filter.matches(&ev.object);
         let old_m = ev.prev.as_ref().is_some_and(|p| self.filter.matches(p));
         match ev.kind {
-            EventType::Added if new_m => self.send("ADDED", self.object(&ev.object)).await,
-            EventType::Deleted if new_m => self.send("DELETED", self.object(&ev.object)).await,
+            EventType::Added if new_m => self.send("ADDED", &self.object(&ev.object)).await,
+            EventType::Deleted if new_m => self.send("DELETED", &self.object(&ev.object)).await,
             EventType::Modified => match (old_m, new_m) {
-                (false, true) => self.send("ADDED", self.object(&ev.object)).await,
-                (true, true) => self.send("MODIFIED", self.object(&ev.object)).await,
+                (false, true) => self.send("ADDED", &self.object(&ev.object)).await,
+                (true, true) => self.send("MODIFIED", &self.object(&ev.object)).await,
                 (true, false) => {
                     // The old content leaves the selection, stamped with the new RV.
                     let mut old = ev
@@ -154,7 +154,7 @@ impl Watcher {
                         .map(|p| p.as_ref().clone())
                         .unwrap_or(Value::Null);
                     crate::store::set_rv(&mut old, ev.rv);
-                    self.send("DELETED", self.object(&Arc::new(old))).await
+                    self.send("DELETED", &self.object(&Arc::new(old))).await
                 }
                 (false, false) => true,
             },
@@ -278,7 +278,7 @@ async fn run(
     w.progress = rv;
     if let Some(items) = initial {
         for obj in items.iter().filter(|o| w.filter.matches(o)) {
-            if !w.send("ADDED", w.object(obj)).await {
+            if !w.send("ADDED", &w.object(obj)).await {
                 return;
             }
         }

@@ -1,0 +1,243 @@
+//! Decoding of built-in kinds against their Go types, as the real server decodes every request body: values of
+//! the wrong type are a 400, and fields the type does not declare are unknown (dropped, reported by
+//! `fieldValidation`). The k8s-openapi types of the served Kubernetes version stand in for the Go types: an
+//! object is decoded into its type and encoded back, and whatever the round trip lost was not declared.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use k8s_openapi::api::{
+    apps::v1 as apps, autoscaling::v2 as autoscaling, batch::v1 as batch,
+    coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery,
+    events::v1 as events, networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac,
+    storage::v1 as storage,
+};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
+
+/// Why a body does not decode into its kind's type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} in version \"{version}\" cannot be handled as a {kind}: {message}")]
+pub struct DecodeError {
+    /// Kind of the object.
+    pub kind: String,
+    /// Version of the object.
+    pub version: String,
+    /// The decoder's message (field and expected type).
+    pub message: String,
+}
+
+fn round_trip<T: DeserializeOwned + Serialize>(obj: &Value) -> Result<Value, String> {
+    let typed: T = serde_json::from_value(obj.clone()).map_err(|e| e.to_string())?;
+    serde_json::to_value(typed).map_err(|e| e.to_string())
+}
+
+type RoundTrip = fn(&Value) -> Result<Value, String>;
+
+/// The round trip of a built-in kind, if it has a typed model.
+fn model(group: &str, kind: &str) -> Option<RoundTrip> {
+    Some(match (group, kind) {
+        ("", "Namespace") => round_trip::<core::Namespace>,
+        ("", "ConfigMap") => round_trip::<core::ConfigMap>,
+        ("", "Secret") => round_trip::<core::Secret>,
+        ("", "ServiceAccount") => round_trip::<core::ServiceAccount>,
+        ("", "Service") => round_trip::<core::Service>,
+        ("", "Endpoints") => round_trip::<core::Endpoints>,
+        ("", "Event") => round_trip::<core::Event>,
+        ("", "Pod") => round_trip::<core::Pod>,
+        ("", "Node") => round_trip::<core::Node>,
+        ("", "PersistentVolumeClaim") => round_trip::<core::PersistentVolumeClaim>,
+        ("", "PersistentVolume") => round_trip::<core::PersistentVolume>,
+        ("", "ResourceQuota") => round_trip::<core::ResourceQuota>,
+        ("", "LimitRange") => round_trip::<core::LimitRange>,
+        ("", "ReplicationController") => round_trip::<core::ReplicationController>,
+        ("", "PodTemplate") => round_trip::<core::PodTemplate>,
+        ("apps", "Deployment") => round_trip::<apps::Deployment>,
+        ("apps", "ReplicaSet") => round_trip::<apps::ReplicaSet>,
+        ("apps", "StatefulSet") => round_trip::<apps::StatefulSet>,
+        ("apps", "DaemonSet") => round_trip::<apps::DaemonSet>,
+        ("apps", "ControllerRevision") => round_trip::<apps::ControllerRevision>,
+        ("batch", "Job") => round_trip::<batch::Job>,
+        ("batch", "CronJob") => round_trip::<batch::CronJob>,
+        ("coordination.k8s.io", "Lease") => round_trip::<coordination::Lease>,
+        ("events.k8s.io", "Event") => round_trip::<events::Event>,
+        ("rbac.authorization.k8s.io", "Role") => round_trip::<rbac::Role>,
+        ("rbac.authorization.k8s.io", "RoleBinding") => round_trip::<rbac::RoleBinding>,
+        ("rbac.authorization.k8s.io", "ClusterRole") => round_trip::<rbac::ClusterRole>,
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => {
+            round_trip::<rbac::ClusterRoleBinding>
+        }
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            round_trip::<apiextensions::CustomResourceDefinition>
+        }
+        ("networking.k8s.io", "Ingress") => round_trip::<networking::Ingress>,
+        ("networking.k8s.io", "NetworkPolicy") => round_trip::<networking::NetworkPolicy>,
+        ("networking.k8s.io", "IngressClass") => round_trip::<networking::IngressClass>,
+        ("policy", "PodDisruptionBudget") => round_trip::<policy::PodDisruptionBudget>,
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            round_trip::<autoscaling::HorizontalPodAutoscaler>
+        }
+        ("discovery.k8s.io", "EndpointSlice") => round_trip::<discovery::EndpointSlice>,
+        ("storage.k8s.io", "StorageClass") => round_trip::<storage::StorageClass>,
+        _ => return None,
+    })
+}
+
+/// Paths (upstream's syntax: `spec.template.spec.containers[0].foo`) present in `sent` but lost in `decoded`
+/// (by a round trip or by pruning). `null`s are not fields.
+pub fn lost_paths(sent: &Value, decoded: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    lost(sent, decoded, "", &mut out);
+    out
+}
+
+fn lost(sent: &Value, decoded: &Value, path: &str, out: &mut Vec<String>) {
+    match (sent, decoded) {
+        (Value::Object(s), Value::Object(d)) => {
+            for (k, v) in s {
+                if v.is_null() {
+                    continue;
+                }
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match d.get(k) {
+                    None => out.push(p),
+                    Some(dv) => lost(v, dv, &p, out),
+                }
+            }
+        }
+        (Value::Array(s), Value::Array(d)) => {
+            for (i, (sv, dv)) in s.iter().zip(d).enumerate() {
+                lost(sv, dv, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Removes the field at an upstream-syntax path (`a.b[2].c`).
+fn remove_path(obj: &mut Value, path: &str) {
+    let mut segments: Vec<(String, Option<usize>)> = Vec::new();
+    for part in path.split('.') {
+        let (name, rest) = part.split_once('[').unwrap_or((part, ""));
+        segments.push((name.to_string(), None));
+        for idx in rest.split('[').filter(|s| !s.is_empty()) {
+            if let Ok(i) = idx.trim_end_matches(']').parse() {
+                segments.push((String::new(), Some(i)));
+            }
+        }
+    }
+    let Some((last, _)) = segments.pop() else {
+        return;
+    };
+    let mut cur = obj;
+    for (name, idx) in segments {
+        let next = match idx {
+            Some(i) => cur.get_mut(i),
+            None => cur.get_mut(name.as_str()),
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return,
+        }
+    }
+    if let Some(m) = cur.as_object_mut() {
+        m.remove(&last);
+    }
+}
+
+/// Decodes a built-in object against its type: removes the fields the type does not declare and returns their
+/// paths. Kinds without a typed model (custom resources) come back unchanged with no paths.
+///
+/// # Errors
+/// A [`DecodeError`] when a value has the wrong type (a string where an integer belongs, invalid base64 in a
+/// Secret, a malformed time), which the real server answers with 400.
+pub fn decode(
+    group: &str,
+    version: &str,
+    kind: &str,
+    obj: &mut Value,
+) -> Result<Vec<String>, DecodeError> {
+    let Some(round_trip) = model(group, kind) else {
+        return Ok(Vec::new());
+    };
+    let decoded = round_trip(obj).map_err(|message| DecodeError {
+        kind: kind.to_string(),
+        version: version.to_string(),
+        message,
+    })?;
+    let unknown = lost_paths(obj, &decoded);
+    for p in &unknown {
+        remove_path(obj, p);
+    }
+    Ok(unknown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_fields_are_found_and_removed() {
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "bogus": 1, "labels": {}},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"a": "b"}},
+                "template": {"spec": {"containers": [{"name": "c", "image": "x", "colour": "red"}]}},
+                "extra": {"x": 1}},
+            "status": {}});
+        let unknown = decode("apps", "v1", "Deployment", &mut d).expect("decodes");
+        assert_eq!(
+            unknown,
+            [
+                "metadata.bogus",
+                "spec.extra",
+                "spec.template.spec.containers[0].colour"
+            ]
+        );
+        assert!(d["metadata"].get("bogus").is_none());
+        assert!(d["spec"].get("extra").is_none());
+        assert!(
+            d["spec"]["template"]["spec"]["containers"][0]
+                .get("colour")
+                .is_none()
+        );
+        assert_eq!(d["metadata"]["labels"], json!({}), "empty maps are kept");
+    }
+
+    #[test]
+    fn declared_fields_of_every_shape_survive() {
+        let mut cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "d", "finalizers": [], "annotations": {"a": ""},
+                "managedFields": [{"manager": "m", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}}}]},
+            "data": {"k": "v"}, "binaryData": {"b": "AAE="}, "immutable": false});
+        assert_eq!(decode("", "v1", "ConfigMap", &mut cm), Ok(vec![]));
+        let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": 1, "memory": "1Gi"}},
+                "ports": [{"containerPort": 80}]}]}});
+        assert_eq!(decode("", "v1", "Pod", &mut pod), Ok(vec![]));
+    }
+
+    #[test]
+    fn wrong_types_are_decode_errors() {
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"replicas": "two"}});
+        let e = decode("apps", "v1", "Deployment", &mut d).expect_err("type error");
+        assert!(
+            e.to_string()
+                .starts_with("Deployment in version \"v1\" cannot be handled as a Deployment: ")
+        );
+        let mut s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "!!"}});
+        assert!(decode("", "v1", "Secret", &mut s).is_err());
+    }
+
+    #[test]
+    fn custom_kinds_pass_through() {
+        let mut o = json!({"spec": {"anything": 1}});
+        assert_eq!(decode("example.io", "v1", "Widget", &mut o), Ok(vec![]));
+        assert_eq!(o["spec"]["anything"], 1);
+    }
+}
