@@ -65,10 +65,41 @@ pub async fn install_workload_crd(env: &Env, kubectl: &Kubectl) -> anyhow::Resul
     Ok(())
 }
 
-/// Waits until `check` accepts member object `res` `namespace/name` in member `cluster`; returns it.
+/// Waits until `check` accepts object `res` `namespace/name` that `client` reaches (`place` names it in
+/// messages); returns it.
 ///
 /// # Errors
 /// When the deadline passes (with the last state seen).
+pub async fn object_until<F>(
+    client: &Client,
+    place: &str,
+    res: Res,
+    namespace: &str,
+    name: &str,
+    what: &str,
+    check: F,
+) -> anyhow::Result<Value>
+where
+    F: Fn(&Value) -> bool,
+{
+    let check = &check;
+    wait_for(
+        &format!("{} {namespace}/{name} in {place} {what}", res.2),
+        || async move {
+            match res.get(client, Some(namespace), name).await? {
+                Some(object) if check(&object) => Ok(object),
+                Some(object) => Err(brief(&object)),
+                None => Err("absent".into()),
+            }
+        },
+    )
+    .await
+}
+
+/// [`object_until`] for an object in member `cluster`.
+///
+/// # Errors
+/// When there is no such member or the deadline passes.
 pub async fn member_object<F>(
     env: &Env,
     cluster: &str,
@@ -81,17 +112,41 @@ pub async fn member_object<F>(
 where
     F: Fn(&Value) -> bool,
 {
-    let client: &Client = env.member(cluster)?;
-    let check = &check;
-    wait_for(
-        &format!("{} {namespace}/{name} in {cluster} {what}", res.2),
-        || async move {
-            match res.get(client, Some(namespace), name).await? {
-                Some(object) if check(&object) => Ok(object),
-                Some(object) => Err(brief(&object)),
-                None => Err("absent".into()),
-            }
-        },
+    object_until(
+        env.member(cluster)?,
+        cluster,
+        res,
+        namespace,
+        name,
+        what,
+        check,
+    )
+    .await
+}
+
+/// [`object_until`] for an object in the control plane (a template or a binding).
+///
+/// # Errors
+/// When the deadline passes.
+pub async fn control_object<F>(
+    env: &Env,
+    res: Res,
+    namespace: &str,
+    name: &str,
+    what: &str,
+    check: F,
+) -> anyhow::Result<Value>
+where
+    F: Fn(&Value) -> bool,
+{
+    object_until(
+        &env.karmada,
+        "the control plane",
+        res,
+        namespace,
+        name,
+        what,
+        check,
     )
     .await
 }

@@ -5,8 +5,8 @@ use flotilla_api::names::labels;
 use flotilla_e2e::resources::{
     DEPLOYMENT, RESOURCE_BINDING, aggregated_item, brief, int, target_clusters, text,
 };
-use flotilla_e2e::steps::{apply, member_object, member_object_gone};
-use flotilla_e2e::{Env, Kubectl, Options, example, testdata, wait_for};
+use flotilla_e2e::steps::{apply, control_object, member_object, member_object_gone};
+use flotilla_e2e::{Env, Kubectl, Options, example, testdata};
 
 /// Scenario 1: `nginx-deployment.yaml` puts Deployment nginx with 2 replicas in member1 and member2 (not member3),
 /// and the template's status aggregates both members' status.
@@ -39,49 +39,38 @@ async fn nginx(env: &Env, ns: &str) -> anyhow::Result<()> {
         )
         .await?;
     }
-    let karmada = &env.karmada;
-    wait_for(
-        "template nginx's status to aggregate 2 + 2 replicas",
-        || async move {
-            let d = DEPLOYMENT
-                .get(karmada, Some(ns), "nginx")
-                .await?
-                .ok_or("template gone")?;
-            let all = [
+    control_object(
+        env,
+        DEPLOYMENT,
+        ns,
+        "nginx",
+        "aggregating 2 + 2 replicas",
+        |d| {
+            [
                 "replicas",
                 "readyReplicas",
                 "updatedReplicas",
                 "availableReplicas",
             ]
             .iter()
-            .all(|k| int(&d, &format!("/status/{k}")) == Some(4));
-            if all {
-                Ok(())
-            } else {
-                Err(brief(&d["status"]))
-            }
+            .all(|k| int(d, &format!("/status/{k}")) == Some(4))
         },
     )
     .await?;
-    let binding = wait_for(
-        "binding nginx-deployment with both members applied and healthy",
-        || async move {
-            let rb = RESOURCE_BINDING
-                .get(karmada, Some(ns), "nginx-deployment")
-                .await?
-                .ok_or("absent")?;
-            let ok = ["member1", "member2"].iter().all(|m| {
-                aggregated_item(&rb, m).is_some_and(|i| {
+    let binding = control_object(
+        env,
+        RESOURCE_BINDING,
+        ns,
+        "nginx-deployment",
+        "with both members applied and healthy",
+        |rb| {
+            ["member1", "member2"].iter().all(|m| {
+                aggregated_item(rb, m).is_some_and(|i| {
                     i["applied"] == true
                         && i["health"] == "Healthy"
                         && int(i, "/status/readyReplicas") == Some(2)
                 })
-            });
-            if ok {
-                Ok(rb)
-            } else {
-                Err(brief(&rb["status"]))
-            }
+            })
         },
     )
     .await?;
@@ -146,23 +135,16 @@ async fn override_and_delete(env: &Env, ns: &str) -> anyhow::Result<()> {
         &["delete", "-n", ns, "propagationpolicy", "nginx-propagation"],
     )
     .await?;
-    let karmada = &env.karmada;
-    wait_for(
-        "the template to be released by the deleted policy",
-        || async move {
-            let d = DEPLOYMENT
-                .get(karmada, Some(ns), "nginx")
-                .await?
-                .ok_or("template gone")?;
-            let claimed = d
-                .pointer("/metadata/labels")
+    control_object(
+        env,
+        DEPLOYMENT,
+        ns,
+        "nginx",
+        "released by the deleted policy",
+        |d| {
+            d.pointer("/metadata/labels")
                 .and_then(|l| l.get(labels::PROPAGATION_POLICY_PERMANENT_ID))
-                .is_some();
-            if claimed {
-                Err(brief(&d["metadata"]))
-            } else {
-                Ok(())
-            }
+                .is_none()
         },
     )
     .await?;

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use flotilla_e2e::resources::{
     RESOURCE_BINDING, WORKLOAD, aggregated_item, brief, int, target_clusters, text,
 };
-use flotilla_e2e::steps::{apply, install_workload_crd, member_object};
-use flotilla_e2e::{Env, Kubectl, Options, example, wait_for};
+use flotilla_e2e::steps::{apply, control_object, install_workload_crd, member_object};
+use flotilla_e2e::{Env, Kubectl, Options, example};
 
 const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
 
@@ -31,20 +31,13 @@ async fn walkthrough(env: &Env, ns: &str) -> anyhow::Result<()> {
     apply(env, &kubectl, Some(ns), &example("workload.yaml")).await?;
 
     // InterpretReplica (webhook): the binding carries the template's 3 replicas, divided 1:1:1.
-    let karmada = &env.karmada;
-    let binding = wait_for(
-        "binding nginx-workload with 3 replicas over three members",
-        || async move {
-            let rb = RESOURCE_BINDING
-                .get(karmada, Some(ns), "nginx-workload")
-                .await?
-                .ok_or("absent")?;
-            if int(&rb, "/spec/replicas") == Some(3) && target_clusters(&rb).len() == 3 {
-                Ok(rb)
-            } else {
-                Err(brief(&rb["spec"]))
-            }
-        },
+    let binding = control_object(
+        env,
+        RESOURCE_BINDING,
+        ns,
+        "nginx-workload",
+        "with 3 replicas over three members",
+        |rb| int(rb, "/spec/replicas") == Some(3) && target_clusters(rb).len() == 3,
     )
     .await?;
     let expected: Vec<(String, i64)> = MEMBERS.iter().map(|m| (m.to_string(), 1)).collect();
@@ -73,7 +66,7 @@ async fn walkthrough(env: &Env, ns: &str) -> anyhow::Result<()> {
         )
         .await?;
     WORKLOAD
-        .api(karmada, Some(ns))
+        .api(&env.karmada, Some(ns))
         .patch(
             "nginx",
             &PatchParams::default(),
@@ -116,37 +109,27 @@ async fn walkthrough(env: &Env, ns: &str) -> anyhow::Result<()> {
             &Patch::Merge(json!({"status": {"readyReplicas": 1}})),
         )
         .await?;
-    wait_for(
-        "member1's readyReplicas and per-cluster health in the binding",
-        || async move {
-            let rb = RESOURCE_BINDING
-                .get(karmada, Some(ns), "nginx-workload")
-                .await?
-                .ok_or("absent")?;
-            let m1 = aggregated_item(&rb, "member1");
-            let m2 = aggregated_item(&rb, "member2");
-            let ok = m1.is_some_and(|i| {
+    control_object(
+        env,
+        RESOURCE_BINDING,
+        ns,
+        "nginx-workload",
+        "with member1's readyReplicas and per-cluster health",
+        |rb| {
+            aggregated_item(rb, "member1").is_some_and(|i| {
                 int(i, "/status/readyReplicas") == Some(1) && i["health"] == "Healthy"
-            }) && m2.is_some_and(|i| i["health"] == "Unhealthy");
-            if ok {
-                Ok(())
-            } else {
-                Err(brief(&rb["status"]))
-            }
+            }) && aggregated_item(rb, "member2").is_some_and(|i| i["health"] == "Unhealthy")
         },
     )
     .await?;
-    wait_for("template status.readyReplicas 1", || async move {
-        let w = WORKLOAD
-            .get(karmada, Some(ns), "nginx")
-            .await?
-            .ok_or("template gone")?;
-        if int(&w, "/status/readyReplicas") == Some(1) {
-            Ok(())
-        } else {
-            Err(brief(&w))
-        }
-    })
+    control_object(
+        env,
+        WORKLOAD,
+        ns,
+        "nginx",
+        "with status.readyReplicas 1",
+        |w| int(w, "/status/readyReplicas") == Some(1),
+    )
     .await?;
 
     // Static weights 2:1 over member1 and member2.
@@ -170,7 +153,7 @@ async fn walkthrough(env: &Env, ns: &str) -> anyhow::Result<()> {
         .await?;
     }
     let rb = RESOURCE_BINDING
-        .get(karmada, Some(ns), "nginx-2-1-workload")
+        .get(&env.karmada, Some(ns), "nginx-2-1-workload")
         .await
         .map_err(anyhow::Error::msg)?
         .ok_or_else(|| anyhow::anyhow!("binding nginx-2-1-workload is missing"))?;
