@@ -19,6 +19,9 @@ use crate::{Error, Handles, Layer, LayerKind, Request, Response};
 
 pub use validate::{RuleCheck, check_rules, validate, validate_conflicts, validate_scripts};
 
+#[cfg(test)]
+mod tests;
+
 /// The Lua layer over user ResourceInterpreterCustomizations.
 #[derive(Debug)]
 pub struct CustomizationLayer {

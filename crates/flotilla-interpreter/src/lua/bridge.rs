@@ -28,8 +28,8 @@ use super::gofmt::TWO_POW_63;
 #[error("{0}")]
 pub struct ConvertError(pub String);
 
-/// Largest magnitude at which every integer is exactly representable as a double.
-const EXACT_INT: f64 = 9_007_199_254_740_992.0;
+/// Largest magnitude at which every integer is exactly representable as a double (2^53).
+const EXACT_INT: u64 = 1 << 53;
 /// Slot numbers encode the call generation above this factor, so stale lazy tables are detected.
 const GENERATION_FACTOR: f64 = 4_294_967_296.0;
 /// Deepest nesting accepted from a script, far beyond any Kubernetes object, to refuse pathological results.
@@ -563,10 +563,9 @@ fn restore(result: &mut Value, residues: Vec<Residue>) {
             (PathSeg::Index(i), Value::Array(items)) => items.get_mut(*i),
             _ => None,
         };
+        // Unchanged means the script left exactly the number it was given, which encodes as it did then.
         if let (Some(slot), Some(seen)) = (slot, residue.seen)
-            && slot
-                .as_f64()
-                .is_some_and(|now| now.to_bits() == seen.to_bits())
+            && f64_to_json(seen).is_ok_and(|given| *slot == given)
         {
             *slot = residue.original;
         }
@@ -581,7 +580,7 @@ pub(crate) fn number_to_f64(n: &Number) -> f64 {
 /// Whether a JSON number comes back unchanged from its double: integers within 2^53, and non-integral floats.
 fn number_round_trips(n: &Number, f: f64) -> bool {
     if let Some(i) = n.as_i64() {
-        return (i as f64).abs() <= EXACT_INT;
+        return i.unsigned_abs() <= EXACT_INT;
     }
     if n.is_u64() {
         return false;

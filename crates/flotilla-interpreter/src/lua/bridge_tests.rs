@@ -1,0 +1,226 @@
+//! The JSON <-> Lua bridge: lossless round trips (property tests), lazy tables seen through every library
+//! function, and the encoding rules for values scripts build (interpreter spec §0, §4.5).
+
+use proptest::prelude::*;
+use serde_json::{Map, Number, Value, json};
+
+use super::*;
+use crate::layer::Response;
+
+fn revise(source: &str, object: Value) -> Result<Value, ScriptError> {
+    let vm = LuaVm::default();
+    let script = vm.script("bridge", source);
+    match vm.call_blocking(
+        &script,
+        Input::ReviseReplica {
+            object,
+            replicas: 0,
+        },
+    )? {
+        Response::Object(v) => Ok(v),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn wrap(data: Value) -> Value {
+    json!({"kind": "X", "data": data})
+}
+
+/// Touches every table, so every level is materialized, then returns the object.
+const WALK: &str =
+    "local function walk(t) for k, v in pairs(t) do if type(v) == 'table' then walk(v) end end end
+function ReviseReplica(obj) walk(obj) return obj end";
+
+/// Reads every member and writes it back in place.
+const REWRITE: &str = "local function rewrite(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  for _, k in ipairs(keys) do
+    local v = t[k]
+    if type(v) == 'table' then rewrite(v) end
+    t[k] = v
+  end
+end
+function ReviseReplica(obj) rewrite(obj) return obj end";
+
+fn arbitrary_json() -> impl Strategy<Value = Value> {
+    let number = prop_oneof![
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>().prop_filter_map("finite", |f| Number::from_f64(f).map(Value::Number)),
+        (-1000i32..1000).prop_map(|i| Value::from(f64::from(i))),
+    ];
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        number,
+        ".{0,8}".prop_map(Value::String)
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map(".{0,6}", inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn untouched_objects_round_trip(data in arbitrary_json()) {
+        let object = wrap(data);
+        prop_assert_eq!(revise("function ReviseReplica(obj) return obj end", object.clone()).unwrap(), object);
+    }
+
+    #[test]
+    fn materialized_objects_round_trip(data in arbitrary_json()) {
+        let object = wrap(data);
+        prop_assert_eq!(revise(WALK, object.clone()).unwrap(), object);
+    }
+
+    #[test]
+    fn rewritten_objects_round_trip(data in arbitrary_json()) {
+        let object = wrap(data);
+        prop_assert_eq!(revise(REWRITE, object.clone()).unwrap(), object);
+    }
+}
+
+#[test]
+fn shapes_numbers_and_nulls_survive() {
+    let object = wrap(json!({
+        "emptyObject": {}, "emptyArray": [], "nested": {"a": [[], {}, null, 1, 2.5, 3.0]},
+        "big": 9007199254740993i64, "huge": u64::MAX, "negativeZero": -0.0, "nullMember": null
+    }));
+    for source in [WALK, REWRITE] {
+        let out = revise(source, object.clone()).unwrap();
+        assert_eq!(out, object);
+        assert!(out["data"]["nested"]["a"][4].is_f64() && out["data"]["nested"]["a"][3].is_i64());
+    }
+}
+
+#[test]
+fn new_values_encode_by_their_lua_shape() {
+    let source = "function ReviseReplica(obj)
+      obj.empty = {}
+      obj.list = {1, 2, 3}
+      obj.map = {a = 1}
+      obj.integral = 6 / 2
+      obj.fraction = 1 / 4
+      obj.text = 'x' .. 1
+      obj.data.emptyArray = {}
+      table.insert(obj.data.items, {name = 'c'})
+      return obj
+    end";
+    let out = revise(
+        source,
+        wrap(json!({"emptyArray": [1], "items": [{"name": "a"}, {"name": "b"}]})),
+    )
+    .unwrap();
+    assert_eq!(
+        out["empty"],
+        json!({}),
+        "a new empty table is an object (spec §0)"
+    );
+    assert_eq!(out["list"], json!([1, 2, 3]));
+    assert_eq!(out["map"], json!({"a": 1}));
+    assert!(out["integral"].is_i64() && out["integral"] == json!(3));
+    assert_eq!(out["fraction"], json!(0.25));
+    assert_eq!(out["text"], json!("x1"));
+    assert_eq!(
+        out["data"]["emptyArray"],
+        json!({}),
+        "a replaced table takes its new shape"
+    );
+    assert_eq!(
+        out["data"]["items"],
+        json!([{"name": "a"}, {"name": "b"}, {"name": "c"}])
+    );
+}
+
+#[test]
+fn lazy_tables_answer_every_library_function() {
+    let source = "function ReviseReplica(obj)
+      local items = obj.data.items
+      local out = {}
+      out.len = #obj.data.items
+      out.getn = table.getn(obj.data.list)
+      out.maxn = table.maxn(obj.data.list)
+      out.concat = table.concat(obj.data.words, '-')
+      out.unpacked = select('#', unpack(obj.data.list))
+      local keys = {}
+      for k in pairs(obj.data.map) do keys[#keys + 1] = k end
+      table.sort(keys)
+      out.keys = table.concat(keys, ',')
+      local n = 0
+      for _, v in ipairs(obj.data.list) do n = n + v end
+      out.sum = n
+      out.first = next(obj.data.single)
+      table.sort(obj.data.unsorted)
+      table.remove(obj.data.words, 1)
+      obj.data.added = true
+      obj.out = out
+      return obj
+    end";
+    let data = json!({"items": [1, 2, 3], "list": [1, 2, 3, 4], "words": ["a", "b"], "map": {"y": 1, "x": 2},
+        "single": {"only": 1}, "unsorted": [3, 1, 2]});
+    let out = revise(source, wrap(data)).unwrap();
+    assert_eq!(
+        out["out"],
+        json!({"len": 3, "getn": 4, "maxn": 4, "concat": "a-b", "unpacked": 4, "keys": "x,y", "sum": 10, "first": "only"})
+    );
+    assert_eq!(out["data"]["unsorted"], json!([1, 2, 3]));
+    assert_eq!(out["data"]["words"], json!(["b"]));
+    assert_eq!(out["data"]["added"], json!(true));
+}
+
+#[test]
+fn null_array_elements_are_kept_and_visible() {
+    let source = "function ReviseReplica(obj)
+      obj.count = #obj.data
+      obj.kindOfHole = type(obj.data[2])
+      return obj
+    end";
+    let out = revise(source, wrap(json!([1, null, 3]))).unwrap();
+    assert_eq!(out["data"], json!([1, null, 3]));
+    assert_eq!(
+        (out["count"].clone(), out["kindOfHole"].clone()),
+        (json!(3), json!("userdata"))
+    );
+}
+
+#[test]
+fn the_same_table_may_appear_twice() {
+    let source =
+        "function ReviseReplica(obj) obj.copy = obj.data obj.again = obj.data return obj end";
+    let out = revise(source, wrap(json!({"deep": {"a": [1, 2]}}))).unwrap();
+    assert_eq!(out["copy"], out["data"]);
+    assert_eq!(out["again"], out["data"]);
+}
+
+#[test]
+fn values_json_cannot_hold_are_refused() {
+    let err = |source: &str| revise(source, wrap(json!({}))).unwrap_err().message;
+    assert_eq!(
+        err("function ReviseReplica(obj) obj.f = print return obj end"),
+        "cannot encode function to JSON"
+    );
+    assert_eq!(
+        err("function ReviseReplica(obj) obj.x = obj return obj end"),
+        "cannot encode recursively nested tables to JSON"
+    );
+    assert_eq!(
+        err("function ReviseReplica(obj) obj.x = {[1] = 1, [3] = 3} return obj end"),
+        "cannot encode sparse array"
+    );
+    assert!(err("function ReviseReplica(obj) obj.x = {1, a = 2} return obj end").contains("mixed"));
+    assert!(
+        err("function ReviseReplica(obj) obj.x = 0/0 return obj end")
+            .starts_with("cannot encode number NaN")
+    );
+    assert!(
+        err("function ReviseReplica(obj) obj.x = 1/0 return obj end")
+            .starts_with("cannot encode number +Inf")
+    );
+}

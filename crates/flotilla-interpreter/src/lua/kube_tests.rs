@@ -1,0 +1,174 @@
+//! The `kube` library (interpreter spec §4.6), called from scripts.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::layer::Response;
+
+/// Runs `body` as the body of GetReplicas with `obj` bound, returning its second result as JSON.
+fn requirements(body: &str, object: Value) -> Result<Option<Value>, ScriptError> {
+    let vm = LuaVm::default();
+    let source = format!("local kube = require('kube')\nfunction GetReplicas(obj)\n{body}\nend");
+    let script = vm.script("kube-test", &source);
+    match vm.call_blocking(&script, Input::InterpretReplica { object })? {
+        Response::Replicas { requirements, .. } => {
+            Ok(requirements.map(|r| serde_json::to_value(r).unwrap()))
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+/// Evaluates an expression using `kube` and returns it as a string through an error message.
+fn eval(expression: &str) -> String {
+    let vm = LuaVm::default();
+    let source = format!(
+        "local kube = require('kube')\nfunction InterpretHealth(obj) error(tostring({expression}), 0) end"
+    );
+    let script = vm.script("kube-eval", &source);
+    vm.call_blocking(
+        &script,
+        Input::InterpretHealth {
+            object: json!({"kind": "X"}),
+        },
+    )
+    .unwrap_err()
+    .message
+}
+
+fn template() -> Value {
+    json!({
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {
+            "nodeSelector": {"disk": "ssd"},
+            "tolerations": [{"key": "k", "operator": "Exists"}],
+            "initContainers": [{"name": "init", "image": "i", "resources": {"requests": {"cpu": "1"}}}],
+            "containers": [
+                {"name": "a", "image": "i", "resources": {"requests": {"cpu": "100m"}, "limits": {"memory": "1Gi"}}},
+                {"name": "b", "image": "i", "resources": {"requests": {"cpu": "200m", "memory": "512Mi"}}}
+            ],
+            "serviceAccountName": "sa",
+            "volumes": [{"name": "v", "configMap": {"name": "cm"}}, {"name": "s", "secret": {"secretName": "sec"}}]
+        }
+    })
+}
+
+#[test]
+fn resource_add_sums_canonically() {
+    assert_eq!(eval("kube.resourceAdd('100m', '1.2')"), "1300m");
+    assert_eq!(eval("kube.resourceAdd('100M', '1.2G')"), "1300M");
+    assert_eq!(eval("kube.resourceAdd(nil, '1Gi', nil, '512Mi')"), "1536Mi");
+    assert_eq!(eval("kube.resourceAdd()"), "0");
+    assert_eq!(eval("kube.resourceAdd(nil)"), "0");
+    assert!(
+        eval("select(2, pcall(kube.resourceAdd, '1', 2))")
+            .contains("bad argument #2 to resourceAdd")
+    );
+    assert!(eval("select(2, pcall(kube.resourceAdd, 'lots'))").contains("cannot parse quantity"));
+}
+
+#[test]
+fn get_resource_quantity_is_a_number() {
+    assert_eq!(eval("kube.getResourceQuantity('100m')"), "0.1");
+    assert_eq!(eval("kube.getResourceQuantity('1Gi')"), "1073741824");
+    assert_eq!(eval("kube.getResourceQuantity(nil)"), "0");
+    assert!(eval("select(2, pcall(kube.getResourceQuantity, '-1'))").contains("negative"));
+    assert!(
+        eval("select(2, pcall(kube.getResourceQuantity))").contains("only accepts one argument")
+    );
+}
+
+#[test]
+fn accurate_pod_requirements_match_the_native_computation() {
+    let object = json!({"kind": "X", "spec": {"replicas": 1, "template": template()}});
+    let got = requirements(
+        "return 1, kube.accuratePodRequirements(obj.spec.template)",
+        object,
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        Some(json!({
+            "nodeClaim": {"nodeSelector": {"disk": "ssd"}, "tolerations": [{"key": "k", "operator": "Exists"}]},
+            "resourceRequest": {"cpu": "1", "memory": "1536Mi"}
+        }))
+    );
+    // The template stays usable after the call, and a template with nothing to claim gives nil.
+    let object = json!({"kind": "X", "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "i"}]}}}});
+    let body = "local r = kube.accuratePodRequirements(obj.spec.template)\nassert(obj.spec.template.spec.containers[1].name == 'a')\nreturn 1, r";
+    assert_eq!(requirements(body, object).unwrap(), None);
+    let err = requirements(
+        "return 1, kube.accuratePodRequirements()",
+        json!({"kind": "X"}),
+    )
+    .unwrap_err();
+    assert_eq!(err.message, "getPodRequirements only accepts one argument");
+    let err = requirements(
+        "return 1, kube.accuratePodRequirements({spec = {containers = 3}})",
+        json!({"kind": "X"}),
+    )
+    .unwrap_err();
+    assert!(err.message.contains("accuratePodRequirements"), "{err}");
+}
+
+#[test]
+fn get_pod_dependencies_lists_references() {
+    let vm = LuaVm::default();
+    let script = vm.script(
+        "deps",
+        "local kube = require('kube')\nfunction GetDependencies(obj)\n return kube.getPodDependencies(obj.spec.template, obj.metadata.namespace)\nend",
+    );
+    let mut object = json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"namespace": "shop"}, "spec": {"template": template()}});
+    let Response::Dependencies(refs) = vm
+        .call_blocking(
+            &script,
+            Input::InterpretDependency {
+                object: object.clone(),
+            },
+        )
+        .unwrap()
+    else {
+        panic!("dependencies")
+    };
+    let refs: Vec<(String, String, String)> = refs
+        .into_iter()
+        .map(|r| (r.kind, r.namespace, r.name))
+        .collect();
+    assert_eq!(
+        refs,
+        [
+            ("ConfigMap".to_owned(), "shop".to_owned(), "cm".to_owned()),
+            ("Secret".to_owned(), "shop".to_owned(), "sec".to_owned()),
+            (
+                "ServiceAccount".to_owned(),
+                "shop".to_owned(),
+                "sa".to_owned()
+            ),
+        ]
+    );
+    // No namespace means "default"; nothing found is an empty list, not nil (decision 14).
+    object["metadata"] = json!({});
+    object["spec"]["template"] = json!({"spec": {"containers": [{"name": "a", "image": "i"}]}});
+    let out = vm
+        .call_blocking(&script, Input::InterpretDependency { object })
+        .unwrap();
+    assert_eq!(out, Response::Dependencies(Vec::new()));
+    assert!(
+        eval("select(2, pcall(kube.getPodDependencies, {}))")
+            .ends_with("getPodDependencies only accepts two arguments")
+    );
+    assert_eq!(
+        eval("#kube.getPodDependencies({spec = {serviceAccountName = 'x'}}, nil)"),
+        "1"
+    );
+    assert_eq!(
+        eval("kube.getPodDependencies({spec = {serviceAccountName = 'x'}}, nil)[1].namespace"),
+        "default"
+    );
+    assert!(eval("select(2, pcall(kube.getPodDependencies, {}, {}))").contains("bad argument #2"));
+}
+
+#[test]
+fn the_library_is_read_only_and_shared_by_require() {
+    assert_eq!(eval("require('kube') == kube"), "true");
+    assert!(eval("select(2, pcall(function() kube.resourceAdd = nil end))").contains("readonly"));
+}
