@@ -1,8 +1,9 @@
 //! Internal controllers a real cluster runs in kube-controller-manager and apiextensions (spec §9, §10):
-//! bootstrap objects, CRD naming/establishing/cleanup, namespace lifecycle, garbage collection and
-//! ServiceAccount token secrets. They act only through the store, as a client would.
+//! bootstrap objects, CRD naming/establishing/cleanup, namespace lifecycle, garbage collection,
+//! ServiceAccount token secrets and Event expiry. They act only through the store, as a client would.
 
 pub mod crd;
+pub mod events;
 pub mod gc;
 pub mod namespace;
 pub mod serviceaccount;
@@ -118,6 +119,7 @@ pub async fn start(ctx: &Arc<Ctx>, config: &ServerConfig) -> Result<(), Error> {
     tokio::spawn(namespace::run(ctx.clone()));
     tokio::spawn(gc::run(ctx.clone()));
     tokio::spawn(serviceaccount::run(ctx.clone()));
+    tokio::spawn(events::run(ctx.clone(), config.event_ttl));
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! The HTTPS listener, request dispatch and the embeddable server handle.
 
 pub mod auth;
+pub mod health;
 pub mod negotiate;
 pub mod route;
 pub mod tls;
@@ -89,6 +90,8 @@ pub struct ServerConfig {
     pub extra_hosts: Vec<String>,
     /// Interval between periodic watch bookmarks.
     pub bookmark_interval: Duration,
+    /// How long an Event lives after its last write (upstream's default: one hour).
+    pub event_ttl: Duration,
 }
 
 impl ServerConfig {
@@ -102,6 +105,7 @@ impl ServerConfig {
             node_memory: "32Gi".into(),
             extra_hosts: Vec::new(),
             bookmark_interval: Duration::from_secs(30),
+            event_ttl: Duration::from_secs(3600),
         }
     }
 }
@@ -262,15 +266,6 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, ctx: Arc<Ctx>
     }
 }
 
-fn text(code: StatusCode, body: &'static str) -> Response {
-    let mut r = (code, body).into_response();
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    r
-}
-
 /// The `/version` document.
 pub fn version_info() -> serde_json::Value {
     json!({
@@ -330,7 +325,7 @@ where
     match route {
         Route::Health | Route::Ready => {
             get_only(&parts.method)?;
-            Ok(text(StatusCode::OK, "ok"))
+            Ok(health::respond(&ctx, &path, parts.uri.query()))
         }
         Route::Version => {
             get_only(&parts.method)?;

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -149,6 +149,8 @@ pub struct CommitStats {
     pub writes: AtomicU64,
     /// Time spent committing (including the flush), in microseconds.
     pub commit_micros: AtomicU64,
+    /// Whether the last commit failed (the store is then unhealthy until one succeeds).
+    pub failing: AtomicBool,
 }
 
 /// Handle to the committer thread.
@@ -187,6 +189,13 @@ impl Committer {
     /// The committer's counters.
     pub fn stats(&self) -> &Arc<CommitStats> {
         &self.stats
+    }
+
+    /// Whether writes can be committed: the thread runs and the last commit succeeded.
+    pub fn healthy(&self) -> bool {
+        self.tx.is_some()
+            && self.thread.as_ref().is_some_and(|t| !t.is_finished())
+            && !self.stats.failing.load(Ordering::Relaxed)
     }
 
     /// Stops accepting writes and waits until everything queued is committed.
@@ -245,6 +254,7 @@ fn run(db: &Database, hub: &Hub, rx: &mpsc::Receiver<Job>, stats: &CommitStats) 
         // a third of a flush for them: the next flush then carries them instead of a flush of their own.
         expected = jobs.len().max(expected.saturating_sub(1)).max(1);
         window = (took / 3).min(MAX_GATHER);
+        stats.failing.store(result.is_err(), Ordering::Relaxed);
         if let Err(e) = &result {
             tracing::error!(error = %e, "store commit failed; writes are not acknowledged");
         }

@@ -491,6 +491,14 @@ impl Store {
             .clone()
     }
 
+    /// Whether the durable store accepts commits (for `/healthz`, `/livez` and `/readyz`).
+    pub fn healthy(&self) -> bool {
+        self.committer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .healthy()
+    }
+
     /// Stops the committer after flushing every queued write.
     pub fn shutdown(&self) {
         self.committer

@@ -17,8 +17,18 @@ pub async fn start(dir: &Path) -> (RunningServer, Client) {
 
 /// Starts a server on `addr` (a fixed port lets a client outlive a restart).
 pub async fn start_on(dir: &Path, addr: SocketAddr) -> (RunningServer, Client) {
+    start_with(dir, addr, |_| {}).await
+}
+
+/// Starts a server on `addr` with two seeded nodes and `adjust` applied to its configuration.
+pub async fn start_with(
+    dir: &Path,
+    addr: SocketAddr,
+    adjust: impl FnOnce(&mut ServerConfig),
+) -> (RunningServer, Client) {
     let mut cfg = ServerConfig::new(addr, dir);
     cfg.nodes = 2;
+    adjust(&mut cfg);
     let server = Server::start(cfg).await.expect("server starts");
     let client = client_for(&server).await;
     (server, client)

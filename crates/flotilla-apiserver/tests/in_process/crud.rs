@@ -208,3 +208,25 @@ async fn namespace_deletion_removes_content() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn health_endpoints_list_their_checks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (server, client) = start(dir.path()).await;
+    let get = |path: &str| {
+        let client = client.clone();
+        let req = http::Request::get(path).body(Vec::new()).expect("request");
+        async move { client.request_text(req).await }
+    };
+    let ready = get("/readyz?verbose").await.expect("readyz");
+    assert!(ready.contains("[+]etcd ok"), "{ready}");
+    assert!(ready.contains("[+]shutdown ok"), "{ready}");
+    assert!(ready.ends_with("readyz check passed\n"), "{ready}");
+    let live = get("/livez?verbose&exclude=log").await.expect("livez");
+    assert!(!live.contains("shutdown"), "{live}");
+    assert!(live.contains("[+]log excluded: ok"), "{live}");
+    assert_eq!(get("/healthz").await.expect("healthz"), "ok");
+    assert_eq!(get("/readyz/etcd").await.expect("one check"), "ok");
+    assert!(get("/readyz/no-such-check").await.is_err());
+    server.shutdown().await;
+}

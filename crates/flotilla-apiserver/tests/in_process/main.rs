@@ -6,3 +6,4 @@ mod crd;
 mod crud;
 mod gc;
 mod kube_runtime;
+mod semantics;

@@ -1,0 +1,94 @@
+//! Event expiry (spec §9.4): Events of both APIs (`v1` and `events.k8s.io/v1`) disappear a TTL after their last
+//! write, as the real server's etcd lease does (one hour by default), so recorders cannot grow the store
+//! without bound.
+//!
+//! The last write time is tracked in memory from the committed events; Events found at start count from
+//! then, which at worst keeps them one TTL longer than upstream would.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::broadcast::error::RecvError;
+use tokio::time::Instant;
+
+use crate::catalog::ResKey;
+use crate::handlers::delete::{DeleteOpts, delete_object};
+use crate::server::Ctx;
+use crate::store::ObjRef;
+use crate::watch::hub::EventType;
+
+fn event_resources() -> [ResKey; 2] {
+    [
+        ResKey::new("", "events"),
+        ResKey::new("events.k8s.io", "events"),
+    ]
+}
+
+fn obj_ref(res: &ResKey, obj: &serde_json::Value) -> ObjRef {
+    let s = |k: &str| {
+        obj.pointer(&format!("/metadata/{k}"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    ObjRef {
+        res: res.clone(),
+        namespace: s("namespace"),
+        name: s("name"),
+    }
+}
+
+/// Deletes every Event not written for `ttl`, until shutdown.
+pub async fn run(ctx: Arc<Ctx>, ttl: Duration) {
+    let resources = event_resources();
+    let mut rx = ctx.store.hub().subscribe_all();
+    let mut written: HashMap<ObjRef, Instant> = HashMap::new();
+    let start = Instant::now();
+    for res in &resources {
+        for obj in ctx.store.list(res, None).1 {
+            written.insert(obj_ref(res, &obj), start);
+        }
+    }
+    // Sweep often enough that an Event outlives its TTL by at most a quarter of it (capped at a minute).
+    let mut sweep =
+        tokio::time::interval((ttl / 4).clamp(Duration::from_millis(50), Duration::from_secs(60)));
+    loop {
+        tokio::select! {
+            _ = ctx.shutdown.cancelled() => return,
+            ev = rx.recv() => match ev {
+                Ok(ev) if resources.contains(&ev.res) => {
+                    let r = obj_ref(&ev.res, &ev.object);
+                    if ev.kind == EventType::Deleted {
+                        written.remove(&r);
+                    } else {
+                        written.insert(r, Instant::now());
+                    }
+                }
+                Ok(_) => {}
+                Err(RecvError::Lagged(_)) => {
+                    // Missed writes count as fresh: expiring late is harmless, early is not.
+                    let now = Instant::now();
+                    for res in &resources {
+                        for obj in ctx.store.list(res, None).1 {
+                            written.insert(obj_ref(res, &obj), now);
+                        }
+                    }
+                }
+                Err(RecvError::Closed) => return,
+            },
+            _ = sweep.tick() => {
+                let expired: Vec<ObjRef> = written
+                    .iter()
+                    .filter(|(_, at)| at.elapsed() >= ttl)
+                    .map(|(r, _)| r.clone())
+                    .collect();
+                for r in expired {
+                    written.remove(&r);
+                    let Some(info) = ctx.catalog.by_key(&r.res) else { continue };
+                    let _ = delete_object(&ctx, &info, &r.namespace, &r.name, &DeleteOpts::default()).await;
+                }
+            }
+        }
+    }
+}
