@@ -21,7 +21,10 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 use serde::de::DeserializeOwned;
 
+use crate::customization::CustomizationLayer;
 use crate::facade::{Readiness, ReadyGate, ResourceInterpreter};
+use crate::lua::{LuaVm, VmConfig};
+use crate::thirdparty::ThirdPartyLayer;
 use crate::webhook::WebhookLayer;
 
 /// Name of the readiness gate of customizations.
@@ -116,9 +119,26 @@ fn snapshot<K: kube::Resource<DynamicType = ()> + Clone>(store: &reflector::Stor
         .collect()
 }
 
-/// The layers the bundled binary always has: third-party Lua (when bundled) and native.
+/// A Lua VM with Karmada's budgets (1 s CPU per call) for one layer; each Lua layer has its own, as in Karmada.
+fn lua_vm() -> LuaVm {
+    LuaVm::new(VmConfig::default())
+}
+
+/// The layers the binary always has: the bundled third-party customizations and native.
 pub fn bundled() -> crate::facade::Builder {
-    ResourceInterpreter::builder().native()
+    ResourceInterpreter::builder()
+        .layer(Arc::new(ThirdPartyLayer::new(lua_vm())))
+        .native()
+}
+
+/// Only the given customizations, as `karmadactl interpret -f` resolves (interpreter spec §7.3).
+pub fn customizations_only(
+    customizations: &[ResourceInterpreterCustomization],
+) -> crate::facade::Builder {
+    ResourceInterpreter::builder().layer(Arc::new(CustomizationLayer::with_customizations(
+        lua_vm(),
+        customizations,
+    )))
 }
 
 /// The interpreter as a control plane resolves it, every layer Flotilla has, with the user layers fed by the
@@ -138,13 +158,17 @@ pub fn control_plane(
     prometheus::Error,
 > {
     let readiness = Readiness::new();
+    let customizations = Arc::new(CustomizationLayer::new(lua_vm()));
     let webhooks = Arc::new(WebhookLayer::new(Some(client.clone())));
-    // The customization (Lua) layer is fed here once it lands; until then customizations are listed only.
-    let customizations: Arc<dyn ConfigSink<ResourceInterpreterCustomization>> =
-        Arc::new(|_: Vec<ResourceInterpreterCustomization>| {});
+    let customization_sink: Arc<dyn ConfigSink<ResourceInterpreterCustomization>> =
+        customizations.clone();
     let webhook_sink: Arc<dyn ConfigSink<ResourceInterpreterWebhookConfiguration>> =
         webhooks.clone();
-    let sync = watch_configuration(client, &readiness, customizations, webhook_sink);
-    let interpreter = bundled().layer(webhooks).readiness(readiness).build()?;
+    let sync = watch_configuration(client, &readiness, customization_sink, webhook_sink);
+    let interpreter = bundled()
+        .layer(customizations)
+        .layer(webhooks)
+        .readiness(readiness)
+        .build()?;
     Ok((interpreter, sync))
 }

@@ -1,7 +1,7 @@
 //! `flotilla interpret --kubeconfig` against a running `flotilla apiserver`: the interpreter's reflectors list
 //! the control plane's webhook configurations before anything is interpreted, and the webhook registered
 //! there answers (here: fails, naming itself) ahead of the native layer, while other operations still fall
-//! through to native.
+//! through to native; a customization registered there answers ahead of everything.
 #![allow(clippy::panic)]
 
 use std::io::{BufRead, BufReader};
@@ -99,16 +99,42 @@ async fn register_unreachable_webhook(client: kube::Client, port: u16) {
         }]
     }))
     .unwrap_or_else(|e| panic!("configuration: {e}"));
-    // A freshly created CRD takes a moment to be served.
+    create_eventually(&api, &object).await;
+}
+
+/// Registers a customization answering InterpretReplica for Deployments with a fixed count.
+async fn register_customization(client: kube::Client) {
+    let gvk = GroupVersionKind::gvk(
+        "config.karmada.io",
+        "v1alpha1",
+        "ResourceInterpreterCustomization",
+    );
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "resourceinterpretercustomizations");
+    let api: Api<DynamicObject> = Api::all_with(client, &resource);
+    let object: DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "config.karmada.io/v1alpha1",
+        "kind": "ResourceInterpreterCustomization",
+        "metadata": {"name": "fixed-replicas"},
+        "spec": {
+            "target": {"apiVersion": "apps/v1", "kind": "Deployment"},
+            "customizations": {"replicaResource": {"luaScript": "function GetReplicas(obj) return 42, nil end"}}
+        }
+    }))
+    .unwrap_or_else(|e| panic!("customization: {e}"));
+    create_eventually(&api, &object).await;
+}
+
+/// Creates `object`, retrying while its freshly created CRD is not served yet.
+async fn create_eventually(api: &Api<DynamicObject>, object: &DynamicObject) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        match api.create(&PostParams::default(), &object).await {
+        match api.create(&PostParams::default(), object).await {
             Ok(_) => return,
             Err(e) if Instant::now() < deadline => {
                 tracing::debug!("retrying: {e}");
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
-            Err(e) => panic!("create the webhook configuration: {e}"),
+            Err(e) => panic!("create {:?}: {e}", object.metadata.name),
         }
     }
 }
@@ -168,4 +194,20 @@ async fn control_plane_webhooks_answer_before_native() {
         stdout.contains("#   native: answered") && stdout.contains("# [1/2] replica:\n2\n"),
         "{stdout}"
     );
+    assert!(stdout.contains("#   customization: skipped"), "{stdout}");
+
+    // A customization registered in the control plane answers ahead of every other layer.
+    register_customization(client(&kubeconfig).await).await;
+    let out = interpret(&kubeconfig, "interpretReplica", &deployment);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("#   customization: answered (fixed-replicas)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("# [1/2] replica:\n42\n"), "{stdout}");
 }

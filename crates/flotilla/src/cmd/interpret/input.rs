@@ -36,6 +36,35 @@ pub fn documents(sources: &[String], recursive: bool) -> anyhow::Result<Vec<Docu
     Ok(out)
 }
 
+/// The ResourceInterpreterCustomizations of `-f`; any other document is an error naming it.
+pub fn customizations(
+    sources: &[String],
+    recursive: bool,
+) -> anyhow::Result<Vec<flotilla_api::config::v1alpha1::ResourceInterpreterCustomization>> {
+    documents(sources, recursive)?
+        .into_iter()
+        .map(|document| {
+            let kind = document
+                .value
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if kind != "ResourceInterpreterCustomization" {
+                bail!(
+                    "{}: not a ResourceInterpreterCustomization, got kind {kind:?}",
+                    document.source
+                );
+            }
+            serde_json::from_value(document.value).with_context(|| {
+                format!(
+                    "{}: invalid ResourceInterpreterCustomization",
+                    document.source
+                )
+            })
+        })
+        .collect()
+}
+
 /// The single object of an object file (`--desired-file`, `--observed-file`).
 pub fn single_object(source: &str) -> anyhow::Result<Value> {
     let documents = documents(&[source.to_owned()], false)?;

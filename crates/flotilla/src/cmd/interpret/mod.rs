@@ -5,6 +5,7 @@
 //! `-f` the bundled layers (third-party and native); with `--kubeconfig` every layer registered in that
 //! control plane (its customizations unless `-f` replaces them, its webhooks, the bundled layers).
 
+mod check;
 mod input;
 mod output;
 
@@ -20,7 +21,11 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Arguments of `flotilla interpret`.
 #[derive(Debug, Clone, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    /// `test DIR`: run the testdata cases beside customizations instead.
+    #[command(subcommand)]
+    pub command: Option<Subcommand>,
     /// Files, directories or `-` with ResourceInterpreterCustomizations (YAML or JSON, multi-document).
     #[arg(short = 'f', long = "filename")]
     pub filenames: Vec<String>,
@@ -57,10 +62,33 @@ pub struct Args {
     pub karmada_context: Option<String>,
 }
 
-/// Runs the check or the operation.
+/// Subcommands of `flotilla interpret`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Subcommand {
+    /// Run the test cases (Karmada's third-party testdata format) of every `customizations.yaml` with a
+    /// `testdata/` directory beside it under DIR; exits non-zero if any case fails.
+    Test {
+        /// One kind's directory, or a tree of them.
+        dir: std::path::PathBuf,
+    },
+}
+
+/// Runs the check, the test cases or the operation.
 pub async fn run(args: Args) -> anyhow::Result<()> {
+    if let Some(Subcommand::Test { dir }) = &args.command {
+        return test(dir).await;
+    }
     if args.check {
-        bail!("--check needs the Lua layer, which this build does not have yet");
+        let documents = input::documents(&args.filenames, args.recursive)?;
+        if documents.is_empty() {
+            bail!("no customization given: use -f FILE");
+        }
+        let (report, failed) = check::check(&documents);
+        print!("{report}");
+        if failed {
+            bail!("some customizations failed the check");
+        }
+        return Ok(());
     }
     let operation = parse_operation(args.operation.as_deref())?;
     let request = request(&args, operation)?;
@@ -161,16 +189,15 @@ fn request(args: &Args, operation: Op) -> anyhow::Result<Request> {
 /// The interpreter with the layers the flags ask for, ready.
 async fn interpreter(args: &Args) -> anyhow::Result<ResourceInterpreter> {
     if !args.filenames.is_empty() {
-        // Validate the files now so that a bad document is reported even before the Lua layer can run it.
-        let documents = input::documents(&args.filenames, args.recursive)?;
-        let sources: std::collections::BTreeSet<&str> =
-            documents.iter().map(|d| d.source.as_str()).collect();
-        bail!(
-            "executing customizations from -f needs the Lua customization layer, which this build does not have \
-             yet ({} document(s) read from {})",
-            documents.len(),
-            sources.into_iter().collect::<Vec<_>>().join(", ")
-        );
+        if args.kubeconfig.is_some() {
+            bail!(
+                "-f runs only the given customizations; --kubeconfig resolves through the control plane's: use one"
+            );
+        }
+        let customizations = input::customizations(&args.filenames, args.recursive)?;
+        return flotilla_interpreter::config::customizations_only(&customizations)
+            .build()
+            .context("failed to assemble the interpreter");
     }
     let Some(kubeconfig) = &args.kubeconfig else {
         return flotilla_interpreter::config::bundled()
@@ -208,4 +235,22 @@ async fn client(
         .await
         .with_context(|| format!("failed to load kubeconfig {}", kubeconfig.display()))?;
     kube::Client::try_from(config).context("failed to create a client for the control plane")
+}
+
+/// `flotilla interpret test DIR`: runs the cases on a blocking thread (scripts run synchronously there).
+async fn test(dir: &std::path::Path) -> anyhow::Result<()> {
+    let owned = dir.to_owned();
+    let report = tokio::task::spawn_blocking(move || {
+        let vm =
+            flotilla_interpreter::lua::LuaVm::new(flotilla_interpreter::lua::VmConfig::default());
+        flotilla_interpreter::testdata::run_dir(&owned, &vm)
+    })
+    .await
+    .context("the test runner stopped")?
+    .with_context(|| format!("failed to run the test cases under {}", dir.display()))?;
+    println!("{report}");
+    if !report.passed() {
+        bail!("test cases under {} failed", dir.display());
+    }
+    Ok(())
 }
