@@ -24,13 +24,22 @@ impl Drop for Proc {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn start(dir: &Path, port: u16) -> Proc {
     let kubeconfig = dir.join("kubeconfig");
     let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["apiserver", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+        .args([
+            "apiserver",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--data-dir",
+        ])
         .arg(dir.join("data"))
         .arg("--kubeconfig-out")
         .arg(&kubeconfig)
@@ -46,7 +55,9 @@ fn start(dir: &Path, port: u16) -> Proc {
             let _ = tx.send(line);
         }
     });
-    let line = rx.recv_timeout(Duration::from_secs(20)).expect("server prints its ready line");
+    let line = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("server prints its ready line");
     assert!(line.starts_with("ready: kubeconfig="), "{line}");
     Proc { child, kubeconfig }
 }
@@ -65,8 +76,16 @@ fn kubectl_bins() -> Vec<String> {
 }
 
 fn kubectl(bin: &str, kubeconfig: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(bin).env("KUBECONFIG", kubeconfig).args(args).output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(bin)
+        .env("KUBECONFIG", kubeconfig)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.success(), text)
 }
 
@@ -90,16 +109,59 @@ fn kubectl_crd_lifecycle_patch_status_and_wait() {
     std::fs::write(&crd, CRD).unwrap();
     for (i, bin) in kubectl_bins().iter().enumerate() {
         let kc = &p.kubeconfig;
-        must(bin, kc, &["apply", "--validate=false", "-f", crd.to_str().unwrap()]);
-        must(bin, kc, &["wait", "--for=condition=established", "crd/widgets.example.io", "--timeout=20s"]);
+        must(bin, kc, &["apply", "-f", crd.to_str().unwrap()]);
+        must(
+            bin,
+            kc,
+            &[
+                "wait",
+                "--for=condition=established",
+                "crd/widgets.example.io",
+                "--timeout=20s",
+            ],
+        );
         let name = format!("w{i}");
         let cr = dir.path().join(format!("{name}.json"));
         std::fs::write(&cr, json!({"apiVersion": "example.io/v1", "kind": "Widget", "metadata": {"name": name, "namespace": "default"}, "spec": {"size": 1}}).to_string()).unwrap();
-        must(bin, kc, &["apply", "--validate=false", "-f", cr.to_str().unwrap()]);
+        must(bin, kc, &["apply", "-f", cr.to_str().unwrap()]);
         assert!(must(bin, kc, &["get", "wd"]).contains(&name));
-        must(bin, kc, &["patch", "widget", &name, "--type=merge", "-p", r#"{"spec":{"size":3}}"#]);
-        must(bin, kc, &["patch", "widget", &name, "--type=json", "-p", r#"[{"op":"add","path":"/metadata/labels","value":{"a":"b"}}]"#]);
-        must(bin, kc, &["patch", "widget", &name, "--subresource=status", "--type=merge", "-p", r#"{"status":{"ready":true}}"#]);
+        must(
+            bin,
+            kc,
+            &[
+                "patch",
+                "widget",
+                &name,
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"size":3}}"#,
+            ],
+        );
+        must(
+            bin,
+            kc,
+            &[
+                "patch",
+                "widget",
+                &name,
+                "--type=json",
+                "-p",
+                r#"[{"op":"add","path":"/metadata/labels","value":{"a":"b"}}]"#,
+            ],
+        );
+        must(
+            bin,
+            kc,
+            &[
+                "patch",
+                "widget",
+                &name,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                r#"{"status":{"ready":true}}"#,
+            ],
+        );
         let got = must(bin, kc, &["get", "widget", &name, "-o", "json"]);
         let v: serde_json::Value = serde_json::from_str(&got).unwrap();
         assert_eq!(v["spec"]["size"], 3);
@@ -110,14 +172,23 @@ fn kubectl_crd_lifecycle_patch_status_and_wait() {
         let (ok, text) = kubectl(bin, kc, &["get", "widget", &name]);
         assert!(!ok && text.contains("NotFound"), "{text}");
     }
-    must(&kubectl_bins()[0], &p.kubeconfig, &["delete", "crd", "widgets.example.io"]);
+    must(
+        &kubectl_bins()[0],
+        &p.kubeconfig,
+        &["delete", "crd", "widgets.example.io"],
+    );
     let (ok, text) = kubectl(&kubectl_bins()[0], &p.kubeconfig, &["get", "widgets"]);
     assert!(!ok, "widgets still served after CRD deletion: {text}");
 }
 
 async fn client(kubeconfig: &Path) -> Client {
     let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
-    Client::try_from(Config::from_custom_kubeconfig(kc, &Default::default()).await.unwrap()).unwrap()
+    Client::try_from(
+        Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -126,43 +197,104 @@ fn kill_9_loses_no_acknowledged_write() {
     let port = free_port();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut p = start(dir.path(), port);
-    let (acked, last_rv) = rt.block_on(async {
-        let cms: Api<ConfigMap> = Api::namespaced(client(&p.kubeconfig).await, "default");
-        let mut handles = Vec::new();
-        for i in 0..200 {
-            let cms = cms.clone();
-            handles.push(tokio::spawn(async move {
-                let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": format!("cm-{i}")}, "data": {"i": i.to_string()}})).unwrap();
-                cms.create(&PostParams::default(), &cm).await.ok().map(|_| i)
-            }));
-        }
-        let mut acked = Vec::new();
-        for h in handles {
-            if let Some(i) = h.await.unwrap() {
-                acked.push(i);
-            }
-        }
-        let rv = cms.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
-        (acked, rv.parse::<u64>().unwrap())
-    });
-    assert_eq!(acked.len(), 200);
+    let cms: Api<ConfigMap> =
+        rt.block_on(async { Api::namespaced(client(&p.kubeconfig).await, "default") });
+    // Eight writers create ConfigMaps as fast as they are acknowledged; the server is killed while they run,
+    // so some writes are in flight at that moment. Only acknowledged ones must survive.
+    let acked = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, u64)>::new()));
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let (cms, acked) = (cms.clone(), acked.clone());
+            rt.spawn(async move {
+                for i in 0.. {
+                    let name = format!("cm-{w}-{i}");
+                    let cm: ConfigMap = serde_json::from_value(
+                        json!({"metadata": {"name": name}, "data": {"i": i.to_string()}}),
+                    )
+                    .unwrap();
+                    match cms.create(&PostParams::default(), &cm).await {
+                        Ok(c) => {
+                            let rv = c.metadata.resource_version.unwrap().parse().unwrap();
+                            acked.lock().unwrap().push((name, rv));
+                        }
+                        Err(_) => return,
+                    }
+                }
+            })
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while acked.lock().unwrap().len() < 200 {
+        assert!(Instant::now() < deadline, "writers stalled");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     // SIGKILL: no chance to flush anything.
     p.child.kill().unwrap();
     p.child.wait().unwrap();
+    for w in writers {
+        rt.block_on(w).unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+    let last_rv = acked.iter().map(|(_, rv)| *rv).max().unwrap();
     let p = start(dir.path(), port);
     rt.block_on(async {
         let cms: Api<ConfigMap> = Api::namespaced(client(&p.kubeconfig).await, "default");
         let list = cms.list(&ListParams::default()).await.unwrap();
-        let names: std::collections::HashSet<String> = list.items.iter().filter_map(|c| c.metadata.name.clone()).collect();
-        for i in acked {
-            assert!(names.contains(&format!("cm-{i}")), "cm-{i} lost");
+        let names: std::collections::HashSet<String> = list
+            .items
+            .iter()
+            .filter_map(|c| c.metadata.name.clone())
+            .collect();
+        for (name, _) in &acked {
+            assert!(names.contains(name), "{name} was acknowledged but lost");
         }
         let rv: u64 = list.metadata.resource_version.unwrap().parse().unwrap();
-        assert!(rv >= last_rv, "resourceVersion went backwards: {rv} < {last_rv}");
+        assert!(
+            rv >= last_rv,
+            "resourceVersion went backwards: {rv} < {last_rv}"
+        );
+        // New writes continue above every acknowledged resourceVersion.
+        let cm: ConfigMap =
+            serde_json::from_value(json!({"metadata": {"name": "after-restart"}})).unwrap();
+        let created = cms.create(&PostParams::default(), &cm).await.unwrap();
+        let new_rv: u64 = created.metadata.resource_version.unwrap().parse().unwrap();
+        assert!(new_rv > last_rv, "{new_rv} <= {last_rv}");
     });
-    let started = Instant::now();
-    drop(p);
-    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn sigterm_shuts_down_cleanly_and_keeps_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut p = start(dir.path(), port);
+    rt.block_on(async {
+        let cms: Api<ConfigMap> = Api::namespaced(client(&p.kubeconfig).await, "default");
+        let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "kept"}})).unwrap();
+        cms.create(&PostParams::default(), &cm).await.unwrap();
+    });
+    let pid = p.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = p.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "no exit within 10 s of SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+    let p = start(dir.path(), port);
+    rt.block_on(async {
+        let cms: Api<ConfigMap> = Api::namespaced(client(&p.kubeconfig).await, "default");
+        assert!(cms.get_opt("kept").await.unwrap().is_some());
+    });
 }
 
 #[test]
@@ -199,7 +331,16 @@ except client.exceptions.ApiException as e:
     assert e.status == 404
 print("ok")
 "#;
-    let out = Command::new(python).arg("-c").arg(script).arg(&p.kubeconfig).output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(&p.kubeconfig)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.status.success() && text.contains("ok"), "{text}");
 }

@@ -42,11 +42,17 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     config.node_cpu = args.node_cpu;
     config.node_memory = args.node_memory;
     config.extra_hosts = args.tls_san;
-    let server = Server::start(config)
-        .await
-        .with_context(|| format!("failed to start the API server on {} with data dir {}", args.listen, args.data_dir.display()))?;
+    let server = Server::start(config).await.with_context(|| {
+        format!(
+            "failed to start the API server on {} with data dir {}",
+            args.listen,
+            args.data_dir.display()
+        )
+    })?;
     let kubeconfig = server.kubeconfig(&args.context);
-    let out = args.kubeconfig_out.unwrap_or_else(|| args.data_dir.join("kubeconfig"));
+    let out = args
+        .kubeconfig_out
+        .unwrap_or_else(|| args.data_dir.join("kubeconfig"));
     flotilla_apiserver::kubeconfig::write(&out, &kubeconfig)
         .with_context(|| format!("failed to write the kubeconfig {}", out.display()))?;
     println!("ready: kubeconfig={}", out.display());
