@@ -10,21 +10,21 @@ use super::object::{at, describe, generation, json_type, non_zero, set_or_remove
 use super::{NativeError, NativeKind, job_status, load_balancer};
 
 /// A status counter: its key and whether Go writes it even when zero (no omitempty).
-type Field = (&'static str, bool);
+pub(crate) type Field = (&'static str, bool);
 
-const DEPLOYMENT: &[Field] = &[
+pub(crate) const DEPLOYMENT: &[Field] = &[
     ("replicas", false),
     ("readyReplicas", false),
     ("updatedReplicas", false),
     ("availableReplicas", false),
     ("unavailableReplicas", false),
 ];
-const REPLICA_SET: &[Field] = &[
+pub(crate) const REPLICA_SET: &[Field] = &[
     ("replicas", true),
     ("readyReplicas", false),
     ("availableReplicas", false),
 ];
-const DAEMON_SET: &[Field] = &[
+pub(crate) const DAEMON_SET: &[Field] = &[
     ("currentNumberScheduled", true),
     ("desiredNumberScheduled", true),
     ("numberAvailable", false),
@@ -33,7 +33,7 @@ const DAEMON_SET: &[Field] = &[
     ("updatedNumberScheduled", false),
     ("numberUnavailable", false),
 ];
-const STATEFUL_SET: &[Field] = &[
+pub(crate) const STATEFUL_SET: &[Field] = &[
     ("availableReplicas", true),
     ("currentReplicas", false),
     ("readyReplicas", false),

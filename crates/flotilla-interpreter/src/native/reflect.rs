@@ -25,15 +25,15 @@ pub(crate) fn reflect_status(
     };
     let result = match kind {
         Some(NativeKind::Deployment) => {
-            let out = counters(object, status, DEPLOYMENT, wrapped(object)?)?;
+            let out = workload(object, status, DEPLOYMENT)?;
             if out.is_empty() {
                 return Ok(None);
             }
             out
         }
-        Some(NativeKind::ReplicaSet) => counters(object, status, REPLICA_SET, wrapped(object)?)?,
-        Some(NativeKind::DaemonSet) => counters(object, status, DAEMON_SET, wrapped(object)?)?,
-        Some(NativeKind::StatefulSet) => counters(object, status, STATEFUL_SET, wrapped(object)?)?,
+        Some(NativeKind::ReplicaSet) => workload(object, status, REPLICA_SET)?,
+        Some(NativeKind::DaemonSet) => workload(object, status, DAEMON_SET)?,
+        Some(NativeKind::StatefulSet) => workload(object, status, STATEFUL_SET)?,
         Some(NativeKind::Service) => {
             if str_at(object, &["spec", "type"]) != Some("LoadBalancer") {
                 return Ok(None);
@@ -112,43 +112,13 @@ fn wrapped(object: &Value) -> Result<Map<String, Value>, NativeError> {
     Ok(out)
 }
 
-/// A reflected counter: its key and whether Go writes it even when zero (no omitempty).
-type Field = (&'static str, bool);
+use super::aggregate::{DAEMON_SET, DEPLOYMENT, Field, REPLICA_SET, STATEFUL_SET};
 
-const DEPLOYMENT: &[Field] = &[
-    ("observedGeneration", false),
-    ("replicas", false),
-    ("updatedReplicas", false),
-    ("readyReplicas", false),
-    ("availableReplicas", false),
-    ("unavailableReplicas", false),
-];
-const REPLICA_SET: &[Field] = &[
-    ("replicas", true),
-    ("readyReplicas", false),
-    ("availableReplicas", false),
-    ("observedGeneration", false),
-];
-const DAEMON_SET: &[Field] = &[
-    ("currentNumberScheduled", true),
-    ("numberMisscheduled", true),
-    ("desiredNumberScheduled", true),
-    ("numberReady", true),
-    ("observedGeneration", false),
-    ("updatedNumberScheduled", false),
-    ("numberAvailable", false),
-    ("numberUnavailable", false),
-];
-/// Flotilla reflects observedGeneration too (Karmada omits it), so the StatefulSet aggregation can use the
-/// same generation rule as Deployment (spec §0, quirk 21 fixed).
-const STATEFUL_SET: &[Field] = &[
-    ("replicas", true),
-    ("availableReplicas", true),
-    ("readyReplicas", false),
-    ("currentReplicas", false),
-    ("updatedReplicas", false),
-    ("observedGeneration", false),
-];
+/// Workloads reflect the counters their aggregation sums, plus observedGeneration. Flotilla reflects it for
+/// StatefulSets too (Karmada omits it), so their aggregation can use the Deployment generation rule (spec §0,
+/// quirk 21 fixed).
+const OBSERVED_GENERATION: &[Field] = &[("observedGeneration", false)];
+
 const JOB: &[Field] = &[("active", false), ("succeeded", false), ("failed", false)];
 const POD_DISRUPTION_BUDGET: &[Field] = &[
     ("disruptionsAllowed", true),
@@ -158,6 +128,16 @@ const POD_DISRUPTION_BUDGET: &[Field] = &[
 ];
 const HORIZONTAL_POD_AUTOSCALER: &[Field] =
     &[("currentReplicas", false), ("desiredReplicas", true)];
+
+/// A workload's reflected status: generations, its counters and observedGeneration.
+fn workload(
+    object: &Value,
+    status: &Map<String, Value>,
+    fields: &[Field],
+) -> Result<Map<String, Value>, NativeError> {
+    let out = counters(object, status, fields, wrapped(object)?)?;
+    counters(object, status, OBSERVED_GENERATION, out)
+}
 
 /// Adds the integer `fields` of `status` to `out`; a field of another type fails as Go's typed decoding does.
 fn counters(

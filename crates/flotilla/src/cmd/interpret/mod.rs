@@ -109,12 +109,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             bail!("failed to execute {operation}: {}", error_text(&error));
         }
     };
-    let mut results = output::named_results(response)?;
-    for (name, _) in &mut results {
-        if *name == "object" {
-            *name = output::object_name(operation);
-        }
-    }
+    // The testdata runner compares exactly these names, so one function names them for both.
+    let results = flotilla_interpreter::testdata::produced(operation, response)?;
     stdout.push_str(&output::render(&results)?);
     print!("{stdout}");
     Ok(())
