@@ -108,12 +108,21 @@ pub(crate) struct Bridge {
     marker: String,
 }
 
+/// A typed library result kept beside its table.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Typed {
+    /// From `kube.accuratePodRequirements`.
+    Requirements(flotilla_api::work::v1alpha2::ReplicaRequirements),
+}
+
 #[derive(Default)]
 struct CallData {
     generation: u32,
     slots: Vec<Option<Value>>,
     /// Tables with residues, by address; the table handle keeps the address from being reused during the call.
     residues: HashMap<usize, (Table, Vec<Residue>)>,
+    /// Typed forms of library results, by slot.
+    typed: HashMap<usize, Typed>,
 }
 
 /// How lazy tables leave Lua.
@@ -151,6 +160,7 @@ impl Bridge {
         let mut calls = self.calls.borrow_mut();
         calls.slots.clear();
         calls.residues.clear();
+        calls.typed.clear();
         calls.generation = calls.generation.wrapping_add(1) % 1_000_000;
     }
 
@@ -418,19 +428,71 @@ impl Bridge {
         Ok(result)
     }
 
-    fn lazy_to_json(&self, t: &Table, out: &mut Output) -> Result<Value, ConvertError> {
+    /// The slot index of a lazy table of the current call.
+    fn slot_of(&self, t: &Table) -> Result<usize, ConvertError> {
         let slot: Option<f64> = t
             .raw_get(&self.lazy_mt)
             .map_err(|e| ConvertError(e.to_string()))?;
         let slot = slot.ok_or_else(|| ConvertError("lazy table without a slot".to_owned()))?;
-        let calls = self.calls.borrow();
         let generation = (slot / GENERATION_FACTOR).floor();
-        if generation != f64::from(calls.generation) {
+        if generation != f64::from(self.calls.borrow().generation) {
             return Err(ConvertError(
-                "a table from an earlier call cannot be returned".to_owned(),
+                "a table from an earlier call cannot be used".to_owned(),
             ));
         }
-        let index = (slot - generation * GENERATION_FACTOR) as usize;
+        Ok((slot - generation * GENERATION_FACTOR) as usize)
+    }
+
+    /// Runs `f` on a script's value as JSON, borrowing it when it is an untouched lazy table (no copy), for
+    /// library functions that only read their argument. `f` must not call back into Lua.
+    pub(crate) fn with_json<R>(
+        &self,
+        value: &LuaValue,
+        f: impl FnOnce(&Value) -> R,
+    ) -> Result<R, ConvertError> {
+        if let LuaValue::Table(t) = value
+            && self.shape(t) == Shape::Lazy
+        {
+            let index = self.slot_of(t)?;
+            let calls = self.calls.borrow();
+            let held = calls.slots.get(index).and_then(Option::as_ref);
+            return held
+                .map(f)
+                .ok_or_else(|| ConvertError("lazy table lost its value".to_owned()));
+        }
+        Ok(f(&self.to_json(value, Mode::Copy)?))
+    }
+
+    /// Pushes a library result that has a typed form, keeping that form: if the script returns the table untouched,
+    /// [`Bridge::typed`] gives the value back without converting it again.
+    pub(crate) fn push_typed(
+        &self,
+        lua: &Lua,
+        json: Value,
+        typed: Typed,
+    ) -> mlua::Result<LuaValue> {
+        let value = self.push(lua, json)?;
+        if let LuaValue::Table(t) = &value
+            && let Ok(index) = self.slot_of(t)
+        {
+            self.calls.borrow_mut().typed.insert(index, typed);
+        }
+        Ok(value)
+    }
+
+    /// The typed form kept by [`Bridge::push_typed`], if `value` is that table, still untouched.
+    pub(crate) fn typed(&self, value: &LuaValue) -> Option<Typed> {
+        let LuaValue::Table(t) = value else { return None };
+        if self.shape(t) != Shape::Lazy {
+            return None;
+        }
+        let index = self.slot_of(t).ok()?;
+        self.calls.borrow_mut().typed.remove(&index)
+    }
+
+    fn lazy_to_json(&self, t: &Table, out: &mut Output) -> Result<Value, ConvertError> {
+        let index = self.slot_of(t)?;
+        let calls = self.calls.borrow();
         match out.mode {
             Mode::Copy => calls
                 .slots

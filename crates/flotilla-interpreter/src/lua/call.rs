@@ -6,7 +6,7 @@ use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ReplicaRequirements, Re
 use mlua::{Lua, MultiValue, Value as LuaValue};
 use serde_json::Value;
 
-use super::bridge::{Bridge, Mode};
+use super::bridge::{Bridge, Mode, Typed};
 use super::error::{ScriptError, ScriptErrorKind, lua_message};
 use super::sandbox::{Arg, DefineError, Sandbox};
 use super::typed;
@@ -213,6 +213,8 @@ fn results_of(
             let second = results.next().unwrap_or(LuaValue::Nil);
             let requirements = match &second {
                 LuaValue::Nil => None,
+                // `kube.accuratePodRequirements` returned unchanged: its typed answer needs no conversion.
+                LuaValue::Table(_) if let Some(Typed::Requirements(r)) = bridge.typed(&second) => Some(r),
                 LuaValue::Table(_) => Some(typed::decode::<ReplicaRequirements>(
                     to_json(&second)?,
                     typed::Target::Requirements,

@@ -4,7 +4,12 @@
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 
-use super::bridge::Mode;
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::bridge::Typed;
 use super::call::lua_type;
 use super::sandbox::with_bridge;
 use crate::quantity::Quantity;
@@ -80,14 +85,16 @@ fn accurate_pod_requirements(lua: &Lua, args: MultiValue) -> mlua::Result<LuaVal
             "getPodRequirements only accepts one argument",
         ));
     }
-    let template = template(lua, &args[0], "accuratePodRequirements")?;
+    let template = template(lua, &args[0], "accuratePodRequirements", requirements_view)?;
     let requirements = crate::native::pod::replica_requirements(&template)
         .map_err(|e| mlua::Error::runtime(format!("accuratePodRequirements: {e}")))?;
     match requirements {
         None => Ok(LuaValue::Nil),
         Some(requirements) => {
-            let json = serde_json::to_value(requirements).map_err(mlua::Error::external)?;
-            with_bridge(lua, |bridge| bridge.push(lua, json))
+            let json = serde_json::to_value(&requirements).map_err(mlua::Error::external)?;
+            with_bridge(lua, |bridge| {
+                bridge.push_typed(lua, json, Typed::Requirements(requirements))
+            })
         }
     }
 }
@@ -100,7 +107,7 @@ fn get_pod_dependencies(lua: &Lua, args: MultiValue) -> mlua::Result<LuaValue> {
             "getPodDependencies only accepts two arguments",
         ));
     }
-    let template = template(lua, &args[0], "getPodDependencies")?;
+    let template = template(lua, &args[0], "getPodDependencies", whole)?;
     let namespace = match &args[1] {
         LuaValue::Nil => "default".to_owned(),
         LuaValue::String(s) => s.to_str()?.to_owned(),
@@ -121,25 +128,83 @@ fn get_pod_dependencies(lua: &Lua, args: MultiValue) -> mlua::Result<LuaValue> {
     with_bridge(lua, |bridge| bridge.push(lua, json))
 }
 
-/// A pod template argument, decoded as Go decodes it into a `PodTemplateSpec` (the script keeps its table).
-fn template(lua: &Lua, value: &LuaValue, function: &str) -> mlua::Result<PodTemplateSpec> {
+/// A pod template argument, decoded as Go decodes it into a `PodTemplateSpec` after `view` picks what to decode.
+/// The script keeps its table; an untouched one is read in place.
+fn template(
+    lua: &Lua,
+    value: &LuaValue,
+    function: &str,
+    view: fn(&Value) -> Cow<'_, Value>,
+) -> mlua::Result<PodTemplateSpec> {
     if !matches!(value, LuaValue::Table(_)) {
         return Err(mlua::Error::runtime(format!(
             "bad argument #1 to {function} (table expected, got {})",
             lua_type(value)
         )));
     }
-    let json = with_bridge(lua, |bridge| {
+    let decoded = with_bridge(lua, |bridge| {
         bridge
-            .to_json(value, Mode::Copy)
+            .with_json(value, |json| {
+                // A new empty table stands for an empty template, whatever shape it would encode to.
+                if json.as_array().is_some_and(Vec::is_empty) {
+                    return Ok(PodTemplateSpec::default());
+                }
+                PodTemplateSpec::deserialize(view(json).as_ref())
+            })
             .map_err(|e| mlua::Error::runtime(format!("{function}: {e}")))
     })?;
-    // A new empty table stands for an empty template.
-    let json = if json.as_object().is_some_and(serde_json::Map::is_empty) {
-        serde_json::json!({})
-    } else {
-        json
+    decoded.map_err(|e| mlua::Error::runtime(format!("{function}: json unmarshal obj failed: {e}")))
+}
+
+/// The whole template (dependencies are read from every container and volume).
+fn whole(template: &Value) -> Cow<'_, Value> {
+    Cow::Borrowed(template)
+}
+
+/// The part of a pod template the replica requirements are computed from (interpreter spec §3.2): node selector,
+/// tolerations, required node affinity, overhead, and each container's name and resources. Decoding only this
+/// makes the call several times cheaper for realistic templates; the native computation reads nothing else, so
+/// the answer is the same. Unlike Karmada, a wrong type in a field outside this view is not an error here.
+fn requirements_view(template: &Value) -> Cow<'_, Value> {
+    let Some(Value::Object(spec)) = template.get("spec") else {
+        return Cow::Borrowed(template);
     };
-    serde_json::from_value(json)
-        .map_err(|e| mlua::Error::runtime(format!("{function}: json unmarshal obj failed: {e}")))
+    let mut view = Map::new();
+    for key in ["nodeSelector", "tolerations", "overhead", "priorityClassName"] {
+        if let Some(value) = spec.get(key) {
+            view.insert(key.to_owned(), value.clone());
+        }
+    }
+    if let Some(required) = spec
+        .get("affinity")
+        .and_then(|a| a.get("nodeAffinity"))
+        .and_then(|n| n.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    {
+        view.insert(
+            "affinity".to_owned(),
+            json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}),
+        );
+    }
+    for key in ["containers", "initContainers"] {
+        let Some(containers) = spec.get(key) else { continue };
+        let Value::Array(containers) = containers else {
+            // Keep a value of the wrong type so that decoding fails as Karmada's does.
+            view.insert(key.to_owned(), containers.clone());
+            continue;
+        };
+        let trimmed = containers
+            .iter()
+            .map(|container| {
+                let mut c = Map::new();
+                for field in ["name", "resources"] {
+                    if let Some(value) = container.get(field) {
+                        c.insert(field.to_owned(), value.clone());
+                    }
+                }
+                Value::Object(c)
+            })
+            .collect();
+        view.insert(key.to_owned(), Value::Array(trimmed));
+    }
+    Cow::Owned(json!({ "spec": view }))
 }
