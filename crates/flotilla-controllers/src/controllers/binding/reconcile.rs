@@ -223,15 +223,15 @@ impl BindingController {
                 .map(|p| p.as_ref().clone())
                 .collect()
         };
-        let mut errors = Vec::new();
-        for target in &targets {
-            if let Err(err) = self
-                .ensure_work(&info, template, target, completions.as_ref(), &cops, &ops)
-                .await
-            {
-                errors.push(err);
-            }
-        }
+        // The clusters' Works are independent: write them concurrently.
+        let results = futures::future::join_all(targets.iter().map(|target| {
+            self.ensure_work(&info, template, target, completions.as_ref(), &cops, &ops)
+        }))
+        .await;
+        let errors: Vec<Error> = results
+            .into_iter()
+            .filter_map(std::result::Result::err)
+            .collect();
         Error::aggregate(errors)
     }
 
