@@ -1,32 +1,28 @@
-//! The durable half of the store: redb with group commit.
+//! The durable half of the store: a write-ahead log in front of redb.
 //!
-//! One committer thread drains every queued write, commits them in one transaction with immediate
-//! durability, and only then publishes their watch events and acknowledges them. Concurrent writers thus
-//! share one flush, which is how durability costs little throughput. redb's default one-phase commit issues
-//! exactly one `fdatasync` per transaction (checksummed pages, then the header), so a transaction costs one
-//! flush of the disk. When recent batches showed concurrent writers, the committer waits up to a third of a
-//! flush (at most 1 ms) for as many to come back before it commits, so batches stay as large as the concurrency.
+//! Writes become durable by one `fdatasync` of the log (see [`wal`](super::wal) and the committer in
+//! [`commit`](super::commit)); redb is brought up to date from the log a segment at a time by the
+//! checkpointer, and a segment is deleted only after redb durably holds everything in it. This module opens
+//! the files, replays what a crash left in the log on top of redb and checkpoints it, and defines the jobs
+//! the committer takes.
+//!
+//! Guarantees: an acknowledged write is in the log on disk; redb's resourceVersion plus the log never go
+//! backwards.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::watch::hub::{Event, Hub};
+use super::wal;
+use crate::watch::hub::Event;
 
 const OBJECTS: TableDefinition<&str, &[u8]> = TableDefinition::new("objects");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const RV_KEY: &str = "resourceVersion";
-/// Upper bound on writes folded into one transaction.
-const MAX_BATCH: usize = 4096;
-/// Longest wait for writers to join a batch.
-const MAX_GATHER: Duration = Duration::from_millis(1);
 
 /// Errors of the durable store.
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +51,29 @@ pub enum DiskError {
     /// Committing a batch failed.
     #[error("failed to commit writes: {0}")]
     Commit(String),
+    /// The write-ahead log could not be read, replayed or started.
+    #[error("failed to use the write-ahead log in {path}")]
+    Log {
+        /// Log directory or segment.
+        path: String,
+        /// Cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A logged record holds an object that is not valid JSON.
+    #[error("failed to decode logged object {key} in {path}")]
+    LoggedDecode {
+        /// Storage key.
+        key: String,
+        /// Segment file.
+        path: String,
+        /// Cause.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Checkpointing the replayed log into redb failed.
+    #[error("failed to checkpoint the replayed write-ahead log")]
+    Checkpoint(#[source] redb::Error),
     /// The committer thread is gone.
     #[error("the store is shut down")]
     Closed,
@@ -96,18 +115,92 @@ pub struct Loaded {
     pub objects: Vec<(String, Value)>,
 }
 
-/// Opens (or creates) the database and loads its content.
-pub fn open(path: &Path) -> Result<(Arc<Database>, Loaded), DiskError> {
+/// The durable files of one store: redb and the log directory.
+pub struct Durable {
+    pub(super) db: Arc<Database>,
+    pub(super) log_dir: PathBuf,
+    pub(super) next_segment: u64,
+}
+
+/// Opens (or creates) the store in `dir` (`store.redb` and the log in `wal/`), replays the log on top of redb
+/// and checkpoints it, and returns the content.
+///
+/// # Errors
+/// When redb or the log cannot be opened or read, or a stored or logged object is not JSON.
+pub fn open(dir: &Path) -> Result<(Durable, Loaded), DiskError> {
+    let path = dir.join("store.redb");
     let db = Database::builder()
-        // The in-memory index serves reads; redb's cache only needs to cover the write path.
+        // The in-memory index serves reads; redb's cache only needs to cover the checkpoints.
         .set_cache_size(16 * 1024 * 1024)
-        .create(path)
+        .create(&path)
         .map_err(|source| DiskError::Open {
             path: path.display().to_string(),
             source,
         })?;
     let loaded = load(&db)?;
-    Ok((Arc::new(db), loaded))
+    let log_dir = dir.join("wal");
+    let log_err = |p: &Path| {
+        let path = p.display().to_string();
+        move |source| DiskError::Log { path, source }
+    };
+    std::fs::create_dir_all(&log_dir).map_err(log_err(&log_dir))?;
+    let segments = wal::segments(&log_dir).map_err(log_err(&log_dir))?;
+    let mut objects: BTreeMap<String, Value> = loaded.objects.into_iter().collect();
+    let mut rv = loaded.rv;
+    let mut replayed: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
+    for (_, seg_path) in &segments {
+        let seg = wal::read(seg_path).map_err(log_err(seg_path))?;
+        if seg.torn {
+            // Only a write whose flush never completed can be cut short; it was not acknowledged.
+            tracing::warn!(segment = %seg_path.display(), "write-ahead log segment ends in an incomplete record");
+        }
+        for record in seg.records.into_iter().filter(|r| r.rv > loaded.rv) {
+            rv = rv.max(record.rv);
+            for (key, value) in record.ops {
+                match &value {
+                    Some(bytes) => {
+                        let obj = serde_json::from_slice(bytes).map_err(|source| {
+                            DiskError::LoggedDecode {
+                                key: key.clone(),
+                                path: seg_path.display().to_string(),
+                                source,
+                            }
+                        })?;
+                        objects.insert(key.clone(), obj);
+                    }
+                    None => {
+                        objects.remove(&key);
+                    }
+                }
+                replayed.insert(key, value);
+            }
+        }
+    }
+    let db = Arc::new(db);
+    if !segments.is_empty() {
+        checkpoint(
+            &db,
+            replayed.iter().map(|(k, v)| (k.as_str(), v.as_deref())),
+            rv,
+        )
+        .map_err(DiskError::Checkpoint)?;
+        for (_, seg_path) in &segments {
+            std::fs::remove_file(seg_path).map_err(log_err(seg_path))?;
+        }
+        wal::sync_dir(&log_dir).map_err(log_err(&log_dir))?;
+    }
+    let next_segment = segments.last().map_or(1, |(seq, _)| seq + 1);
+    Ok((
+        Durable {
+            db,
+            log_dir,
+            next_segment,
+        },
+        Loaded {
+            rv,
+            objects: objects.into_iter().collect(),
+        },
+    ))
 }
 
 fn load(db: &Database) -> Result<Loaded, DiskError> {
@@ -140,160 +233,30 @@ fn load(db: &Database) -> Result<Loaded, DiskError> {
     Ok(Loaded { rv, objects })
 }
 
-/// Counters of the committer, for benchmarks and metrics.
-#[derive(Debug, Default)]
-pub struct CommitStats {
-    /// Transactions committed.
-    pub commits: AtomicU64,
-    /// Writes those transactions carried.
-    pub writes: AtomicU64,
-    /// Time spent committing (including the flush), in microseconds.
-    pub commit_micros: AtomicU64,
-    /// Whether the last commit failed (the store is then unhealthy until one succeeds).
-    pub failing: AtomicBool,
-}
-
-/// Handle to the committer thread.
-pub struct Committer {
-    tx: Option<mpsc::Sender<Job>>,
-    thread: Option<JoinHandle<()>>,
-    stats: Arc<CommitStats>,
-}
-
-impl Committer {
-    /// Starts the committer thread.
-    pub fn start(db: Arc<Database>, hub: Arc<Hub>) -> Self {
-        let (tx, rx) = mpsc::channel();
-        let stats = Arc::new(CommitStats::default());
-        let thread_stats = stats.clone();
-        let thread = std::thread::Builder::new()
-            .name("flotilla-store-commit".into())
-            .spawn(move || run(&db, &hub, &rx, &thread_stats))
-            .ok();
-        Self {
-            tx: Some(tx),
-            thread,
-            stats,
-        }
-    }
-
-    /// Queues a job; fails when the committer has stopped.
-    pub fn send(&self, job: Job) -> Result<(), DiskError> {
-        self.tx
-            .as_ref()
-            .ok_or(DiskError::Closed)?
-            .send(job)
-            .map_err(|_| DiskError::Closed)
-    }
-
-    /// The committer's counters.
-    pub fn stats(&self) -> &Arc<CommitStats> {
-        &self.stats
-    }
-
-    /// Whether writes can be committed: the thread runs and the last commit succeeded.
-    pub fn healthy(&self) -> bool {
-        self.tx.is_some()
-            && self.thread.as_ref().is_some_and(|t| !t.is_finished())
-            && !self.stats.failing.load(Ordering::Relaxed)
-    }
-
-    /// Stops accepting writes and waits until everything queued is committed.
-    pub fn shutdown(&mut self) {
-        // Closing the channel ends the thread's loop after it has drained the queue.
-        self.tx = None;
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// Collects the next batch: everything queued, and, when the previous batch showed concurrent writers, a short
-/// wait for them to come back. Clients that wait for their acknowledgement before writing again arrive a few
-/// hundred microseconds apart after each commit; without the wait the committer would flush the first arrival
-/// alone and make the others wait a whole flush for the next one.
-fn gather(rx: &mpsc::Receiver<Job>, first: Job, expected: usize, window: Duration) -> Vec<Job> {
-    let mut jobs = vec![first];
-    let deadline = Instant::now() + window;
-    while jobs.len() < MAX_BATCH {
-        match rx.try_recv() {
-            Ok(j) => {
-                jobs.push(j);
-                continue;
-            }
-            Err(mpsc::TryRecvError::Disconnected) => break,
-            Err(mpsc::TryRecvError::Empty) => {}
-        }
-        let now = Instant::now();
-        if jobs.len() >= expected || now >= deadline {
-            break;
-        }
-        match rx.recv_timeout(deadline - now) {
-            Ok(j) => jobs.push(j),
-            Err(_) => break,
-        }
-    }
-    jobs
-}
-
-fn run(db: &Database, hub: &Hub, rx: &mpsc::Receiver<Job>, stats: &CommitStats) {
-    let mut expected = 1;
-    let mut window = Duration::ZERO;
-    while let Ok(first) = rx.recv() {
-        let jobs = gather(rx, first, expected, window);
-        let started = Instant::now();
-        let result = commit(db, &jobs).map_err(|e| e.to_string());
-        let took = started.elapsed();
-        stats.commits.fetch_add(1, Ordering::Relaxed);
-        stats.writes.fetch_add(jobs.len() as u64, Ordering::Relaxed);
-        stats.commit_micros.fetch_add(
-            u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
-        // Expect as many writers as recently seen (decaying by one per commit when fewer come), and wait up to
-        // a third of a flush for them: the next flush then carries them instead of a flush of their own.
-        expected = jobs.len().max(expected.saturating_sub(1)).max(1);
-        window = (took / 3).min(MAX_GATHER);
-        stats.failing.store(result.is_err(), Ordering::Relaxed);
-        if let Err(e) = &result {
-            tracing::error!(error = %e, "store commit failed; writes are not acknowledged");
-        }
-        for job in jobs {
-            if result.is_ok() {
-                for ev in job.events {
-                    hub.publish(ev);
-                }
-            }
-            if let Some(ack) = job.ack {
-                let _ = ack.send(result.clone());
-            }
-        }
-    }
-}
-
-fn commit(db: &Database, jobs: &[Job]) -> Result<(), redb::Error> {
+/// One durable redb transaction holding `ops` and the counter `rv` (ignored when 0 or not newer).
+pub(super) fn checkpoint<'a>(
+    db: &Database,
+    ops: impl Iterator<Item = (&'a str, Option<&'a [u8]>)>,
+    rv: u64,
+) -> Result<(), redb::Error> {
     let mut txn = db.begin_write()?;
     txn.set_durability(Durability::Immediate)?;
     {
         let mut table = txn.open_table(OBJECTS)?;
-        let mut max_rv = 0;
-        for job in jobs {
-            max_rv = max_rv.max(job.rv);
-            for op in &job.ops {
-                match op {
-                    DiskOp::Put { key, object } => {
-                        let bytes = serde_json::to_vec(object.as_ref()).unwrap_or_default();
-                        table.insert(key.as_str(), bytes.as_slice())?;
-                    }
-                    DiskOp::Delete { key } => {
-                        table.remove(key.as_str())?;
-                    }
+        for (key, value) in ops {
+            match value {
+                Some(bytes) => {
+                    table.insert(key, bytes)?;
+                }
+                None => {
+                    table.remove(key)?;
                 }
             }
         }
-        if max_rv > 0 {
-            let mut meta = txn.open_table(META)?;
-            meta.insert(RV_KEY, max_rv)?;
+        let mut meta = txn.open_table(META)?;
+        let current = meta.get(RV_KEY)?.map(|v| v.value()).unwrap_or(0);
+        if rv > current {
+            meta.insert(RV_KEY, rv)?;
         }
     }
     txn.commit()?;

@@ -6,8 +6,10 @@
 //! hub in RV order. Objects are `serde_json::Value`s keyed by (group, plural, namespace, name), kept with
 //! their `managedFields` in the [`compact`] form: serialise them for clients with [`compact::Json`].
 
+pub mod commit;
 pub mod compact;
 pub mod disk;
+pub mod wal;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -19,7 +21,8 @@ use tokio::sync::{broadcast, oneshot};
 use crate::catalog::ResKey;
 use crate::status::{ApiError, ApiResult};
 use crate::watch::hub::{Event, EventType, Hub, TooOld};
-use disk::{CommitStats, Committer, DiskError, DiskOp, Job};
+use commit::{CommitStats, Committer};
+use disk::{DiskError, DiskOp, Job};
 
 /// Namespace-then-name key of an object inside one resource.
 pub type ObjKey = (String, String);
@@ -113,9 +116,9 @@ pub fn set_rv(obj: &mut Value, rv: u64) {
 }
 
 impl Store {
-    /// Opens the store in `dir` (file `store.redb`), loading every object.
+    /// Opens the store in `dir` (`store.redb` and the write-ahead log in `wal/`), loading every object.
     pub fn open(dir: &Path) -> Result<Arc<Self>, DiskError> {
-        let (db, loaded) = disk::open(&dir.join("store.redb"))?;
+        let (durable, loaded) = disk::open(dir)?;
         let mut state = State {
             rv: loaded.rv,
             ..State::default()
@@ -143,7 +146,7 @@ impl Store {
                 .insert((ns, name), Arc::new(obj));
         }
         let hub = Arc::new(Hub::new(state.rv));
-        let committer = Committer::start(db, hub.clone());
+        let committer = Committer::start(durable, hub.clone());
         Ok(Arc::new(Self {
             state: Mutex::new(state),
             committer: Mutex::new(committer),
