@@ -28,6 +28,17 @@ fn items(deployment: &Value) -> Vec<AggregatedStatusItem> {
         .collect()
 }
 
+/// CPU time this thread has run, from `/proc/thread-self/schedstat` (Linux).
+fn thread_cpu() -> std::time::Duration {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    let nanos = text
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    std::time::Duration::from_nanos(nanos)
+}
+
 fn lua_operations(c: &mut Criterion) {
     let ric: ResourceInterpreterCustomization =
         serde_yaml::from_str(SEED).expect("seed customization parses");
@@ -61,6 +72,8 @@ fn lua_operations(c: &mut Criterion) {
             vm.call_blocking(&script(op), input).map(|_| ())
         );
     }
+    // Development aid: `LUA_PROBE=health|revise|aggregate|replicas` prints the CPU time per call (from the
+    // scheduler's per-thread accounting), which stays meaningful on a loaded machine where wall time does not.
     if let Ok(which) = std::env::var("LUA_PROBE") {
         let op = match which.as_str() {
             "revise" => InterpreterOperation::ReviseReplica,
@@ -72,25 +85,46 @@ fn lua_operations(c: &mut Criterion) {
             Ok(source) => vm.script("probe", &source),
             Err(_) => script(op),
         };
-        let inputs: Vec<Value> = (0..20000).map(|_| deployment.clone()).collect();
         let three = items(&deployment);
-        let started = std::time::Instant::now();
-        for object in inputs {
-            let input = match op {
-                InterpreterOperation::ReviseReplica => Input::ReviseReplica {
-                    object,
-                    replicas: 5,
-                },
-                InterpreterOperation::InterpretHealth => Input::InterpretHealth { object },
-                InterpreterOperation::AggregateStatus => Input::AggregateStatus {
-                    object,
-                    items: Some(three.clone()),
-                },
-                _ => Input::InterpretReplica { object },
-            };
-            black_box(vm.call_blocking(&s, input).ok());
+        // LUA_PROBE_MANY=n: the object is a list of n Deployments, to see the cost per touched object.
+        let deployment = match std::env::var("LUA_PROBE_MANY")
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            Some(n) => json!({"kind": "List", "items": vec![deployment.clone(); n]}),
+            None => deployment.clone(),
+        };
+        let mut cpu = std::time::Duration::ZERO;
+        let batches = std::env::var("LUA_PROBE_BATCHES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(300);
+        for _ in 0..batches {
+            let inputs: Vec<Input> = (0..100)
+                .map(|_| {
+                    let object = deployment.clone();
+                    match op {
+                        InterpreterOperation::ReviseReplica => Input::ReviseReplica {
+                            object,
+                            replicas: 5,
+                        },
+                        InterpreterOperation::InterpretHealth => Input::InterpretHealth { object },
+                        InterpreterOperation::AggregateStatus => Input::AggregateStatus {
+                            object,
+                            items: Some(three.clone()),
+                        },
+                        _ => Input::InterpretReplica { object },
+                    }
+                })
+                .collect();
+            let before = thread_cpu();
+            for input in inputs {
+                black_box(vm.call_blocking(&s, input).ok());
+            }
+            cpu += thread_cpu() - before;
         }
-        eprintln!("{which}: {:?} per call", started.elapsed() / 20000);
+        eprintln!("{which}: {:?} CPU per call", cpu / (batches * 100));
+        let _ = json!(null);
         std::process::exit(0);
     }
     let mut group = c.benchmark_group("lua");

@@ -65,6 +65,36 @@ fn arbitrary_json() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Reads (and writes back) a few members at two levels, leaving the rest in the bridge's remainder.
+const PARTIAL: &str = "function ReviseReplica(obj)
+  if type(obj.data) ~= 'table' then return obj end
+  for _, k in ipairs({'a', 'b', 'x'}) do
+    local v = obj.data[k]
+    if type(v) == 'table' then
+      local inner = v.a
+      v.b = v.b
+    end
+    if k == 'b' then obj.data[k] = v end
+  end
+  obj.data.missing = nil
+  return obj
+end";
+
+fn small_keys_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<i64>().prop_map(Value::from),
+        "[a-c]{0,2}".prop_map(Value::String)
+    ];
+    leaf.prop_recursive(3, 32, 5, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[abcx]{0,2}", inner, 0..5)
+                .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>())),
+        ]
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
@@ -78,6 +108,12 @@ proptest! {
     fn materialized_objects_round_trip(data in arbitrary_json()) {
         let object = wrap(data);
         prop_assert_eq!(revise(WALK, object.clone()).unwrap(), object);
+    }
+
+    #[test]
+    fn partly_read_objects_round_trip(data in small_keys_json()) {
+        let object = wrap(data);
+        prop_assert_eq!(revise(PARTIAL, object.clone()).unwrap(), object);
     }
 
     #[test]

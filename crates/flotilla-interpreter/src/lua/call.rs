@@ -214,7 +214,9 @@ fn results_of(
             let requirements = match &second {
                 LuaValue::Nil => None,
                 // `kube.accuratePodRequirements` returned unchanged: its typed answer needs no conversion.
-                LuaValue::Table(_) if let Some(Typed::Requirements(r)) = bridge.typed(&second) => Some(r),
+                LuaValue::Table(_) if let Some(Typed::Requirements(r)) = bridge.typed(&second) => {
+                    Some(r)
+                }
                 LuaValue::Table(_) => Some(typed::decode::<ReplicaRequirements>(
                     to_json(&second)?,
                     typed::Target::Requirements,

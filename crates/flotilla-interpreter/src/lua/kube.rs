@@ -170,7 +170,12 @@ fn requirements_view(template: &Value) -> Cow<'_, Value> {
         return Cow::Borrowed(template);
     };
     let mut view = Map::new();
-    for key in ["nodeSelector", "tolerations", "overhead", "priorityClassName"] {
+    for key in [
+        "nodeSelector",
+        "tolerations",
+        "overhead",
+        "priorityClassName",
+    ] {
         if let Some(value) = spec.get(key) {
             view.insert(key.to_owned(), value.clone());
         }
@@ -186,7 +191,9 @@ fn requirements_view(template: &Value) -> Cow<'_, Value> {
         );
     }
     for key in ["containers", "initContainers"] {
-        let Some(containers) = spec.get(key) else { continue };
+        let Some(containers) = spec.get(key) else {
+            continue;
+        };
         let Value::Array(containers) = containers else {
             // Keep a value of the wrong type so that decoding fails as Karmada's does.
             view.insert(key.to_owned(), containers.clone());

@@ -175,18 +175,30 @@ fn the_library_is_read_only_and_shared_by_require() {
 
 #[test]
 fn requirements_through_lua_equal_the_native_layers_answer() {
-    let fixture: Value = serde_json::from_str(include_str!("../../benches/fixtures/deployment.json")).unwrap();
+    let fixture: Value =
+        serde_json::from_str(include_str!("../../benches/fixtures/deployment.json")).unwrap();
     let mut with_everything = template();
     with_everything["spec"]["overhead"] = json!({"cpu": "10m"});
     with_everything["spec"]["affinity"] = json!({"nodeAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "z", "operator": "In", "values": ["a"]}]}]},
         "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"matchExpressions": [{"key": "p", "operator": "Exists"}]}}]
     }, "podAntiAffinity": {}});
-    for template in [fixture["spec"]["template"].clone(), with_everything, json!({"spec": {"containers": []}})] {
-        let typed: k8s_openapi::api::core::v1::PodTemplateSpec = serde_json::from_value(template.clone()).unwrap();
-        let native = crate::native::pod::replica_requirements(&typed).unwrap().map(|r| serde_json::to_value(r).unwrap());
+    for template in [
+        fixture["spec"]["template"].clone(),
+        with_everything,
+        json!({"spec": {"containers": []}}),
+    ] {
+        let typed: k8s_openapi::api::core::v1::PodTemplateSpec =
+            serde_json::from_value(template.clone()).unwrap();
+        let native = crate::native::pod::replica_requirements(&typed)
+            .unwrap()
+            .map(|r| serde_json::to_value(r).unwrap());
         let object = json!({"kind": "X", "spec": {"template": template}});
-        let via_lua = requirements("return 1, kube.accuratePodRequirements(obj.spec.template)", object.clone()).unwrap();
+        let via_lua = requirements(
+            "return 1, kube.accuratePodRequirements(obj.spec.template)",
+            object.clone(),
+        )
+        .unwrap();
         assert_eq!(via_lua, native);
         // The same through a table the script rebuilt (not lazy any more).
         let rebuilt = "local t = {metadata = obj.spec.template.metadata, spec = {}}\n\

@@ -10,7 +10,7 @@
 local host = ...
 
 local LAZY, OBJ, ARR = host.lazy, host.obj, host.arr
-local fetch = host.fetch
+local fetch, get, forget = host.fetch, host.get, host.forget
 local TEMPLATES = host.templates
 local error, select = error, select
 local builtin_pairs, builtin_ipairs, builtin_next, builtin_unpack = pairs, ipairs, next, unpack
@@ -18,43 +18,57 @@ local builtin_tostring, builtin_tonumber = tostring, tonumber
 local tinsert, tremove, tconcat, tsort, tgetn, tmaxn = table.insert, table.remove, table.concat, table.sort,
     table.getn, table.maxn
 
--- Objects handed to a script are converted lazily: a table stays empty, with the LAZY metatable and its slot number
--- under the key LAZY, until the script first looks inside it; then `fetch` hands over its members (see bridge.rs)
--- and the table gets its shape marker. Everything that can look inside a table without indexing it goes through
--- `force`.
+-- Objects handed to a script are converted lazily (see bridge/mod.rs): a table with the LAZY metatable keeps its
+-- slot number under the key LAZY, and the bridge keeps the members not handed over yet. Reading a member of an
+-- object moves just that member (`get`); assigning one drops it from the bridge's remainder (`forget`); anything that
+-- needs the whole table moves every remaining member (`materialize`) and gives the table its shape marker.
+local function child(code, template)
+    if code >= 0 then
+        local t = table.clone(TEMPLATES[template])
+        rawset(t, LAZY, code)
+        return setmetatable(t, LAZY)
+    elseif code == -1 then
+        return setmetatable({}, OBJ)
+    end
+    return setmetatable({}, ARR)
+end
+
 local function materialize(t)
     local slot = rawget(t, LAZY)
     if slot == nil then
         return
     end
-    rawset(t, LAZY, nil)
     local data = { fetch(t, slot) }
+    rawset(t, LAZY, nil)
     setmetatable(t, if data[1] then ARR else OBJ)
     local containers_end = 2 + 3 * data[2]
     for i = 3, containers_end, 3 do
-        local code = data[i + 1]
-        local child
-        if code >= 0 then
-            child = table.clone(TEMPLATES[data[i + 2]])
-            rawset(child, LAZY, code)
-            setmetatable(child, LAZY)
-        elseif code == -1 then
-            child = setmetatable({}, OBJ)
-        else
-            child = setmetatable({}, ARR)
-        end
-        rawset(t, data[i], child)
+        rawset(t, data[i], child(data[i + 1], data[i + 2]))
     end
     for i = containers_end + 1, #data, 2 do
         rawset(t, data[i], data[i + 1])
     end
 end
+
 LAZY.__index = function(t, k)
-    materialize(t)
-    return rawget(t, k)
+    local kind, value, template = get(t, rawget(t, LAZY), k)
+    if kind == 1 then
+        rawset(t, k, value)
+        return value
+    elseif kind == 2 then
+        value = child(value, template)
+        rawset(t, k, value)
+        return value
+    elseif kind == 3 then
+        materialize(t)
+        return rawget(t, k)
+    end
+    return nil
 end
 LAZY.__newindex = function(t, k, v)
-    materialize(t)
+    if forget(rawget(t, LAZY), k, v == nil) then
+        materialize(t)
+    end
     rawset(t, k, v)
 end
 LAZY.__len = function(t)
@@ -284,17 +298,14 @@ getmetatable("").__index = S
 
 -- Runs one call in a single trip from Rust: a fresh environment for the chunk, then the function it defined.
 -- Returns false and Karmada's message when the function is missing.
--- Arguments come as (is_container, value) pairs; a container is a slot code (see bridge.rs), made a table here.
+-- Arguments come as (is_container, value) pairs; a container is a slot code (see bridge/mod.rs), made a table
+-- here, with room for a typical object's top-level members.
 local ENV = { __index = G }
 local function argument(is_container, value)
     if not is_container then
         return value
-    elseif value >= 0 then
-        return setmetatable({ [LAZY] = value }, LAZY)
-    elseif value == -1 then
-        return setmetatable({}, OBJ)
     end
-    return setmetatable({}, ARR)
+    return child(value, 4)
 end
 local function invoke(chunk, name, c1, a1, c2, a2)
     local env = setmetatable({}, ENV)

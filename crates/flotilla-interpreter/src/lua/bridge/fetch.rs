@@ -1,0 +1,217 @@
+//! JSON to Lua: handing a lazy table's members to the prelude, one at a time (`get`) or all at once (`fetch`).
+//!
+//! Both return plain values for the prelude to store, because one call returning several values costs far less
+//! than one mlua call per table operation.
+
+use mlua::{Either, Table, Value as LuaValue, Variadic};
+use serde_json::Value;
+
+use super::{
+    Bridge, EMPTY_ARRAY, EMPTY_OBJECT, Member, PathSeg, Residue, bool_member, number_member,
+    number_round_trips, number_to_f64,
+};
+
+/// What a JSON member becomes in Lua.
+enum Child {
+    /// A slot number or empty-container code, and the template to presize the table with.
+    Container(f64, f64),
+    /// A value Lua holds directly.
+    Scalar(Member),
+    /// A `null` object member: absent in Lua.
+    Absent,
+}
+
+/// `get`'s answer kinds (first result).
+const NOTHING: f64 = 0.0;
+const SCALAR: f64 = 1.0;
+const CONTAINER: f64 = 2.0;
+const WHOLE: f64 = 3.0;
+
+/// The template for a container (see [`super::TEMPLATES`]).
+fn template(value: &Value) -> f64 {
+    let (n, base) = match value {
+        Value::Array(items) => (items.len(), 8),
+        Value::Object(map) => (map.len(), 1),
+        _ => (0, 1),
+    };
+    let k = (usize::BITS - n.saturating_sub(1).leading_zeros()).min(6) as usize;
+    (base + k) as f64
+}
+
+impl Bridge {
+    /// One member of a lazy object, moved out of its remainder: `(0)` when absent (a `null` member stays in the
+    /// remainder, so it is kept on the way out), `(1, value)`, or `(2, code, template)` for a container. For an
+    /// array (or a remainder already handed over) the answer is `(3)`: the prelude then moves every member.
+    pub(crate) fn get(
+        &self,
+        t: &Table,
+        slot: f64,
+        key: &LuaValue,
+    ) -> mlua::Result<Variadic<Member>> {
+        let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
+        let LuaValue::String(key) = key else {
+            return Ok(answer(&[self.remainder_kind(index, NOTHING)]));
+        };
+        let key = key.to_str()?;
+        let child = {
+            let mut calls = self.calls.borrow_mut();
+            match calls.slots.get_mut(index) {
+                Some(Some(Value::Object(map))) => match map.get(&*key) {
+                    None | Some(Value::Null) => return Ok(answer(&[NOTHING])),
+                    Some(_) => map.remove(&*key),
+                },
+                _ => return Ok(answer(&[WHOLE])),
+            }
+        };
+        let Some(child) = child else {
+            return Ok(answer(&[NOTHING]));
+        };
+        let mut residues = Vec::new();
+        let out = match self.child(child, &mut residues, false, || {
+            PathSeg::Key(key.to_string())
+        }) {
+            Child::Container(code, template) => answer(&[CONTAINER, code, template]),
+            Child::Scalar(value) => Variadic::from(vec![number_member(SCALAR), value]),
+            Child::Absent => answer(&[NOTHING]),
+        };
+        self.keep_residues(t, residues);
+        Ok(out)
+    }
+
+    /// Drops a member of a lazy object's remainder before the script assigns it. Returns true for an array, which
+    /// the prelude then moves whole first. Assigning nil to a `null` member keeps it, as nil is how Lua sees it.
+    pub(crate) fn forget(&self, slot: f64, key: &LuaValue, nil: bool) -> mlua::Result<bool> {
+        let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
+        let mut calls = self.calls.borrow_mut();
+        match calls.slots.get_mut(index) {
+            Some(Some(Value::Object(map))) => {
+                if let LuaValue::String(key) = key {
+                    let key = key.to_str()?;
+                    if !(nil && map.get(&*key).is_some_and(Value::is_null)) {
+                        map.remove(&*key);
+                    }
+                }
+                Ok(false)
+            }
+            _ => Ok(true),
+        }
+    }
+
+    fn remainder_kind(&self, index: usize, object: f64) -> f64 {
+        match self.calls.borrow().slots.get(index) {
+            Some(Some(Value::Object(_))) => object,
+            _ => WHOLE,
+        }
+    }
+
+    /// Every remaining member of a lazy table (interpreter spec §4.5), for the prelude's `materialize`.
+    ///
+    /// Returns `is_array`, the number `m` of container members, then `m` triples (key, code, template), then (key,
+    /// scalar) pairs; keys of arrays are 1-based indices. An already emptied remainder gives no members.
+    pub(crate) fn fetch(&self, t: &Table, slot: f64) -> mlua::Result<Variadic<Member>> {
+        let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
+        let value = self
+            .calls
+            .borrow_mut()
+            .slots
+            .get_mut(index)
+            .and_then(Option::take);
+        let mut residues = Vec::new();
+        let mut containers = Vec::new();
+        let mut scalars = Vec::new();
+        let is_array = matches!(value, Some(Value::Array(_)));
+        match value {
+            Some(Value::Object(map)) => {
+                scalars.reserve(map.len() * 2);
+                for (key, child) in map {
+                    match self.child(child, &mut residues, false, || PathSeg::Key(key.clone())) {
+                        Child::Container(code, template) => {
+                            containers.push((Either::Left(key), code, template))
+                        }
+                        Child::Scalar(value) => scalars.extend([Either::Left(key), value]),
+                        Child::Absent => {}
+                    }
+                }
+            }
+            Some(Value::Array(items)) => {
+                scalars.reserve(items.len() * 2);
+                for (i, child) in items.into_iter().enumerate() {
+                    let key = number_member((i + 1) as f64);
+                    match self.child(child, &mut residues, true, || PathSeg::Index(i)) {
+                        Child::Container(code, template) => containers.push((key, code, template)),
+                        Child::Scalar(value) => scalars.extend([key, value]),
+                        Child::Absent => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.keep_residues(t, residues);
+        let mut out = Vec::with_capacity(2 + containers.len() * 3 + scalars.len());
+        out.push(bool_member(is_array));
+        out.push(number_member(containers.len() as f64));
+        for (key, code, template) in containers {
+            out.extend([key, number_member(code), number_member(template)]);
+        }
+        out.extend(scalars);
+        Ok(Variadic::from(out))
+    }
+
+    fn keep_residues(&self, t: &Table, residues: Vec<Residue>) {
+        if residues.is_empty() {
+            return;
+        }
+        let mut calls = self.calls.borrow_mut();
+        let entry = calls
+            .residues
+            .entry(t.to_pointer() as usize)
+            .or_insert_with(|| (t.clone(), Vec::new()));
+        entry.1.extend(residues);
+    }
+
+    fn child(
+        &self,
+        value: Value,
+        residues: &mut Vec<Residue>,
+        in_array: bool,
+        path: impl FnOnce() -> PathSeg,
+    ) -> Child {
+        match value {
+            // Array positions must be kept, so a `null` element is the `null` light userdata (interpreter spec §0).
+            Value::Null if in_array => {
+                Child::Scalar(Either::Right(Either::Right(Either::Right(LuaValue::NULL))))
+            }
+            Value::Null => {
+                residues.push(Residue {
+                    key: path(),
+                    original: Value::Null,
+                    seen: None,
+                });
+                Child::Absent
+            }
+            Value::Bool(b) => Child::Scalar(bool_member(b)),
+            Value::Number(n) => {
+                let f = number_to_f64(&n);
+                if !number_round_trips(&n, f) {
+                    residues.push(Residue {
+                        key: path(),
+                        original: Value::Number(n),
+                        seen: Some(f),
+                    });
+                }
+                Child::Scalar(number_member(f))
+            }
+            Value::String(s) => Child::Scalar(Either::Left(s)),
+            Value::Object(map) if map.is_empty() => Child::Container(EMPTY_OBJECT, 0.0),
+            Value::Array(items) if items.is_empty() => Child::Container(EMPTY_ARRAY, 0.0),
+            container => {
+                let template = template(&container);
+                Child::Container(self.slot(container), template)
+            }
+        }
+    }
+}
+
+fn answer(values: &[f64]) -> Variadic<Member> {
+    Variadic::from(values.iter().map(|&v| number_member(v)).collect::<Vec<_>>())
+}
