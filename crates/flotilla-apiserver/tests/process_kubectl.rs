@@ -3,14 +3,14 @@
 //! printers, CRD printer columns, all namespaces), `get --watch`, and namespace deletion.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-mod support;
-
-use support::*;
+use support::{Harness, kubectl, kubectl_bins, must, row};
 
 const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
