@@ -70,6 +70,8 @@ struct State {
 pub struct Store {
     state: Mutex<State>,
     committer: Mutex<Committer>,
+    /// The committer's counters, readable without its lock (`failing` gates new writes).
+    stats: Arc<CommitStats>,
     hub: Arc<Hub>,
 }
 
@@ -147,9 +149,11 @@ impl Store {
         }
         let hub = Arc::new(Hub::new(state.rv));
         let committer = Committer::start(durable, hub.clone());
+        let stats = committer.stats().clone();
         Ok(Arc::new(Self {
             state: Mutex::new(state),
             committer: Mutex::new(committer),
+            stats,
             hub,
         }))
     }
@@ -230,7 +234,9 @@ impl Store {
     /// is taken and the returned object has no `resourceVersion` change.
     ///
     /// # Errors
-    /// The closure's error, or `500` when the commit fails.
+    /// The closure's error; `500` when the commit fails; `503` once a commit or checkpoint has failed: the
+    /// in-memory state may then hold writes that are not on disk, so nothing more is built on it until a
+    /// restart replays the log.
     pub async fn write<F>(
         &self,
         res: &ResKey,
@@ -242,6 +248,18 @@ impl Store {
     where
         F: FnOnce(Option<&Arc<Value>>) -> ApiResult<Outcome>,
     {
+        if !dry_run
+            && self
+                .stats
+                .failing
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Err(ApiError::new(
+                503,
+                "ServiceUnavailable",
+                "the store cannot persist writes (see the server log); restart the server to recover",
+            ));
+        }
         let (written, ack) = {
             let mut state = self.lock();
             let key = (ns.to_string(), name.to_string());
@@ -487,11 +505,7 @@ impl Store {
 
     /// The committer's counters (commits, writes, time spent committing).
     pub fn commit_stats(&self) -> Arc<CommitStats> {
-        self.committer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .stats()
-            .clone()
+        self.stats.clone()
     }
 
     /// Whether the durable store accepts commits (for `/healthz`, `/livez` and `/readyz`).
