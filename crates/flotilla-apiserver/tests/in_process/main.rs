@@ -6,4 +6,5 @@ mod crd;
 mod crud;
 mod gc;
 mod kube_runtime;
+mod leases_events;
 mod semantics;
