@@ -8,3 +8,4 @@ mod gc;
 mod kube_runtime;
 mod leases_events;
 mod semantics;
+mod tokens;

@@ -1,0 +1,89 @@
+//! ServiceAccount token Secrets (spec §9.5, what `karmadactl join` relies on): the server fills the Secret, the
+//! token authenticates, and deleting the Secret revokes it.
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::{Client, Config};
+use serde_json::json;
+
+use crate::common::{eventually, start};
+
+async fn client_with_token(server: &flotilla_apiserver::RunningServer, token: &str) -> Client {
+    let kc: kube::config::Kubeconfig =
+        serde_yaml::from_str(&server.kubeconfig("flotilla")).unwrap();
+    let mut config = Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    config.auth_info.token = Some(token.to_string().into());
+    Client::try_from(config).unwrap()
+}
+
+#[tokio::test]
+async fn service_account_token_secrets_authenticate_until_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, client) = start(dir.path()).await;
+    let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
+    sas.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "agent"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    secrets
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "agent-token",
+                "annotations": {"kubernetes.io/service-account.name": "agent"}},
+                "type": "kubernetes.io/service-account-token"}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    eventually("the token is filled in", || {
+        let secrets = secrets.clone();
+        async move {
+            secrets
+                .get("agent-token")
+                .await
+                .ok()
+                .and_then(|s| s.data)
+                .is_some_and(|d| d.contains_key("token") && d.contains_key("ca.crt"))
+        }
+    })
+    .await;
+    let secret = secrets.get("agent-token").await.unwrap();
+    let data = secret.data.unwrap_or_default();
+    let token = String::from_utf8(data["token"].0.clone()).unwrap();
+    assert_eq!(data["namespace"].0, b"default");
+    assert_eq!(
+        String::from_utf8(data["ca.crt"].0.clone()).unwrap(),
+        server.ca_pem()
+    );
+    let as_agent: Api<ConfigMap> =
+        Api::namespaced(client_with_token(&server, &token).await, "default");
+    as_agent
+        .list(&ListParams::default())
+        .await
+        .expect("the token authenticates");
+    let bogus: Api<ConfigMap> =
+        Api::namespaced(client_with_token(&server, "not-a-token").await, "default");
+    let err = bogus.list(&ListParams::default()).await.expect_err("401");
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 401),
+        "{err:?}"
+    );
+
+    secrets
+        .delete("agent-token", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the token is revoked", || {
+        let as_agent = as_agent.clone();
+        async move {
+            matches!(as_agent.list(&ListParams::default()).await, Err(kube::Error::Api(ref s)) if s.code == 401)
+        }
+    })
+    .await;
+    server.shutdown().await;
+}
