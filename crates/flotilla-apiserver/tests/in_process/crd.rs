@@ -51,6 +51,18 @@ async fn terminating_crd_refuses_creates_until_its_resources_are_gone() {
         kind: "Gadget".into(),
         plural: "gadgets".into(),
     };
+    // Both discovery flavours see the new group at once (kube-rs's aggregated one is silently empty
+    // without aggregated discovery).
+    for discovery in [
+        kube::Discovery::new(client.clone()).run().await.unwrap(),
+        kube::Discovery::new(client.clone())
+            .run_aggregated()
+            .await
+            .unwrap(),
+    ] {
+        assert!(discovery.has_group("example.io"));
+        assert!(discovery.has_group("apps"));
+    }
     let gadgets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
     gadgets
         .create(
