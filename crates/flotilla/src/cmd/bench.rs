@@ -5,6 +5,7 @@
 //!
 //! Results go to stdout as `key: value` lines (`--json` for one JSON object); progress to stderr.
 
+mod census;
 mod measure;
 
 use std::path::PathBuf;
@@ -42,6 +43,9 @@ pub struct Args {
     /// Only measure how long the environment takes to be ready and how much memory it then uses.
     #[arg(long)]
     pub up_only: bool,
+    /// Run the controllers without publishing Kubernetes Events (to measure what events cost).
+    #[arg(long)]
+    pub no_events: bool,
     /// Print the results as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -67,6 +71,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     config.port = 0;
     config.members = args.members;
     config.simulator_delay = Duration::from_millis(args.simulator_delay_ms);
+    config.events = !args.no_events;
 
     let started = tokio::time::Instant::now();
     let environment = Environment::start(&config, &|line| eprintln!("bench: {line}")).await?;
@@ -74,6 +79,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let ready_rss = measure::rss_bytes();
     let mut report = json!({
         "members": args.members,
+        "events": !args.no_events,
         "up_ready_ms": ready.as_millis(),
         "up_rss_mb": ready_rss.map(measure::mb),
     });

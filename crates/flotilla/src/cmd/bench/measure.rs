@@ -179,6 +179,7 @@ pub async fn propagation(environment: &Environment, args: &Args) -> anyhow::Resu
     let members: Vec<String> = environment.members.iter().map(|m| m.name.clone()).collect();
     let control = environment.control_client.clone();
     setup(&control, &members).await?;
+    let census = super::census::Census::start(&control);
     let shared = Arc::new(Shared {
         seen: Mutex::new(Seen::default()),
         changed: Notify::new(),
@@ -281,6 +282,22 @@ pub async fn propagation(environment: &Environment, args: &Args) -> anyhow::Resu
         w.abort();
     }
 
+    // A list's resourceVersion is the store's write counter: how many writes the run cost per template.
+    let writes = |client: Client| async move {
+        Api::<Namespace>::all(client)
+            .list_metadata(&Default::default())
+            .await
+            .ok()
+            .and_then(|l| l.metadata.resource_version)
+            .and_then(|rv| rv.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let control_writes = writes(control.clone()).await;
+    let mut member_writes = 0;
+    for member in &environment.members {
+        member_writes += writes(member.client.clone()).await;
+    }
+    let by_resource = census.finish();
     if let Some(metrics) = environment.controller_metrics() {
         for line in controller_summary(&metrics) {
             eprintln!("bench: {line}");
@@ -305,6 +322,9 @@ pub async fn propagation(environment: &Environment, args: &Args) -> anyhow::Resu
         "created_all_ms": ms(applied),
         "all_member_objects_ms": all_members.map(ms),
         "all_aggregated_ms": ms(all_aggregated),
+        "control_plane_writes": control_writes,
+        "member_writes": member_writes,
+        "control_plane_writes_by_resource": by_resource,
         "template_to_member_p50_ms": percentile(&latencies, 50.0).map(ms),
         "template_to_member_p99_ms": percentile(&latencies, 99.0).map(ms),
         "template_to_aggregated_p50_ms": percentile(&aggregation, 50.0).map(ms),

@@ -44,6 +44,8 @@ pub struct UpConfig {
     pub nodes_per_member: usize,
     /// Run the controllers (off only for tests of the environment itself).
     pub controllers: bool,
+    /// Let the controllers publish Kubernetes Events (off only to measure what they cost).
+    pub events: bool,
 }
 
 impl UpConfig {
@@ -58,6 +60,7 @@ impl UpConfig {
             webhook_example: false,
             nodes_per_member: 3,
             controllers: true,
+            events: true,
         }
     }
 }
@@ -196,6 +199,7 @@ impl Environment {
                     .context("failed to assemble the resource interpreter")?;
             let watch = tokio::spawn(watch);
             let mut options = ManagerOptions::default();
+            options.disable_events = !config.events;
             options.controllers.cluster_status_update_frequency = CLUSTER_STATUS_INTERVAL;
             let manager = manager::start(control_client.clone(), Arc::new(interpreter), options)
                 .await
