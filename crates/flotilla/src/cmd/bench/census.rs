@@ -44,7 +44,7 @@ impl Census {
                     plural,
                 );
                 let label = if group.is_empty() {
-                    format!("{plural}")
+                    (*plural).to_string()
                 } else {
                     format!("{plural}.{group}")
                 };

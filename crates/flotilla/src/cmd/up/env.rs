@@ -198,8 +198,10 @@ impl Environment {
                 flotilla_interpreter::config::control_plane(control_client.clone())
                     .context("failed to assemble the resource interpreter")?;
             let watch = tokio::spawn(watch);
-            let mut options = ManagerOptions::default();
-            options.disable_events = !config.events;
+            let mut options = ManagerOptions {
+                disable_events: !config.events,
+                ..ManagerOptions::default()
+            };
             options.controllers.cluster_status_update_frequency = CLUSTER_STATUS_INTERVAL;
             let manager = manager::start(control_client.clone(), Arc::new(interpreter), options)
                 .await
