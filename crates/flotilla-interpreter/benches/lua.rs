@@ -9,7 +9,9 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use flotilla_api::config::v1alpha1::{InterpreterOperation, ResourceInterpreterCustomization};
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ResourceHealth};
+use flotilla_interpreter::customization::CustomizationLayer;
 use flotilla_interpreter::lua::{Input, LuaVm, VmConfig};
+use flotilla_interpreter::{Layer, Request};
 use serde_json::{Value, json};
 
 const SEED: &str = include_str!("../../../../shared/examples/deployment-customization.yaml");
@@ -54,24 +56,6 @@ fn lua_operations(c: &mut Criterion) {
         )
     };
 
-    for op in [
-        InterpreterOperation::ReviseReplica,
-        InterpreterOperation::InterpretHealth,
-    ] {
-        let input = match op {
-            InterpreterOperation::ReviseReplica => Input::ReviseReplica {
-                object: deployment.clone(),
-                replicas: 5,
-            },
-            _ => Input::InterpretHealth {
-                object: deployment.clone(),
-            },
-        };
-        eprintln!(
-            "{op}: {:?}",
-            vm.call_blocking(&script(op), input).map(|_| ())
-        );
-    }
     // Development aid: `LUA_PROBE=health|revise|aggregate|replicas` prints the CPU time per call (from the
     // scheduler's per-thread accounting), which stays meaningful on a loaded machine where wall time does not.
     if let Ok(which) = std::env::var("LUA_PROBE") {
@@ -177,60 +161,47 @@ fn lua_operations(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
-    let trivial = vm.script("t", "function InterpretHealth(obj) return true end");
-    let looping = vm.script(
-        "l",
-        "function InterpretHealth(obj) for i = 1, 1000 do end return true end",
-    );
-    group.bench_function("probe/loop-1000", |b| {
-        b.iter(|| {
-            vm.call_blocking(
-                &looping,
-                Input::InterpretHealth {
-                    object: black_box(json!({"kind": "X"})),
-                },
-            )
-        })
-    });
-    let touch1 = vm.script(
-        "t1",
-        "function InterpretHealth(obj) local x = obj.kind return true end",
-    );
-    group.bench_function("probe/touch-top", |b| {
-        b.iter_batched(
-            || deployment.clone(),
-            |object| vm.call_blocking(&touch1, Input::InterpretHealth { object }),
-            BatchSize::SmallInput,
-        )
-    });
-    let touch2 = vm.script(
-        "t2",
-        "function InterpretHealth(obj) local x = obj.spec.replicas return true end",
-    );
-    group.bench_function("probe/touch-spec", |b| {
-        b.iter_batched(
-            || deployment.clone(),
-            |object| vm.call_blocking(&touch2, Input::InterpretHealth { object }),
-            BatchSize::SmallInput,
-        )
-    });
-    group.bench_function("probe/drop", |b| {
+    // Reference points: what the input object alone costs to free, and a call that does nothing.
+    group.bench_function("reference/drop-input", |b| {
         b.iter_batched(|| deployment.clone(), drop, BatchSize::SmallInput)
     });
-    group.bench_function("probe/trivial-small", |b| {
-        b.iter(|| {
-            vm.call_blocking(
-                &trivial,
-                Input::InterpretHealth {
-                    object: black_box(json!({"kind": "X"})),
-                },
-            )
-        })
-    });
-    group.bench_function("probe/trivial-deployment", |b| {
+    let trivial = vm.script("trivial", "function InterpretHealth(obj) return true end");
+    group.bench_function("reference/empty-call", |b| {
         b.iter_batched(
             || deployment.clone(),
             |object| vm.call_blocking(&trivial, Input::InterpretHealth { object }),
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+
+    // The same through the customization layer's async contract: a concurrency permit, then spawn_blocking.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let layer = CustomizationLayer::with_customizations(
+        LuaVm::new(VmConfig::default()),
+        std::slice::from_ref(&ric),
+    );
+    let mut group = c.benchmark_group("layer");
+    group.bench_function("ReviseReplica", |b| {
+        b.iter_batched(
+            || deployment.clone(),
+            |object| {
+                runtime.block_on(layer.interpret(Request::ReviseReplica {
+                    object,
+                    replicas: 5,
+                }))
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("InterpretHealth", |b| {
+        b.iter_batched(
+            || deployment.clone(),
+            |object| runtime.block_on(layer.interpret(Request::InterpretHealth { object })),
             BatchSize::SmallInput,
         )
     });

@@ -4,10 +4,12 @@
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use mlua::{Lua, MultiValue, Table, Value as LuaValue};
 
-use std::borrow::Cow;
-
+use k8s_openapi::api::core::v1::{
+    Affinity, Container, NodeAffinity, NodeSelector, PodSpec, ResourceRequirements, Toleration,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::bridge::Typed;
 use super::call::lua_type;
@@ -128,13 +130,13 @@ fn get_pod_dependencies(lua: &Lua, args: MultiValue) -> mlua::Result<LuaValue> {
     with_bridge(lua, |bridge| bridge.push(lua, json))
 }
 
-/// A pod template argument, decoded as Go decodes it into a `PodTemplateSpec` after `view` picks what to decode.
-/// The script keeps its table; an untouched one is read in place.
+/// A pod template argument decoded with `decode` (as Go decodes it into a `PodTemplateSpec`). The script keeps its
+/// table; an untouched one is read in place.
 fn template(
     lua: &Lua,
     value: &LuaValue,
     function: &str,
-    view: fn(&Value) -> Cow<'_, Value>,
+    decode: fn(&Value) -> Result<PodTemplateSpec, serde_json::Error>,
 ) -> mlua::Result<PodTemplateSpec> {
     if !matches!(value, LuaValue::Table(_)) {
         return Err(mlua::Error::runtime(format!(
@@ -149,7 +151,7 @@ fn template(
                 if json.as_array().is_some_and(Vec::is_empty) {
                     return Ok(PodTemplateSpec::default());
                 }
-                PodTemplateSpec::deserialize(view(json).as_ref())
+                decode(json)
             })
             .map_err(|e| mlua::Error::runtime(format!("{function}: {e}")))
     })?;
@@ -157,61 +159,85 @@ fn template(
 }
 
 /// The whole template (dependencies are read from every container and volume).
-fn whole(template: &Value) -> Cow<'_, Value> {
-    Cow::Borrowed(template)
+fn whole(template: &Value) -> Result<PodTemplateSpec, serde_json::Error> {
+    PodTemplateSpec::deserialize(template)
 }
 
 /// The part of a pod template the replica requirements are computed from (interpreter spec §3.2): node selector,
 /// tolerations, required node affinity, overhead, and each container's name and resources. Decoding only this
 /// makes the call several times cheaper for realistic templates; the native computation reads nothing else, so
 /// the answer is the same. Unlike Karmada, a wrong type in a field outside this view is not an error here.
-fn requirements_view(template: &Value) -> Cow<'_, Value> {
-    let Some(Value::Object(spec)) = template.get("spec") else {
-        return Cow::Borrowed(template);
+fn requirements_view(template: &Value) -> Result<PodTemplateSpec, serde_json::Error> {
+    let view = TemplateView::deserialize(template)?;
+    let Some(spec) = view.spec else {
+        return Ok(PodTemplateSpec::default());
     };
-    let mut view = Map::new();
-    for key in [
-        "nodeSelector",
-        "tolerations",
-        "overhead",
-        "priorityClassName",
-    ] {
-        if let Some(value) = spec.get(key) {
-            view.insert(key.to_owned(), value.clone());
-        }
-    }
-    if let Some(required) = spec
-        .get("affinity")
-        .and_then(|a| a.get("nodeAffinity"))
-        .and_then(|n| n.get("requiredDuringSchedulingIgnoredDuringExecution"))
-    {
-        view.insert(
-            "affinity".to_owned(),
-            json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}),
-        );
-    }
-    for key in ["containers", "initContainers"] {
-        let Some(containers) = spec.get(key) else {
-            continue;
-        };
-        let Value::Array(containers) = containers else {
-            // Keep a value of the wrong type so that decoding fails as Karmada's does.
-            view.insert(key.to_owned(), containers.clone());
-            continue;
-        };
-        let trimmed = containers
-            .iter()
-            .map(|container| {
-                let mut c = Map::new();
-                for field in ["name", "resources"] {
-                    if let Some(value) = container.get(field) {
-                        c.insert(field.to_owned(), value.clone());
-                    }
-                }
-                Value::Object(c)
+    let containers = |list: Option<Vec<ContainerView>>| -> Vec<Container> {
+        list.unwrap_or_default()
+            .into_iter()
+            .map(|c| Container {
+                name: c.name.unwrap_or_default(),
+                resources: c.resources,
+                ..Container::default()
             })
-            .collect();
-        view.insert(key.to_owned(), Value::Array(trimmed));
-    }
-    Cow::Owned(json!({ "spec": view }))
+            .collect()
+    };
+    let affinity = spec
+        .affinity
+        .and_then(|a| a.node_affinity)
+        .and_then(|n| n.required_during_scheduling_ignored_during_execution)
+        .map(|required| Affinity {
+            node_affinity: Some(NodeAffinity {
+                required_during_scheduling_ignored_during_execution: Some(required),
+                ..NodeAffinity::default()
+            }),
+            ..Affinity::default()
+        });
+    Ok(PodTemplateSpec {
+        metadata: None,
+        spec: Some(PodSpec {
+            containers: containers(spec.containers),
+            init_containers: Some(containers(spec.init_containers)).filter(|c| !c.is_empty()),
+            overhead: spec.overhead,
+            node_selector: spec.node_selector,
+            tolerations: spec.tolerations,
+            affinity,
+            ..PodSpec::default()
+        }),
+    })
+}
+
+/// The fields of a pod template [`requirements_view`] decodes; everything else is skipped unread.
+#[derive(Deserialize)]
+struct TemplateView {
+    spec: Option<SpecView>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SpecView {
+    containers: Option<Vec<ContainerView>>,
+    init_containers: Option<Vec<ContainerView>>,
+    overhead: Option<std::collections::BTreeMap<String, K8sQuantity>>,
+    node_selector: Option<std::collections::BTreeMap<String, String>>,
+    tolerations: Option<Vec<Toleration>>,
+    affinity: Option<AffinityView>,
+}
+
+#[derive(Deserialize)]
+struct ContainerView {
+    name: Option<String>,
+    resources: Option<ResourceRequirements>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AffinityView {
+    node_affinity: Option<NodeAffinityView>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeAffinityView {
+    required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
 }

@@ -50,8 +50,13 @@ local function materialize(t)
     end
 end
 
+-- Only objects are read member by member, and only by string keys; anything else reads the table whole.
 LAZY.__index = function(t, k)
-    local kind, value, template = get(t, rawget(t, LAZY), k)
+    if type(k) ~= "string" then
+        materialize(t)
+        return rawget(t, k)
+    end
+    local kind, value, template = get(rawget(t, LAZY), k)
     if kind == 1 then
         rawset(t, k, value)
         return value
@@ -66,7 +71,7 @@ LAZY.__index = function(t, k)
     return nil
 end
 LAZY.__newindex = function(t, k, v)
-    if forget(rawget(t, LAZY), k, v == nil) then
+    if type(k) ~= "string" or forget(rawget(t, LAZY), k, v == nil) then
         materialize(t)
     end
     rawset(t, k, v)

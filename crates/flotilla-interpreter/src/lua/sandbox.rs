@@ -83,13 +83,13 @@ impl Sandbox {
         host.raw_set("arr", arr_mt)?;
         host.raw_set(
             "get",
-            lua.create_function(|lua, (t, slot, key): (Table, f64, LuaValue)| {
-                with_bridge(lua, |bridge| bridge.get(&t, slot, &key))
+            lua.create_function(|lua, (slot, key): (f64, String)| {
+                with_bridge(lua, |bridge| bridge.get(slot, &key))
             })?,
         )?;
         host.raw_set(
             "forget",
-            lua.create_function(|lua, (slot, key, nil): (f64, LuaValue, bool)| {
+            lua.create_function(|lua, (slot, key, nil): (f64, String, bool)| {
                 with_bridge(lua, |bridge| bridge.forget(slot, &key, nil))
             })?,
         )?;

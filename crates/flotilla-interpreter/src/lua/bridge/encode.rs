@@ -111,12 +111,16 @@ impl Bridge {
         };
         out.tables.pop();
         let mut result = result?;
-        let residues = self
-            .calls
-            .borrow()
-            .residues
-            .get(&ptr)
-            .map(|(_, residues)| residues.clone());
+        let residues = {
+            let calls = self.calls.borrow();
+            match lazy {
+                Some(index) => calls.slot_residues.get(&index).cloned(),
+                None => calls
+                    .residues
+                    .get(&ptr)
+                    .map(|(_, residues)| residues.clone()),
+            }
+        };
         if let Some(residues) = residues {
             restore(&mut result, residues);
         }

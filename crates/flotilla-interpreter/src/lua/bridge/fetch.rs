@@ -42,23 +42,16 @@ impl Bridge {
     /// One member of a lazy object, moved out of its remainder: `(0)` when absent (a `null` member stays in the
     /// remainder, so it is kept on the way out), `(1, value)`, or `(2, code, template)` for a container. For an
     /// array (or a remainder already handed over) the answer is `(3)`: the prelude then moves every member.
-    pub(crate) fn get(
-        &self,
-        t: &Table,
-        slot: f64,
-        key: &LuaValue,
-    ) -> mlua::Result<Variadic<Member>> {
+    ///
+    /// Keys are strings: the prelude reads a table whole for any other key.
+    pub(crate) fn get(&self, slot: f64, key: &str) -> mlua::Result<Variadic<Member>> {
         let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
-        let LuaValue::String(key) = key else {
-            return Ok(answer(&[self.remainder_kind(index, NOTHING)]));
-        };
-        let key = key.to_str()?;
         let child = {
             let mut calls = self.calls.borrow_mut();
             match calls.slots.get_mut(index) {
-                Some(Some(Value::Object(map))) => match map.get(&*key) {
+                Some(Some(Value::Object(map))) => match map.get(key) {
                     None | Some(Value::Null) => return Ok(answer(&[NOTHING])),
-                    Some(_) => map.remove(&*key),
+                    Some(_) => map.remove(key),
                 },
                 _ => return Ok(answer(&[WHOLE])),
             }
@@ -67,40 +60,35 @@ impl Bridge {
             return Ok(answer(&[NOTHING]));
         };
         let mut residues = Vec::new();
-        let out = match self.child(child, &mut residues, false, || {
-            PathSeg::Key(key.to_string())
-        }) {
+        let out = match self.child(child, &mut residues, false, || PathSeg::Key(key.to_owned())) {
             Child::Container(code, template) => answer(&[CONTAINER, code, template]),
             Child::Scalar(value) => Variadic::from(vec![number_member(SCALAR), value]),
             Child::Absent => answer(&[NOTHING]),
         };
-        self.keep_residues(t, residues);
+        if !residues.is_empty() {
+            self.calls
+                .borrow_mut()
+                .slot_residues
+                .entry(index)
+                .or_default()
+                .extend(residues);
+        }
         Ok(out)
     }
 
     /// Drops a member of a lazy object's remainder before the script assigns it. Returns true for an array, which
     /// the prelude then moves whole first. Assigning nil to a `null` member keeps it, as nil is how Lua sees it.
-    pub(crate) fn forget(&self, slot: f64, key: &LuaValue, nil: bool) -> mlua::Result<bool> {
+    pub(crate) fn forget(&self, slot: f64, key: &str, nil: bool) -> mlua::Result<bool> {
         let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
         let mut calls = self.calls.borrow_mut();
         match calls.slots.get_mut(index) {
             Some(Some(Value::Object(map))) => {
-                if let LuaValue::String(key) = key {
-                    let key = key.to_str()?;
-                    if !(nil && map.get(&*key).is_some_and(Value::is_null)) {
-                        map.remove(&*key);
-                    }
+                if !(nil && map.get(key).is_some_and(Value::is_null)) {
+                    map.remove(key);
                 }
                 Ok(false)
             }
             _ => Ok(true),
-        }
-    }
-
-    fn remainder_kind(&self, index: usize, object: f64) -> f64 {
-        match self.calls.borrow().slots.get(index) {
-            Some(Some(Value::Object(_))) => object,
-            _ => WHOLE,
         }
     }
 
@@ -146,7 +134,7 @@ impl Bridge {
             }
             _ => {}
         }
-        self.keep_residues(t, residues);
+        self.keep_residues(t, index, residues);
         let mut out = Vec::with_capacity(2 + containers.len() * 3 + scalars.len());
         out.push(bool_member(is_array));
         out.push(number_member(containers.len() as f64));
@@ -157,11 +145,14 @@ impl Bridge {
         Ok(Variadic::from(out))
     }
 
-    fn keep_residues(&self, t: &Table, residues: Vec<Residue>) {
+    fn keep_residues(&self, t: &Table, index: usize, mut residues: Vec<Residue>) {
+        let mut calls = self.calls.borrow_mut();
+        if let Some(earlier) = calls.slot_residues.remove(&index) {
+            residues.extend(earlier);
+        }
         if residues.is_empty() {
             return;
         }
-        let mut calls = self.calls.borrow_mut();
         let entry = calls
             .residues
             .entry(t.to_pointer() as usize)

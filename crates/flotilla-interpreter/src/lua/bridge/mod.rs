@@ -97,6 +97,9 @@ struct CallData {
     slots: Vec<Option<Value>>,
     /// Tables with residues, by address; the table handle keeps the address from being reused during the call.
     residues: HashMap<usize, (Table, Vec<Residue>)>,
+    /// Residues of members read one at a time from a lazy table, by its slot (the table is not at hand then);
+    /// they move to `residues` when the table is read whole.
+    slot_residues: HashMap<usize, Vec<Residue>>,
     /// Typed forms of library results, by slot.
     typed: HashMap<usize, Typed>,
 }
@@ -150,6 +153,7 @@ impl Bridge {
         let mut calls = self.calls.borrow_mut();
         calls.slots.clear();
         calls.residues.clear();
+        calls.slot_residues.clear();
         calls.typed.clear();
         calls.generation = calls.generation.wrapping_add(1) % 1_000_000;
     }
