@@ -309,8 +309,10 @@ local ENV = { __index = G }
 local function argument(is_container, value)
     if not is_container then
         return value
+    elseif value >= 0 then
+        return setmetatable({ [LAZY] = value }, LAZY)
     end
-    return child(value, 4)
+    return child(value, 1)
 end
 local function invoke(chunk, name, c1, a1, c2, a2)
     local env = setmetatable({}, ENV)
