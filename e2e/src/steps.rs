@@ -9,7 +9,7 @@ use kube::Client;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-use crate::resources::{CRD, Res, brief, text};
+use crate::resources::{CLUSTER, CRD, Res, brief, text};
 use crate::{Env, Kubectl, example, testdata, wait_for};
 
 /// `kubectl apply -f FILE` (in `namespace` when given) against the control plane with `kubectl`.
@@ -61,8 +61,47 @@ pub async fn install_workload_crd(env: &Env, kubectl: &Kubectl) -> anyhow::Resul
             },
         )
         .await?;
+        // The scheduler filters clusters by the API enablements in their status, collected periodically: a
+        // template applied before every Cluster lists Workload would be divided over fewer clusters.
+        control_cluster_serves(env, name, "workload.example.io/v1alpha1", "Workload").await?;
     }
     Ok(())
+}
+
+/// Waits until Cluster `cluster`'s `status.apiEnablements` lists `kind` in `group_version`.
+///
+/// # Errors
+/// When the deadline passes.
+pub async fn control_cluster_serves(
+    env: &Env,
+    cluster: &str,
+    group_version: &str,
+    kind: &str,
+) -> anyhow::Result<()> {
+    let karmada = &env.karmada;
+    wait_for(
+        &format!("Cluster {cluster} to list {group_version} {kind} in its API enablements"),
+        || async move {
+            let c = CLUSTER.get(karmada, None, cluster).await?.ok_or("absent")?;
+            let served = c
+                .pointer("/status/apiEnablements")
+                .and_then(Value::as_array)
+                .is_some_and(|gvs| {
+                    gvs.iter().any(|gv| {
+                        gv["groupVersion"] == group_version
+                            && gv["resources"]
+                                .as_array()
+                                .is_some_and(|rs| rs.iter().any(|r| r["kind"] == kind))
+                    })
+                });
+            if served {
+                Ok(())
+            } else {
+                Err("not listed yet".into())
+            }
+        },
+    )
+    .await
 }
 
 /// Waits until `check` accepts object `res` `namespace/name` that `client` reaches (`place` names it in

@@ -18,7 +18,6 @@ const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
 const REVISED_BY: &str = "/metadata/annotations/e2e.flotilla.io~1revised-by";
 
 #[tokio::test]
-#[ignore = "needs the customization (Lua) layer in config::control_plane; run with --run-ignored all"]
 async fn customization_beats_webhook_and_replaces_native_retain() -> anyhow::Result<()> {
     let env = Env::start(Options {
         webhook_example: true,
