@@ -88,16 +88,18 @@ fn lua_operations(c: &mut Criterion) {
                 .map(|_| {
                     let object = deployment.clone();
                     match op {
-                        InterpreterOperation::ReviseReplica => Input::ReviseReplica {
+                        InterpreterOperation::ReviseReplica => Request::ReviseReplica {
                             object,
                             replicas: 5,
-                        },
-                        InterpreterOperation::InterpretHealth => Input::InterpretHealth { object },
-                        InterpreterOperation::AggregateStatus => Input::AggregateStatus {
-                            object,
-                            items: Some(three.clone()),
-                        },
-                        _ => Input::InterpretReplica { object },
+                        }
+                        .into(),
+                        InterpreterOperation::InterpretHealth => {
+                            Request::InterpretHealth { object }.into()
+                        }
+                        InterpreterOperation::AggregateStatus => {
+                            Input::aggregate_status(object, Some(three.clone()))
+                        }
+                        _ => Request::InterpretReplica { object }.into(),
                     }
                 })
                 .collect();
@@ -116,7 +118,7 @@ fn lua_operations(c: &mut Criterion) {
     group.bench_function("GetReplicas", |b| {
         b.iter_batched(
             || deployment.clone(),
-            |object| vm.call_blocking(&get_replicas, Input::InterpretReplica { object }),
+            |object| vm.call_blocking(&get_replicas, Request::InterpretReplica { object }),
             BatchSize::SmallInput,
         )
     });
@@ -127,7 +129,7 @@ fn lua_operations(c: &mut Criterion) {
             |object| {
                 vm.call_blocking(
                     &revise,
-                    Input::ReviseReplica {
+                    Request::ReviseReplica {
                         object,
                         replicas: 5,
                     },
@@ -142,13 +144,7 @@ fn lua_operations(c: &mut Criterion) {
         b.iter_batched(
             || (deployment.clone(), three.clone()),
             |(object, items)| {
-                vm.call_blocking(
-                    &aggregate,
-                    Input::AggregateStatus {
-                        object,
-                        items: Some(items),
-                    },
-                )
+                vm.call_blocking(&aggregate, Input::aggregate_status(object, Some(items)))
             },
             BatchSize::SmallInput,
         )
@@ -157,7 +153,7 @@ fn lua_operations(c: &mut Criterion) {
     group.bench_function("InterpretHealth", |b| {
         b.iter_batched(
             || deployment.clone(),
-            |object| vm.call_blocking(&health, Input::InterpretHealth { object }),
+            |object| vm.call_blocking(&health, Request::InterpretHealth { object }),
             BatchSize::SmallInput,
         )
     });
@@ -169,7 +165,7 @@ fn lua_operations(c: &mut Criterion) {
     group.bench_function("reference/empty-call", |b| {
         b.iter_batched(
             || deployment.clone(),
-            |object| vm.call_blocking(&trivial, Input::InterpretHealth { object }),
+            |object| vm.call_blocking(&trivial, Request::InterpretHealth { object }),
             BatchSize::SmallInput,
         )
     });

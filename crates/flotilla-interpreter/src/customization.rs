@@ -73,7 +73,7 @@ impl CustomizationLayer {
     ///
     /// # Errors
     /// As [`RuleSet::interpret_blocking`].
-    pub fn interpret_blocking(&self, input: Input) -> Result<Response, Error> {
+    pub fn interpret_blocking(&self, input: impl Into<Input>) -> Result<Response, Error> {
         self.rules()
             .interpret_blocking(&self.vm, LayerKind::Customization, input)
     }

@@ -44,7 +44,7 @@ fn deployment() -> Value {
     })
 }
 
-fn ric(
+pub(super) fn ric(
     name: &str,
     api_version: &str,
     kind: &str,
@@ -64,7 +64,7 @@ fn ric(
     ric
 }
 
-fn lua(source: &str) -> Option<LuaScript> {
+pub(super) fn lua(source: &str) -> Option<LuaScript> {
     Some(LuaScript {
         lua_script: source.to_owned(),
     })
@@ -242,14 +242,14 @@ fn customizations_merge_by_name_and_accumulate_dependencies() {
 
     assert_eq!(
         layer
-            .interpret_blocking(Input::InterpretHealth {
+            .interpret_blocking(Request::InterpretHealth {
                 object: deployment()
             })
             .unwrap(),
         Response::Healthy(true)
     );
     let Response::Dependencies(refs) = layer
-        .interpret_blocking(Input::InterpretDependency {
+        .interpret_blocking(Request::InterpretDependency {
             object: deployment(),
         })
         .unwrap()
@@ -273,7 +273,7 @@ fn customizations_merge_by_name_and_accumulate_dependencies() {
         Handles::No(_)
     ));
     let err = layer
-        .interpret_blocking(Input::InterpretHealth {
+        .interpret_blocking(Request::InterpretHealth {
             object: deployment(),
         })
         .unwrap_err();
@@ -313,7 +313,7 @@ fn a_bad_apiversion_matches_nothing_and_a_broken_script_fails_when_called() {
         Handles::Yes("broken".to_owned())
     );
     let err = layer
-        .interpret_blocking(Input::InterpretHealth {
+        .interpret_blocking(Request::InterpretHealth {
             object: deployment(),
         })
         .unwrap_err();

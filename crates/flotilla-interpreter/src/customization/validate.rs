@@ -101,31 +101,13 @@ pub fn validate(
 
 #[cfg(test)]
 mod tests {
-    use flotilla_api::config::v1alpha1::{
-        CustomizationRules, CustomizationTarget, LuaScript, ResourceInterpreterCustomizationSpec,
-    };
+    use flotilla_api::config::v1alpha1::CustomizationRules;
 
     use super::*;
+    use crate::customization::tests::lua;
 
     fn ric(name: &str, kind: &str, rules: CustomizationRules) -> ResourceInterpreterCustomization {
-        let mut ric = ResourceInterpreterCustomization::new(
-            name,
-            ResourceInterpreterCustomizationSpec {
-                target: CustomizationTarget {
-                    api_version: "apps/v1".to_owned(),
-                    kind: kind.to_owned(),
-                },
-                customizations: rules,
-            },
-        );
-        ric.metadata.name = Some(name.to_owned());
-        ric
-    }
-
-    fn lua(source: &str) -> Option<LuaScript> {
-        Some(LuaScript {
-            lua_script: source.to_owned(),
-        })
+        crate::customization::tests::ric(name, "apps/v1", kind, rules)
     }
 
     #[test]

@@ -5,14 +5,14 @@ use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};
 
 use super::*;
-use crate::layer::Response;
+use crate::layer::{Request, Response};
 
 fn revise(source: &str, object: Value) -> Result<Value, ScriptError> {
     let vm = LuaVm::default();
     let script = vm.script("bridge", source);
     match vm.call_blocking(
         &script,
-        Input::ReviseReplica {
+        Request::ReviseReplica {
             object,
             replicas: 0,
         },

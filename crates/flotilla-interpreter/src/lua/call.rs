@@ -13,106 +13,51 @@ use super::typed;
 use super::vm::{Limits, Script};
 use crate::layer::{Request, Response};
 
-/// The inputs of one Lua call; like [`Request`], but AggregateStatus tells an absent item list (Lua `nil`) from an
-/// empty one (an empty table), as the testdata format and `flotilla interpret --status-file` can.
+/// The inputs of one Lua call: a [`Request`], and for AggregateStatus whether the status items are absent (the
+/// script's `nil`) rather than empty, which the testdata format and `flotilla interpret --status-file` can say.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Input {
-    /// `GetReplicas(desiredObj)`.
-    InterpretReplica {
-        /// The template.
-        object: Value,
-    },
-    /// `GetComponents(desiredObj)`.
-    InterpretComponent {
-        /// The template.
-        object: Value,
-    },
-    /// `ReviseReplica(desiredObj, desiredReplica)`.
-    ReviseReplica {
-        /// A copy of the template.
-        object: Value,
-        /// The replicas for one cluster.
-        replicas: i64,
-    },
-    /// `Retain(desiredObj, observedObj)`.
-    Retain {
-        /// What Flotilla wants in the member.
-        desired: Value,
-        /// What the member holds.
-        observed: Value,
-    },
-    /// `AggregateStatus(desiredObj, statusItems)`.
-    AggregateStatus {
-        /// The template.
-        object: Value,
-        /// The items; `None` reaches the script as `nil`.
-        items: Option<Vec<AggregatedStatusItem>>,
-    },
-    /// `ReflectStatus(observedObj)`.
-    InterpretStatus {
-        /// The member object.
-        object: Value,
-    },
-    /// `InterpretHealth(observedObj)`.
-    InterpretHealth {
-        /// The member object.
-        object: Value,
-    },
-    /// `GetDependencies(desiredObj)`.
-    InterpretDependency {
-        /// The template.
-        object: Value,
-    },
+pub struct Input {
+    request: Request,
+    items_absent: bool,
 }
 
 impl From<Request> for Input {
     /// Controllers pass an empty item list when a binding has no status items; Karmada passes `nil` then (§4.4).
     fn from(request: Request) -> Self {
-        match request {
-            Request::InterpretReplica { object } => Input::InterpretReplica { object },
-            Request::InterpretComponent { object } => Input::InterpretComponent { object },
-            Request::ReviseReplica { object, replicas } => {
-                Input::ReviseReplica { object, replicas }
-            }
-            Request::Retain { desired, observed } => Input::Retain { desired, observed },
-            Request::AggregateStatus { object, items } => Input::AggregateStatus {
-                object,
-                items: if items.is_empty() { None } else { Some(items) },
-            },
-            Request::InterpretStatus { object } => Input::InterpretStatus { object },
-            Request::InterpretHealth { object } => Input::InterpretHealth { object },
-            Request::InterpretDependency { object } => Input::InterpretDependency { object },
+        let items_absent =
+            matches!(&request, Request::AggregateStatus { items, .. } if items.is_empty());
+        Input {
+            request,
+            items_absent,
         }
     }
 }
 
 impl Input {
+    /// AggregateStatus with `items` as given: `None` reaches the script as `nil`, `Some(vec![])` as an empty table.
+    pub fn aggregate_status(object: Value, items: Option<Vec<AggregatedStatusItem>>) -> Input {
+        Input {
+            items_absent: items.is_none(),
+            request: Request::AggregateStatus {
+                object,
+                items: items.unwrap_or_default(),
+            },
+        }
+    }
+
+    /// The request.
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
     /// The operation.
     pub fn operation(&self) -> InterpreterOperation {
-        match self {
-            Input::InterpretReplica { .. } => InterpreterOperation::InterpretReplica,
-            Input::InterpretComponent { .. } => InterpreterOperation::InterpretComponent,
-            Input::ReviseReplica { .. } => InterpreterOperation::ReviseReplica,
-            Input::Retain { .. } => InterpreterOperation::Retain,
-            Input::AggregateStatus { .. } => InterpreterOperation::AggregateStatus,
-            Input::InterpretStatus { .. } => InterpreterOperation::InterpretStatus,
-            Input::InterpretHealth { .. } => InterpreterOperation::InterpretHealth,
-            Input::InterpretDependency { .. } => InterpreterOperation::InterpretDependency,
-        }
+        self.request.operation()
     }
 
     /// The object whose kind selects the rule (the desired object for Retain).
     pub fn object(&self) -> &Value {
-        match self {
-            Input::InterpretReplica { object }
-            | Input::InterpretComponent { object }
-            | Input::ReviseReplica { object, .. }
-            | Input::AggregateStatus { object, .. }
-            | Input::InterpretStatus { object }
-            | Input::InterpretHealth { object }
-            | Input::InterpretDependency { object } => object,
-            Input::Retain { desired, .. } => desired,
-        }
+        self.request.object()
     }
 }
 
@@ -280,28 +225,33 @@ fn results_of(
 
 /// The Lua arguments of each function (interpreter spec §4.4).
 fn arguments(lua: &Lua, bridge: &Bridge, input: Input) -> mlua::Result<[Arg; 2]> {
+    let Input {
+        request,
+        items_absent,
+    } = input;
     let object = |value: Value| -> mlua::Result<Arg> {
         Ok(match bridge.container(value) {
             Ok(code) => Arg::Container(code),
             Err(scalar) => Arg::Plain(bridge.push(lua, scalar)?),
         })
     };
-    Ok(match input {
-        Input::InterpretReplica { object: o }
-        | Input::InterpretComponent { object: o }
-        | Input::InterpretStatus { object: o }
-        | Input::InterpretHealth { object: o }
-        | Input::InterpretDependency { object: o } => [object(o)?, Arg::Plain(LuaValue::Nil)],
-        Input::ReviseReplica {
+    Ok(match request {
+        Request::InterpretReplica { object: o }
+        | Request::InterpretComponent { object: o }
+        | Request::InterpretStatus { object: o }
+        | Request::InterpretHealth { object: o }
+        | Request::InterpretDependency { object: o } => [object(o)?, Arg::Plain(LuaValue::Nil)],
+        Request::ReviseReplica {
             object: o,
             replicas,
         } => [object(o)?, Arg::Plain(LuaValue::Number(replicas as f64))],
-        Input::Retain { desired, observed } => [object(desired)?, object(observed)?],
-        Input::AggregateStatus { object: o, items } => [
+        Request::Retain { desired, observed } => [object(desired)?, object(observed)?],
+        Request::AggregateStatus { object: o, items } => [
             object(o)?,
-            match items {
-                None => Arg::Plain(LuaValue::Nil),
-                Some(items) => object(status_items(items))?,
+            if items_absent {
+                Arg::Plain(LuaValue::Nil)
+            } else {
+                object(status_items(items))?
             },
         ],
     })

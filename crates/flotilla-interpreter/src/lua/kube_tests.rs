@@ -3,14 +3,14 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::layer::Response;
+use crate::layer::{Request, Response};
 
 /// Runs `body` as the body of GetReplicas with `obj` bound, returning its second result as JSON.
 fn requirements(body: &str, object: Value) -> Result<Option<Value>, ScriptError> {
     let vm = LuaVm::default();
     let source = format!("local kube = require('kube')\nfunction GetReplicas(obj)\n{body}\nend");
     let script = vm.script("kube-test", &source);
-    match vm.call_blocking(&script, Input::InterpretReplica { object })? {
+    match vm.call_blocking(&script, Request::InterpretReplica { object })? {
         Response::Replicas { requirements, .. } => {
             Ok(requirements.map(|r| serde_json::to_value(r).unwrap()))
         }
@@ -27,7 +27,7 @@ fn eval(expression: &str) -> String {
     let script = vm.script("kube-eval", &source);
     vm.call_blocking(
         &script,
-        Input::InterpretHealth {
+        Request::InterpretHealth {
             object: json!({"kind": "X"}),
         },
     )
@@ -121,7 +121,7 @@ fn get_pod_dependencies_lists_references() {
     let Response::Dependencies(refs) = vm
         .call_blocking(
             &script,
-            Input::InterpretDependency {
+            Request::InterpretDependency {
                 object: object.clone(),
             },
         )
@@ -149,7 +149,7 @@ fn get_pod_dependencies_lists_references() {
     object["metadata"] = json!({});
     object["spec"]["template"] = json!({"spec": {"containers": [{"name": "a", "image": "i"}]}});
     let out = vm
-        .call_blocking(&script, Input::InterpretDependency { object })
+        .call_blocking(&script, Request::InterpretDependency { object })
         .unwrap();
     assert_eq!(out, Response::Dependencies(Vec::new()));
     assert!(

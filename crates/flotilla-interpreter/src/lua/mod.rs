@@ -31,6 +31,8 @@ pub fn compile_error(source: &str) -> Option<String> {
 #[cfg(test)]
 mod bridge_tests;
 #[cfg(test)]
+mod budget_tests;
+#[cfg(test)]
 mod kube_tests;
 #[cfg(test)]
 mod tests;

@@ -14,7 +14,7 @@ use super::call::Input;
 use super::error::ScriptError;
 use super::sandbox::Sandbox;
 use super::vm::{Limits, LuaVm, Script};
-use crate::layer::{LayerKind, Response};
+use crate::layer::{LayerKind, Request, Response};
 use crate::{Error, Handles};
 
 /// The scripts for one kind.
@@ -121,8 +121,9 @@ impl RuleSet {
         &self,
         vm: &LuaVm,
         layer: LayerKind,
-        input: Input,
+        input: impl Into<Input>,
     ) -> Result<Response, Error> {
+        let input = input.into();
         let described = Described::of(&input);
         vm.with_sandbox(|sandbox, limits| self.execute(sandbox, limits, layer, input))
             .unwrap_or_else(|e| Err(described.error(layer, Box::new(e))))
@@ -168,9 +169,10 @@ impl RuleSet {
         let mut refs = Vec::new();
         // Every script but the last gets a copy of the object; the last one takes it.
         for script in others {
-            let copy = Input::InterpretDependency {
+            let copy = Request::InterpretDependency {
                 object: input.object().clone(),
-            };
+            }
+            .into();
             if let Response::Dependencies(found) =
                 super::call::run(sandbox, script, copy, limits).map_err(fail)?
             {

@@ -173,7 +173,12 @@ impl LuaVm {
     ///
     /// # Errors
     /// See [`ScriptError`].
-    pub fn call_blocking(&self, script: &Script, input: Input) -> Result<Response, ScriptError> {
+    pub fn call_blocking(
+        &self,
+        script: &Script,
+        input: impl Into<Input>,
+    ) -> Result<Response, ScriptError> {
+        let input = input.into();
         let function = call::function_name(input.operation());
         match self.with_sandbox(|sandbox, limits| call::run(sandbox, script, input, limits)) {
             Ok(result) => result,

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::lua::{Input, LuaVm, RuleSet, compile_error};
-use crate::{LayerKind, Response};
+use crate::{LayerKind, Request, Response};
 
 /// One case as written in a testdata file.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -319,7 +319,7 @@ fn input_of(operation: InterpreterOperation, case: &Case) -> Result<Input, Strin
             .observed
             .clone()
             .ok_or("observed, observed-file options are not set")?;
-        return Ok(Input::Retain { desired, observed });
+        return Ok(Request::Retain { desired, observed }.into());
     }
     let object = match (&case.desired, &case.observed) {
         (Some(_), Some(_)) => {
@@ -330,21 +330,21 @@ fn input_of(operation: InterpreterOperation, case: &Case) -> Result<Input, Strin
         (None, None) => return Err("desired-file, observed-file options are not set".to_owned()),
         (Some(object), None) | (None, Some(object)) => object.clone(),
     };
+    if operation == InterpreterOperation::AggregateStatus {
+        return Ok(Input::aggregate_status(object, case.status_items.clone()));
+    }
     Ok(match operation {
-        InterpreterOperation::InterpretReplica => Input::InterpretReplica { object },
-        InterpreterOperation::InterpretComponent => Input::InterpretComponent { object },
-        InterpreterOperation::ReviseReplica => Input::ReviseReplica {
+        InterpreterOperation::InterpretReplica => Request::InterpretReplica { object },
+        InterpreterOperation::InterpretComponent => Request::InterpretComponent { object },
+        InterpreterOperation::ReviseReplica => Request::ReviseReplica {
             object,
             replicas: case.input_replicas,
         },
-        InterpreterOperation::AggregateStatus => Input::AggregateStatus {
-            object,
-            items: case.status_items.clone(),
-        },
-        InterpreterOperation::InterpretStatus => Input::InterpretStatus { object },
-        InterpreterOperation::InterpretHealth => Input::InterpretHealth { object },
-        _ => Input::InterpretDependency { object },
-    })
+        InterpreterOperation::InterpretStatus => Request::InterpretStatus { object },
+        InterpreterOperation::InterpretHealth => Request::InterpretHealth { object },
+        _ => Request::InterpretDependency { object },
+    }
+    .into())
 }
 
 /// The named results of an operation, as `flotilla interpret` prints them (interpreter spec §7.3).

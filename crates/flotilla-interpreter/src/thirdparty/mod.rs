@@ -105,7 +105,7 @@ impl ThirdPartyLayer {
     ///
     /// # Errors
     /// As [`RuleSet::interpret_blocking`].
-    pub fn interpret_blocking(&self, input: Input) -> Result<Response, Error> {
+    pub fn interpret_blocking(&self, input: impl Into<Input>) -> Result<Response, Error> {
         self.rules
             .interpret_blocking(&self.vm, LayerKind::ThirdParty, input)
     }
