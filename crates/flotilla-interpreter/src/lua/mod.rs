@@ -4,9 +4,12 @@
 //!
 //! Deliberate differences from Karmada (spec §0): scripts are compiled once and cached; each call runs in its own
 //! environment, so no global leaks between scripts, operations or kinds; library tables are read-only; values keep
-//! their JSON shape (objects, arrays, empty or not, integers, `null` array elements). Luau prints non-integral numbers
-//! of magnitude 1e6 and above or below 1e-4 differently from Go when they are concatenated with `..` (`tostring`,
-//! `print` and `string.format("%s")` follow Go); Luau has no `goto`.
+//! their JSON shape (objects, arrays, empty or not, integers, `null` array elements, which scripts see as a `null`
+//! light userdata); `kube.getPodDependencies` returns an empty list rather than nil; `kube.accuratePodRequirements`
+//! decodes only the fields requirements depend on, so a wrongly typed field elsewhere in the template is not an
+//! error. Residual engine differences: Luau prints non-integral numbers of magnitude 1e6 and above or below 1e-4
+//! differently from Go when they are concatenated with `..` (`tostring`, `print` and `string.format("%s")` follow
+//! Go); Luau has no `goto`, and accepts its own syntax extensions (`+=`, `continue`) that Karmada would reject.
 
 mod bridge;
 mod call;
