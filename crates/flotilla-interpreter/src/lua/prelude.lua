@@ -80,6 +80,15 @@ LAZY.__len = function(t)
     materialize(t)
     return rawlen(t)
 end
+-- Luau's generalized iteration (`for k, v in t do`) must not see the slot number either.
+LAZY.__iter = function(t)
+    materialize(t)
+    return next, t
+end
+-- Scripts cannot reach these tables, but freeze them anyway: the bridge's behaviour must not be changeable.
+table.freeze(LAZY)
+table.freeze(OBJ)
+table.freeze(ARR)
 
 local function force(t)
     if type(t) == "table" and getmetatable(t) == LAZY then

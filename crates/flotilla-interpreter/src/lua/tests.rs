@@ -475,3 +475,37 @@ fn globals_do_not_leak_between_calls_or_scripts() {
         .unwrap_err();
     assert_eq!(err.message, "not found function InterpretHealth");
 }
+
+#[test]
+fn generalized_iteration_sees_only_members() {
+    let source = "function ReviseReplica(obj)
+      local spec = obj.spec
+      local seen = spec.replicas
+      local keys = {}
+      for k in spec do keys[#keys + 1] = type(k) end
+      obj.kinds = table.concat(keys, ',')
+      return obj
+    end";
+    let out = object(
+        run(
+            source,
+            Request::ReviseReplica {
+                object: deployment(),
+                replicas: 1,
+            },
+        )
+        .unwrap(),
+    );
+    assert!(
+        out["kinds"]
+            .as_str()
+            .unwrap()
+            .split(',')
+            .all(|k| k == "string"),
+        "{}",
+        out["kinds"]
+    );
+    let mut want = deployment();
+    want["kinds"] = out["kinds"].clone();
+    assert_eq!(out, want);
+}
