@@ -45,7 +45,12 @@ fn clusters() -> Vec<Cluster> {
                     provider: "sim".into(),
                     zones: vec![format!("zone-{}", i % 10)],
                     taints: if i % 10 == 9 {
-                        vec![Taint { key: "dedicated".into(), value: Some("batch".into()), effect: "NoSchedule".into(), time_added: None }]
+                        vec![Taint {
+                            key: "dedicated".into(),
+                            value: Some("batch".into()),
+                            effect: "NoSchedule".into(),
+                            time_added: None,
+                        }]
                     } else {
                         Vec::new()
                     },
@@ -53,12 +58,19 @@ fn clusters() -> Vec<Cluster> {
                 },
             );
             c.metadata.labels = Some(
-                [("env".to_owned(), if i % 2 == 0 { "prod" } else { "staging" }.to_owned())].into(),
+                [(
+                    "env".to_owned(),
+                    if i % 2 == 0 { "prod" } else { "staging" }.to_owned(),
+                )]
+                .into(),
             );
             c.status = Some(ClusterStatus {
                 api_enablements: vec![APIEnablement {
                     group_version: "apps/v1".into(),
-                    resources: vec![APIResource { name: "deployments".into(), kind: "Deployment".into() }],
+                    resources: vec![APIResource {
+                        name: "deployments".into(),
+                        kind: "Deployment".into(),
+                    }],
                 }],
                 conditions: vec![Condition {
                     type_: conditions::CLUSTER_COMPLETE_API_ENABLEMENTS.into(),
@@ -75,7 +87,8 @@ fn clusters() -> Vec<Cluster> {
                         ("memory".to_owned(), q(format!("{}Gi", 64 * (1 + i % 3)))),
                     ]
                     .into(),
-                    allocated: [("pods".to_owned(), q("20")), ("cpu".to_owned(), q("3500m"))].into(),
+                    allocated: [("pods".to_owned(), q("20")), ("cpu".to_owned(), q("3500m"))]
+                        .into(),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -85,7 +98,10 @@ fn clusters() -> Vec<Cluster> {
         .collect()
 }
 
-fn divided(preference: ReplicaDivisionPreference, weights: Option<ClusterPreferences>) -> Option<ReplicaSchedulingStrategy> {
+fn divided(
+    preference: ReplicaDivisionPreference,
+    weights: Option<ClusterPreferences>,
+) -> Option<ReplicaSchedulingStrategy> {
     Some(ReplicaSchedulingStrategy {
         replica_scheduling_type: ReplicaSchedulingType::Divided,
         replica_division_preference: Some(preference),
@@ -114,13 +130,17 @@ fn placement(i: usize) -> Placement {
                     static_weight_list: (0..4)
                         .map(|r| StaticClusterWeight {
                             target_cluster: ClusterAffinity {
-                                field_selector: Some(flotilla_api::policy::v1alpha1::FieldSelector {
-                                    match_expressions: vec![k8s_openapi::api::core::v1::NodeSelectorRequirement {
-                                        key: "region".into(),
-                                        operator: "In".into(),
-                                        values: Some(vec![format!("region-{r}")]),
-                                    }],
-                                }),
+                                field_selector: Some(
+                                    flotilla_api::policy::v1alpha1::FieldSelector {
+                                        match_expressions: vec![
+                                            k8s_openapi::api::core::v1::NodeSelectorRequirement {
+                                                key: "region".into(),
+                                                operator: "In".into(),
+                                                values: Some(vec![format!("region-{r}")]),
+                                            },
+                                        ],
+                                    },
+                                ),
                                 ..Default::default()
                             },
                             weight: 1 + r,
@@ -139,7 +159,11 @@ fn placement(i: usize) -> Placement {
                     dynamic_weight: Some(DynamicWeightFactor::AvailableReplicas),
                 }),
             ),
-            cluster_tolerations: vec![Toleration { key: Some("dedicated".into()), operator: Some("Exists".into()), ..Default::default() }],
+            cluster_tolerations: vec![Toleration {
+                key: Some("dedicated".into()),
+                operator: Some("Exists".into()),
+                ..Default::default()
+            }],
             ..Default::default()
         },
         3 => Placement {
@@ -154,15 +178,36 @@ fn placement(i: usize) -> Placement {
         },
         4 => Placement {
             spread_constraints: vec![
-                SpreadConstraint { spread_by_field: Some(SpreadFieldValue::Region), min_groups: 2, max_groups: 3, ..Default::default() },
-                SpreadConstraint { spread_by_field: Some(SpreadFieldValue::Cluster), min_groups: 4, max_groups: 8, ..Default::default() },
+                SpreadConstraint {
+                    spread_by_field: Some(SpreadFieldValue::Region),
+                    min_groups: 2,
+                    max_groups: 3,
+                    ..Default::default()
+                },
+                SpreadConstraint {
+                    spread_by_field: Some(SpreadFieldValue::Cluster),
+                    min_groups: 4,
+                    max_groups: 8,
+                    ..Default::default()
+                },
             ],
             ..Default::default()
         },
         _ => Placement {
             cluster_affinities: vec![
-                ClusterAffinityTerm { affinity_name: "nowhere".into(), cluster_affinity: ClusterAffinity { cluster_names: vec!["gone".into()], ..Default::default() }, overflow_affinities: Vec::new() },
-                ClusterAffinityTerm { affinity_name: "prod".into(), cluster_affinity: prod(), overflow_affinities: Vec::new() },
+                ClusterAffinityTerm {
+                    affinity_name: "nowhere".into(),
+                    cluster_affinity: ClusterAffinity {
+                        cluster_names: vec!["gone".into()],
+                        ..Default::default()
+                    },
+                    overflow_affinities: Vec::new(),
+                },
+                ClusterAffinityTerm {
+                    affinity_name: "prod".into(),
+                    cluster_affinity: prod(),
+                    overflow_affinities: Vec::new(),
+                },
             ],
             replica_scheduling: divided(ReplicaDivisionPreference::Weighted, None),
             ..Default::default()
@@ -183,7 +228,11 @@ fn bindings() -> Vec<ResourceBindingSpec> {
             },
             replicas: 3 + (i % 20) as i32,
             replica_requirements: Some(ReplicaRequirements {
-                resource_request: [("cpu".to_owned(), q("250m")), ("memory".to_owned(), q("512Mi"))].into(),
+                resource_request: [
+                    ("cpu".to_owned(), q("250m")),
+                    ("memory".to_owned(), q("512Mi")),
+                ]
+                .into(),
                 ..Default::default()
             }),
             placement: Some(placement(i)),
@@ -198,8 +247,21 @@ fn scheduler_throughput(c: &mut Criterion) {
     let status = ResourceBindingStatus::default();
     // Every binding must schedule, or the benchmark would measure error paths.
     for (i, spec) in bindings.iter().enumerate() {
-        let outcome = schedule_binding(BindingRef { namespace: "default", name: "b" }, spec, &status, &clusters, ScheduleOptions::default());
-        assert!(outcome.error.is_none(), "binding {i} failed: {:?}", outcome.error);
+        let outcome = schedule_binding(
+            BindingRef {
+                namespace: "default",
+                name: "b",
+            },
+            spec,
+            &status,
+            &clusters,
+            ScheduleOptions::default(),
+        );
+        assert!(
+            outcome.error.is_none(),
+            "binding {i} failed: {:?}",
+            outcome.error
+        );
     }
     let mut group = c.benchmark_group("scheduler");
     group.throughput(Throughput::Elements(BINDINGS as u64));
@@ -208,7 +270,10 @@ fn scheduler_throughput(c: &mut Criterion) {
         b.iter(|| {
             for spec in &bindings {
                 let outcome = schedule_binding(
-                    BindingRef { namespace: "default", name: "b" },
+                    BindingRef {
+                        namespace: "default",
+                        name: "b",
+                    },
                     black_box(spec),
                     &status,
                     black_box(&clusters),

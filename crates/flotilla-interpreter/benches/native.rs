@@ -64,12 +64,45 @@ fn requests() -> Vec<(&'static str, Request)> {
     let mut observed = deployment();
     observed["spec"]["paused"] = json!(true);
     vec![
-        ("GetReplicas", Request::InterpretReplica { object: object.clone() }),
-        ("ReviseReplica", Request::ReviseReplica { object: object.clone(), replicas: 5 }),
-        ("Retain", Request::Retain { desired: object.clone(), observed }),
-        ("AggregateStatus/3", Request::AggregateStatus { object: object.clone(), items: items() }),
-        ("ReflectStatus", Request::InterpretStatus { object: object.clone() }),
-        ("InterpretHealth", Request::InterpretHealth { object: object.clone() }),
+        (
+            "GetReplicas",
+            Request::InterpretReplica {
+                object: object.clone(),
+            },
+        ),
+        (
+            "ReviseReplica",
+            Request::ReviseReplica {
+                object: object.clone(),
+                replicas: 5,
+            },
+        ),
+        (
+            "Retain",
+            Request::Retain {
+                desired: object.clone(),
+                observed,
+            },
+        ),
+        (
+            "AggregateStatus/3",
+            Request::AggregateStatus {
+                object: object.clone(),
+                items: items(),
+            },
+        ),
+        (
+            "ReflectStatus",
+            Request::InterpretStatus {
+                object: object.clone(),
+            },
+        ),
+        (
+            "InterpretHealth",
+            Request::InterpretHealth {
+                object: object.clone(),
+            },
+        ),
         ("GetDependencies", Request::InterpretDependency { object }),
     ]
 }
@@ -78,14 +111,20 @@ fn native_layer(c: &mut Criterion) {
     let mut group = c.benchmark_group("native");
     for (name, request) in requests() {
         group.bench_function(name, |b| {
-            b.iter_batched(|| request.clone(), |r| black_box(native::interpret(r).unwrap()), BatchSize::SmallInput);
+            b.iter_batched(
+                || request.clone(),
+                |r| black_box(native::interpret(r).unwrap()),
+                BatchSize::SmallInput,
+            );
         });
     }
     group.finish();
 }
 
 fn facade(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let interpreter = ResourceInterpreter::builder().native().build().unwrap();
     let mut group = c.benchmark_group("facade");
     for (name, request) in requests() {
@@ -107,7 +146,8 @@ fn quantity(c: &mut Criterion) {
     use flotilla_interpreter::quantity::Quantity;
     c.bench_function("quantity/parse+add+print", |b| {
         b.iter(|| {
-            let sum = Quantity::parse(black_box("100m")).unwrap() + Quantity::parse(black_box("1.2")).unwrap();
+            let sum = Quantity::parse(black_box("100m")).unwrap()
+                + Quantity::parse(black_box("1.2")).unwrap();
             black_box(sum.to_string())
         });
     });

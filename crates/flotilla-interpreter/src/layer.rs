@@ -101,8 +101,14 @@ impl Request {
 
 /// Group, version and kind of a JSON object, from its `apiVersion` and `kind` fields.
 pub fn gvk_of(object: &Value) -> Result<GroupVersionKind, Error> {
-    let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let kind = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if kind.is_empty() {
         return Err(Error::MissingKind);
     }
@@ -150,8 +156,12 @@ pub enum LayerKind {
 
 impl LayerKind {
     /// Every layer in dispatch order.
-    pub const ORDER: [LayerKind; 4] =
-        [LayerKind::Customization, LayerKind::Webhook, LayerKind::ThirdParty, LayerKind::Native];
+    pub const ORDER: [LayerKind; 4] = [
+        LayerKind::Customization,
+        LayerKind::Webhook,
+        LayerKind::ThirdParty,
+        LayerKind::Native,
+    ];
 
     /// Lower-case name used in metrics labels, events and `--explain` (`customization`, `webhook`,
     /// `third-party`, `native`).

@@ -14,5 +14,5 @@ pub mod thirdparty;
 pub mod webhook;
 
 pub use error::Error;
-pub use facade::{Explanation, Interpreted, Metrics, ReadyGate, Readiness, ResourceInterpreter};
+pub use facade::{Explanation, Interpreted, Metrics, Readiness, ReadyGate, ResourceInterpreter};
 pub use layer::{Handles, Layer, LayerKind, Request, Response};
