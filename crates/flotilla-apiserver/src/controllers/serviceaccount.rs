@@ -53,6 +53,9 @@ async fn sync(ctx: &Ctx) {
         let sa_uid = meta::meta_str(&sa, "uid").unwrap_or("").to_string();
         let ca = b64.encode(ctx.ca_pem.as_bytes());
         let (tok_b64, ns_b64) = (b64.encode(token.as_bytes()), b64.encode(ns.as_bytes()));
+        // The token must authenticate from the instant a client can read it from the Secret, so it
+        // joins the live table before the write is acknowledged; a failed write drops it at the end.
+        ctx.tokens.grant(&token, &user);
         let res = ctx
             .store
             .write(&secrets, &ns, &name, false, |cur| {

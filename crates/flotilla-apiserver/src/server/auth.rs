@@ -77,6 +77,14 @@ impl Tokens {
             .cloned()
     }
 
+    /// Adds one ServiceAccount token to the table without touching the others.
+    pub fn grant(&self, token: &str, user: &str) {
+        self.service_accounts
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(token.to_string(), user.to_string());
+    }
+
     /// Replaces the ServiceAccount token table (token → `system:serviceaccount:<ns>:<sa>`).
     pub fn set_service_account_tokens(&self, tokens: HashMap<String, String>) {
         *self
