@@ -32,6 +32,11 @@ pub fn example(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// A file of the repository's `manifests/` (what users apply, e.g. `examples/workload-crd.yaml`).
+pub fn manifest(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../manifests")).join(name)
+}
+
 /// A file of this crate's `testdata/`.
 pub fn testdata(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata")).join(name)

@@ -10,7 +10,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
 use crate::resources::{CLUSTER, CRD, Res, brief, text};
-use crate::{Env, Kubectl, example, testdata, wait_for};
+use crate::{Env, Kubectl, example, manifest, wait_for};
 
 /// `kubectl apply -f FILE` (in `namespace` when given) against the control plane with `kubectl`.
 ///
@@ -36,7 +36,7 @@ pub async fn apply(
 /// # Errors
 /// When applying fails or a member never establishes the CRD.
 pub async fn install_workload_crd(env: &Env, kubectl: &Kubectl) -> anyhow::Result<()> {
-    apply(env, kubectl, None, &testdata("workload-crd.yaml")).await?;
+    apply(env, kubectl, None, &manifest("examples/workload-crd.yaml")).await?;
     apply(env, kubectl, None, &example("workload-crd-cpp.yaml")).await?;
     for (name, client) in &env.members {
         wait_for(
