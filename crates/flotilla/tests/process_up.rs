@@ -2,6 +2,8 @@
 //! credentials, the workload simulator, SIGTERM, and resuming on the same data dir.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -11,10 +13,11 @@ use std::time::Duration;
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Node, Secret};
+use kube::ResourceExt;
 use kube::api::{Api, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config, ResourceExt};
 use serde_json::json;
+
+use common::{client, eventually};
 
 struct Up {
     child: Child,
@@ -95,38 +98,6 @@ impl Up {
 
     fn progress(&self) -> Vec<String> {
         self.stderr.try_iter().collect()
-    }
-}
-
-async fn client(path: &Path, context: &str) -> Client {
-    let file = Kubeconfig::read_from(path).unwrap();
-    let options = KubeConfigOptions {
-        context: Some(context.into()),
-        ..KubeConfigOptions::default()
-    };
-    Client::try_from(
-        Config::from_custom_kubeconfig(file, &options)
-            .await
-            .unwrap(),
-    )
-    .unwrap()
-}
-
-async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

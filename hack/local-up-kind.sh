@@ -1,0 +1,79 @@
+# Sourced by hack/local-up.sh when Docker and kind work (never run on its own): kind clusters karmada-host and
+# member1..N, Flotilla's CRDs installed in karmada-host (the karmada-apiserver), `flotilla controller-manager`
+# running against it in the background, and every member joined in Push mode with `flotilla join`.
+# Uses what local-up.sh set: root, bin, data_dir, kube_dir, pid_file, log_file, ready_timeout, say, fail.
+# Environment: FLOTILLA_METRICS_ADDR (default 127.0.0.1:8080), KIND_NODE_IMAGE (kind's default when unset).
+
+members=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --members) [ $# -ge 2 ] || fail "--members needs a number"; members=$2; shift 2 ;;
+    --members=*) members=${1#--members=}; shift ;;
+    *) fail "in kind mode only --members N is supported, not '$1' (FLOTILLA_LOCAL_UP_MODE=embedded for the rest)" ;;
+  esac
+done
+case "$members" in ''|*[!0-9]*|0) fail "--members must be a positive number, not '$members'" ;; esac
+for tool in kubectl curl; do command -v "$tool" >/dev/null 2>&1 || fail "$tool is needed in kind mode"; done
+metrics_addr=${FLOTILLA_METRICS_ADDR:-127.0.0.1:8080}
+kind_dir="$data_dir/kind"
+mkdir -p "$kind_dir"
+
+# Creates kind cluster $1 (kept when it already exists) and writes its kubeconfig, context renamed to $2, to $3.
+kind_cluster() {
+  local name=$1 context=$2 out=$3
+  if ! kind get clusters 2>/dev/null | grep -qx "$name"; then
+    say "creating kind cluster $name"
+    kind create cluster --name "$name" ${KIND_NODE_IMAGE:+--image "$KIND_NODE_IMAGE"} --kubeconfig "$out.tmp" >&2 \
+      || fail "kind create cluster --name $name failed"
+  fi
+  kind get kubeconfig --name "$name" >"$out" || fail "kind get kubeconfig --name $name failed"
+  rm -f "$out.tmp"
+  kubectl --kubeconfig "$out" config rename-context "kind-$name" "$context" >/dev/null \
+    || fail "could not rename context kind-$name to $context"
+}
+
+kind_cluster karmada-host karmada-apiserver "$kube_dir/karmada.config"
+member_configs=()
+for i in $(seq 1 "$members"); do
+  kind_cluster "member$i" "member$i" "$kind_dir/member$i.config"
+  member_configs+=("$kind_dir/member$i.config")
+done
+(IFS=:; KUBECONFIG="${member_configs[*]}" kubectl config view --flatten) >"$kube_dir/members.config" \
+  || fail "could not merge the members' kubeconfigs"
+chmod 600 "$kube_dir/karmada.config" "$kube_dir/members.config"
+karmada=(--kubeconfig "$kube_dir/karmada.config" --context karmada-apiserver)
+
+say "installing Flotilla's CRDs in karmada-host"
+kubectl "${karmada[@]}" apply --server-side -f "$root/manifests/crds/" >&2 || fail "installing the CRDs failed"
+kubectl "${karmada[@]}" wait --for=condition=established --timeout="${ready_timeout}s" -f "$root/manifests/crds/" >&2 \
+  || fail "the CRDs were not established within ${ready_timeout}s"
+kubectl "${karmada[@]}" create namespace karmada-system --dry-run=client -o yaml | kubectl "${karmada[@]}" apply -f - >&2
+
+nohup "$bin" controller-manager --kubeconfig "$kube_dir/karmada.config" --context karmada-apiserver \
+  --metrics-addr "$metrics_addr" >"$log_file" 2>&1 </dev/null &
+pid=$!
+echo "$pid" >"$pid_file"
+say "flotilla controller-manager started (pid $pid), waiting for it to be ready..."
+deadline=$((SECONDS + ready_timeout))
+until [ "$(curl -fsS "http://$metrics_addr/readyz" 2>/dev/null)" = ok ]; do
+  kill -0 "$pid" 2>/dev/null || { tail -n 20 "$log_file" >&2; rm -f "$pid_file"; fail "the controller manager exited (log: $log_file)"; }
+  [ "$SECONDS" -lt "$deadline" ] || fail "the controller manager was not ready within ${ready_timeout}s (log: $log_file)"
+  sleep 0.2
+done
+
+for i in $(seq 1 "$members"); do
+  say "joining member$i"
+  "$bin" join "member$i" --kubeconfig "$kube_dir/karmada.config" --karmada-context karmada-apiserver \
+    --cluster-kubeconfig "$kube_dir/members.config" --cluster-context "member$i" >&2 || fail "joining member$i failed"
+done
+
+cat <<MSG
+
+Flotilla's controller manager is running against kind cluster karmada-host (pid $pid; log $log_file).
+
+  export KUBECONFIG=$kube_dir/karmada.config        # context karmada-apiserver
+  kubectl get clusters
+  kubectl --kubeconfig $kube_dir/members.config --context member1 get deployments
+
+To stop it:  kill $pid     (the kind clusters stay; \`kind delete clusters karmada-host member1 ...\` removes them)
+MSG
