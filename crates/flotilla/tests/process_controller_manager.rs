@@ -2,6 +2,8 @@
 //! in-process API servers (a control plane with Karmada's CRDs and one member).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod common;
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -16,7 +18,7 @@ use kube::Client;
 use kube::api::{Api, PostParams};
 use serde_json::json;
 
-const PATIENCE: Duration = Duration::from_secs(30);
+use common::eventually;
 
 struct Proc(Child);
 
@@ -39,24 +41,6 @@ async fn client(kubeconfig: &str) -> Client {
         .await
         .unwrap();
     Client::try_from(config).unwrap()
-}
-
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 fn flotilla(args: &[&str]) -> std::process::Output {

@@ -37,8 +37,8 @@ impl Drop for Reaper {
     }
 }
 
-/// Runs the script with a private HOME, data dir and kube dir under `dir`.
-fn local_up(dir: &Path, path: Option<&Path>, env: &[(&str, &str)], args: &[&str]) -> Output {
+/// The script with a private HOME, data dir and kube dir under `dir`, and `path` (if any) first on PATH.
+fn script(dir: &Path, path: Option<&Path>, args: &[&str]) -> Command {
     let mut cmd = Command::new("bash");
     cmd.arg(SCRIPT)
         .args(args)
@@ -51,10 +51,15 @@ fn local_up(dir: &Path, path: Option<&Path>, env: &[(&str, &str)], args: &[&str]
         let inherited = std::env::var("PATH").unwrap_or_default();
         cmd.env("PATH", format!("{}:{inherited}", bin.display()));
     }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
+    cmd
+}
+
+/// Runs the script (see [`script`]) and asserts that it succeeds.
+fn local_up(dir: &Path, path: Option<&Path>, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let out = script(dir, path, args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "local-up.sh failed: {}",
@@ -220,15 +225,7 @@ fn kind_mode_refuses_flags_it_cannot_honour() {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("bin");
     fake_kind(&bin, &dir.path().join("kind-state"));
-    let inherited = std::env::var("PATH").unwrap_or_default();
-    let out = Command::new("bash")
-        .arg(SCRIPT)
-        .arg("--webhook-example")
-        .env("HOME", dir.path())
-        .env("PATH", format!("{}:{inherited}", bin.display()))
-        .env("FLOTILLA_BIN", env!("CARGO_BIN_EXE_flotilla"))
-        .env("FLOTILLA_DATA_DIR", dir.path().join("data"))
-        .env("KUBE_DIR", dir.path().join("kube"))
+    let out = script(dir.path(), Some(&bin), &["--webhook-example"])
         .output()
         .unwrap();
     assert!(!out.status.success());

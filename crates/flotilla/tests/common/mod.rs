@@ -22,13 +22,13 @@ pub async fn client(path: &Path, context: &str) -> Client {
     .unwrap()
 }
 
-/// Polls `f` until it returns `Some`, failing the test after 20 s.
+/// Polls `f` until it returns `Some`, failing the test after 30 s (two cores shared with other tests).
 pub async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         if let Some(v) = f().await {
             return v;
