@@ -95,8 +95,12 @@ impl ResourceInfo {
         }
     }
 
-    /// The storage key shared by every version of this resource.
+    /// The storage key shared by every version of this resource. The `events.k8s.io` Events are a view of the
+    /// core Event storage (`crate::event_views`).
     pub fn key(&self) -> ResKey {
+        if !self.custom && crate::event_views::is_events_view(&self.group, &self.plural) {
+            return crate::event_views::storage_key();
+        }
         ResKey {
             group: self.group.clone(),
             plural: self.plural.clone(),

@@ -240,21 +240,21 @@ const CORE_EVENT_FIELDS: &[&str] = &[
     "source",
     "type",
 ];
-// We store events.k8s.io Events in their own shape, so their fields are read where that shape keeps them
-// instead of being renamed to the core Event names as upstream's shared storage requires.
-const EVENTS_V1_FIELDS: &[&str] = &[
-    "metadata.name",
-    "metadata.namespace",
-    "regarding.kind",
-    "regarding.namespace",
-    "regarding.name",
-    "regarding.uid",
-    "regarding.apiVersion",
-    "regarding.resourceVersion",
-    "regarding.fieldPath",
-    "reason",
-    "reportingController",
-    "type",
+// events.k8s.io Events are a view of the stored core Events (`crate::event_views`), so, as upstream's field
+// label conversion does, their selectable fields are renamed to the core fields the objects hold.
+const EVENTS_V1_FIELDS: &[&str] = &["metadata.name", "metadata.namespace", "reason", "type"];
+const EVENTS_V1_RENAMES: &[(&str, &str)] = &[
+    ("regarding.kind", "involvedObject.kind"),
+    ("regarding.namespace", "involvedObject.namespace"),
+    ("regarding.name", "involvedObject.name"),
+    ("regarding.uid", "involvedObject.uid"),
+    ("regarding.apiVersion", "involvedObject.apiVersion"),
+    (
+        "regarding.resourceVersion",
+        "involvedObject.resourceVersion",
+    ),
+    ("regarding.fieldPath", "involvedObject.fieldPath"),
+    ("reportingController", "reportingComponent"),
 ];
 const META_ONLY_CORE_KINDS: &[&str] = &[
     "Endpoints",
@@ -304,7 +304,11 @@ impl KindRules {
                 refusal: Refusal::NotSupported,
             },
             ("", "Event") => simple(CORE_EVENT_FIELDS),
-            ("events.k8s.io", "Event") => simple(EVENTS_V1_FIELDS),
+            ("events.k8s.io", "Event") => Self {
+                fields: owned(EVENTS_V1_FIELDS),
+                renames: EVENTS_V1_RENAMES,
+                refusal: Refusal::NotSupported,
+            },
             ("", "Node") => simple(&["metadata.name", "spec.unschedulable"]),
             ("", "Namespace") => simple(&["metadata.name", "status.phase"]),
             ("", "Secret") => simple(&["metadata.name", "metadata.namespace", "type"]),

@@ -1,5 +1,5 @@
-//! Per-kind write behaviour the generic pipeline cannot express: Namespace lifecycle fields and CRD
-//! preparation (defaults such as Secret `stringData` and the namespace name label live in `crate::defaults`).
+//! Per-kind write behaviour the generic pipeline cannot express: Namespace lifecycle fields, CRD
+//! preparation, `events.k8s.io` Events stored in the core shape (`crate::event_views`) (defaults such as Secret `stringData` and the namespace name label live in `crate::defaults`).
 
 use std::sync::Arc;
 
@@ -30,6 +30,8 @@ pub fn on_create(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value) -> ApiResult<(
         crate::crd::prepare_create(ctx, obj)?;
     } else if is(info, "", "pods") {
         crate::defaults::initial_pod_status(obj);
+    } else if crate::event_views::serves_view(info) {
+        *obj = crate::event_views::to_core(obj);
     }
     Ok(())
 }
@@ -58,6 +60,8 @@ pub fn on_update(
     } else if is(info, "apiextensions.k8s.io", "customresourcedefinitions") && ep == Endpoint::Main
     {
         crate::crd::validate_update(old, new)?;
+    } else if crate::event_views::serves_view(info) {
+        *new = crate::event_views::to_core(new);
     }
     Ok(())
 }

@@ -25,6 +25,7 @@ pub mod controllers;
 pub mod crd;
 pub mod defaults;
 pub mod discovery;
+pub mod event_views;
 pub mod fields;
 pub mod handlers;
 pub mod kind_info;

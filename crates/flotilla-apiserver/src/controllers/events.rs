@@ -15,14 +15,31 @@ use tokio::time::Instant;
 use crate::catalog::ResKey;
 use crate::handlers::delete::{DeleteOpts, delete_object};
 use crate::server::Ctx;
-use crate::store::ObjRef;
+use crate::store::{ObjRef, Outcome};
 use crate::watch::hub::EventType;
 
-fn event_resources() -> [ResKey; 2] {
-    [
-        ResKey::new("", "events"),
-        ResKey::new("events.k8s.io", "events"),
-    ]
+// Both Event APIs read and write one storage (`crate::event_views`).
+fn event_resources() -> [ResKey; 1] {
+    [crate::event_views::storage_key()]
+}
+
+/// Removes `events.k8s.io` Events a data dir kept in their own storage from before both APIs shared one: no
+/// endpoint reaches them any more, so they would otherwise never expire.
+async fn drop_unshared(ctx: &Ctx) {
+    let old = ResKey::new(crate::event_views::EVENTS_GROUP, "events");
+    for obj in ctx.store.list(&old, None).1 {
+        let r = obj_ref(&old, &obj);
+        let _ = ctx
+            .store
+            .write(&old, &r.namespace, &r.name, false, |cur| {
+                Ok(if cur.is_some() {
+                    Outcome::Delete
+                } else {
+                    Outcome::Unchanged
+                })
+            })
+            .await;
+    }
 }
 
 fn obj_ref(res: &ResKey, obj: &serde_json::Value) -> ObjRef {
@@ -41,6 +58,7 @@ fn obj_ref(res: &ResKey, obj: &serde_json::Value) -> ObjRef {
 
 /// Deletes every Event not written for `ttl`, until shutdown.
 pub async fn run(ctx: Arc<Ctx>, ttl: Duration) {
+    drop_unshared(&ctx).await;
     let resources = event_resources();
     let mut rx = ctx.store.hub().subscribe_all();
     let mut written: HashMap<ObjRef, Instant> = HashMap::new();

@@ -154,11 +154,19 @@ pub fn output(req: &Req) -> ApiResult<Output> {
     negotiate(req.accept.as_deref(), READ_OUTPUTS)
 }
 
-/// The object as served at `info`'s version (custom resources stored in another version only change
-/// `apiVersion`, conversion strategy `None`).
+/// The object as served at `info`'s version: read-time defaults of custom resources, then [`converted`].
 pub fn served(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
-    let obj = &shape::on_read(info, obj.clone());
+    converted(info, &shape::on_read(info, obj.clone()))
+}
+
+/// A stored object converted to `info`'s version, without read-time defaulting (the base a patch applies
+/// to): `events.k8s.io` Events are renamed from the stored core shape (`crate::event_views`); custom resources
+/// stored in another version only change `apiVersion` (conversion strategy `None`).
+pub fn converted(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
     let want = info.api_version();
+    if crate::event_views::serves_view(info) && crate::event_views::is_core_shape(obj) {
+        return Arc::new(crate::event_views::to_view(obj, &want));
+    }
     if obj.get("apiVersion").and_then(Value::as_str) == Some(want.as_str())
         && obj.get("kind").and_then(Value::as_str) == Some(info.kind.as_str())
     {

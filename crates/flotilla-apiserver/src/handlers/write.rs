@@ -423,11 +423,10 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
                 admission?;
                 return Ok(Outcome::Put(obj));
             };
-            let mut base = cur.as_ref().clone();
-            if let Some(m) = base.as_object_mut() {
-                m.insert("apiVersion".into(), json!(info.api_version()));
-            }
-            let mut new = patching::apply_to(info, &kind, Some(&base), &input)?;
+            // The patch applies to the object as this endpoint serves it (an events.k8s.io Event is stored
+            // in the core shape).
+            let base = super::converted(info, cur);
+            let mut new = patching::apply_to(info, &kind, Some(base.as_ref()), &input)?;
             if !new.is_object() {
                 return Err(ApiError::bad_request("the patch result is not an object"));
             }

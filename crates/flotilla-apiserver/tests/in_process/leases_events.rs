@@ -1,12 +1,14 @@
 //! Leases with optimistic concurrency and MicroTime kept as sent (spec §9.3); kube-runtime's event recorder,
-//! which creates `events.k8s.io/v1` Events and then merge-patches their series (spec §9.4).
+//! which creates `events.k8s.io/v1` Events and then merge-patches their series (spec §9.4); both Event APIs
+//! reading, watching and patching the same objects.
 
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use kube::Resource;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::common::{mk_cm, start};
 
@@ -97,5 +99,151 @@ async fn kube_runtime_recorder_creates_and_updates_series() {
         list.items[0].reporting_controller.as_deref(),
         Some("flotilla-test")
     );
+    server.shutdown().await;
+}
+
+async fn raw(client: &kube::Client, path: &str) -> Value {
+    let text = client
+        .request_text(http::Request::get(path).body(Vec::new()).unwrap())
+        .await
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[tokio::test]
+async fn both_event_apis_share_objects_watches_and_field_selectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, client) = start(dir.path()).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let cm = cms
+        .create(&PostParams::default(), &mk_cm("watched", json!({})))
+        .await
+        .unwrap();
+    let uid = cm.metadata.uid.clone().unwrap();
+    let core: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), "default");
+    let initial = core.list(&ListParams::default()).await.unwrap();
+    let mut watch = core
+        .watch(
+            &WatchParams::default().timeout(10),
+            initial.metadata.resource_version.as_deref().unwrap(),
+        )
+        .await
+        .unwrap()
+        .boxed();
+    // Written through events.k8s.io by kube-runtime's Recorder ...
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: "flotilla-test".into(),
+            instance: Some("test-1".into()),
+        },
+    );
+    let event = Event {
+        type_: EventType::Warning,
+        reason: "Broken".into(),
+        note: Some("it broke".into()),
+        action: "Check".into(),
+        secondary: None,
+    };
+    recorder.publish(&event, &cm.object_ref(&())).await.unwrap();
+    // ... it is watched, listed and selected through the core API as kubectl describe selects it.
+    let added = loop {
+        match watch.try_next().await.unwrap().expect("a core watch event") {
+            WatchEvent::Added(ev) => break ev,
+            WatchEvent::Bookmark(_) => continue,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(added.message.as_deref(), Some("it broke"));
+    assert_eq!(added.involved_object.uid.as_deref(), Some(uid.as_str()));
+    let selector = format!(
+        "involvedObject.name=watched,involvedObject.namespace=default,involvedObject.kind=ConfigMap,involvedObject.uid={uid}"
+    );
+    let listed = core
+        .list(&ListParams::default().fields(&selector))
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 1, "{:?}", listed.items);
+    let as_core = &listed.items[0];
+    assert_eq!(as_core.reason.as_deref(), Some("Broken"));
+    assert_eq!(as_core.type_.as_deref(), Some("Warning"));
+    assert_eq!(
+        as_core.reporting_component.as_deref(),
+        Some("flotilla-test")
+    );
+    assert_eq!(as_core.reporting_instance.as_deref(), Some("test-1"));
+    assert_eq!(as_core.action.as_deref(), Some("Check"));
+    let none = core
+        .list(&ListParams::default().fields("involvedObject.name=other"))
+        .await
+        .unwrap();
+    assert!(none.items.is_empty());
+    let newer: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(client.clone(), "default");
+    let as_new = newer
+        .get(as_core.metadata.name.as_deref().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(as_new.metadata.uid, as_core.metadata.uid);
+    assert_eq!(
+        as_new.metadata.resource_version,
+        as_core.metadata.resource_version
+    );
+    assert_eq!(as_new.note.as_deref(), Some("it broke"));
+
+    // Written through the core API, read, selected and patched through events.k8s.io.
+    let legacy: k8s_openapi::api::core::v1::Event = serde_json::from_value(json!({
+        "metadata": {"name": "legacy.1"},
+        "involvedObject": {"kind": "ConfigMap", "name": "watched", "namespace": "default", "uid": uid},
+        "reason": "Old", "message": "from core", "type": "Normal", "count": 3,
+        "source": {"component": "kubelet", "host": "node-1"},
+        "firstTimestamp": "2026-11-22T10:00:00Z", "lastTimestamp": "2026-11-22T10:05:00Z"}))
+    .unwrap();
+    let created = core.create(&PostParams::default(), &legacy).await.unwrap();
+    let view = raw(
+        &client,
+        "/apis/events.k8s.io/v1/namespaces/default/events/legacy.1",
+    )
+    .await;
+    assert_eq!(view["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(view["note"], "from core");
+    assert_eq!(view["regarding"]["name"], "watched");
+    assert_eq!(view["deprecatedCount"], 3);
+    assert_eq!(view["deprecatedSource"]["host"], "node-1");
+    assert_eq!(view["deprecatedFirstTimestamp"], "2026-11-22T10:00:00Z");
+    assert_eq!(view["deprecatedLastTimestamp"], "2026-11-22T10:05:00Z");
+    assert!(view["eventTime"].is_null(), "{view}");
+    assert!(view.get("message").is_none() && view.get("involvedObject").is_none());
+    assert_eq!(
+        view["metadata"]["uid"].as_str(),
+        created.metadata.uid.as_deref()
+    );
+    let selected = raw(
+        &client,
+        "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dwatched%2Creason%3DOld",
+    )
+    .await;
+    let names: Vec<&str> = selected["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["legacy.1"]);
+    newer
+        .patch(
+            "legacy.1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"note": "patched", "reportingController": "ctl"})),
+        )
+        .await
+        .unwrap();
+    let after = core.get("legacy.1").await.unwrap();
+    assert_eq!(after.message.as_deref(), Some("patched"));
+    assert_eq!(after.reporting_component.as_deref(), Some("ctl"));
+    assert_eq!(after.count, Some(3));
+    // Deleting through one API removes the object from both.
+    newer.delete("legacy.1", &Default::default()).await.unwrap();
+    assert!(core.get_opt("legacy.1").await.unwrap().is_none());
     server.shutdown().await;
 }
