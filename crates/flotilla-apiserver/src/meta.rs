@@ -218,7 +218,16 @@ pub fn merge_update(
             }
         }
     }
-    meta.remove("resourceVersion");
+    // The store sets the new resourceVersion when it persists; until then (and in a dry run's response, as
+    // upstream answers one) the object carries the version it was derived from.
+    match old_meta.get("resourceVersion") {
+        Some(v) => {
+            meta.insert("resourceVersion".into(), v.clone());
+        }
+        None => {
+            meta.remove("resourceVersion");
+        }
+    }
     if info.generation && spec_changed {
         let g = old_meta
             .get("generation")

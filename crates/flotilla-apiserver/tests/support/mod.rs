@@ -82,6 +82,30 @@ pub fn kubectl(bin: &str, kubeconfig: &Path, args: &[&str]) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// Runs kubectl; returns its exit code, stdout and stderr apart.
+pub fn kubectl_split(bin: &str, kubeconfig: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(bin)
+        .env("KUBECONFIG", kubeconfig)
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs kubectl and fails the test unless it succeeds without writing anything to stderr; returns stdout.
+pub fn must_quiet(bin: &str, kubeconfig: &Path, args: &[&str]) -> String {
+    let (code, stdout, stderr) = kubectl_split(bin, kubeconfig, args);
+    assert!(
+        code == Some(0) && stderr.is_empty(),
+        "{bin} {args:?} exited {code:?}, stderr: {stderr}\nstdout: {stdout}"
+    );
+    stdout
+}
+
 /// Runs kubectl and fails the test unless it succeeds.
 pub fn must(bin: &str, kubeconfig: &Path, args: &[&str]) -> String {
     let (ok, text) = kubectl(bin, kubeconfig, args);
