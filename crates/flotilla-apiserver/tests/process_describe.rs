@@ -320,3 +320,56 @@ fn diff_and_server_dry_run_change_nothing() {
         assert_eq!(after["metadata"]["resourceVersion"], rv);
     }
 }
+
+#[test]
+fn python_client_reads_and_watches_events_across_both_apis() {
+    let h = Harness::start();
+    let python = std::env::var("FLOTILLA_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = r#"
+import sys, datetime
+from kubernetes import client, config, watch
+config.load_kube_config(config_file=sys.argv[1])
+v1, ev = client.CoreV1Api(), client.EventsV1Api()
+ns = "default"
+now = datetime.datetime.now(datetime.timezone.utc)
+ref = client.V1ObjectReference(api_version="v1", kind="ConfigMap", name="cfg", namespace=ns, uid="u-1")
+created = ev.create_namespaced_event(ns, client.EventsV1Event(metadata=client.V1ObjectMeta(name="py.new"),
+    event_time=now, reporting_controller="py", reporting_instance="py-1", action="Act", reason="PyReason",
+    note="from python", type="Normal", regarding=ref))
+# kubectl describe's selector on the core API finds it.
+sel = "involvedObject.name=cfg,involvedObject.namespace=default,involvedObject.kind=ConfigMap,involvedObject.uid=u-1"
+items = v1.list_namespaced_event(ns, field_selector=sel).items
+assert [e.metadata.name for e in items] == ["py.new"], items
+assert items[0].message == "from python" and items[0].reporting_component == "py", items[0]
+assert items[0].metadata.uid == created.metadata.uid, (items[0].metadata, created.metadata)
+assert items[0].metadata.resource_version == created.metadata.resource_version
+assert v1.list_namespaced_event(ns, field_selector="involvedObject.uid=other").items == []
+# A core Event written during an events.k8s.io watch arrives there, renamed.
+rv = ev.list_namespaced_event(ns).metadata.resource_version
+w = watch.Watch()
+v1.create_namespaced_event(ns, client.CoreV1Event(metadata=client.V1ObjectMeta(name="py.old"), involved_object=ref,
+    reason="Core", message="from core", type="Warning", event_time=now, count=4, action="Act",
+    reporting_component="py", reporting_instance="py-1"))
+for e in w.stream(ev.list_namespaced_event, ns, resource_version=rv, timeout_seconds=5):
+    o = e["object"]
+    assert e["type"] == "ADDED" and o.metadata.name == "py.old", e
+    assert o.note == "from core" and o.deprecated_count == 4 and o.regarding.name == "cfg", o
+    w.stop()
+    break
+else:
+    raise SystemExit("no watch event for the core Event")
+print("ok")
+"#;
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(&h.kubeconfig)
+        .output()
+        .expect("python runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success() && text.contains("ok"), "{text}");
+}

@@ -1,11 +1,13 @@
 //! SHOULD-level semantics of spec §12: no-op updates, consistent paging snapshots, metadata-only responses,
-//! the default ServiceAccount, Event expiry.
+//! the default ServiceAccount, Event expiry, dry-run updates, the `all` category in aggregated discovery.
 
 use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, ServiceAccount};
-use kube::api::{Api, DeleteParams, ListParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use serde_json::json;
 
 use crate::common::{eventually, mk_cm, start, start_with};
@@ -196,5 +198,116 @@ async fn events_expire_after_their_ttl() {
         }
     })
     .await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn dry_run_updates_answer_the_live_version_and_persist_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, client) = start(dir.path()).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client, "default");
+    let cm = cms
+        .create(&PostParams::default(), &mk_cm("dry", json!({})))
+        .await
+        .unwrap();
+    let rv = cm.metadata.resource_version.clone().unwrap();
+    let mut events = cms
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let value = |v: &str| json!({"data": {"k": v}});
+    let dry = cms
+        .patch(
+            "dry",
+            &PatchParams::default().dry_run(),
+            &Patch::Merge(value("dry")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(dry.data.unwrap()["k"], "dry");
+    assert_eq!(dry.metadata.resource_version.as_deref(), Some(rv.as_str()));
+    let mut replaced = cm.clone();
+    replaced.data = Some([("k".to_string(), "put".to_string())].into());
+    let put = cms
+        .replace(
+            "dry",
+            &PostParams {
+                dry_run: true,
+                ..Default::default()
+            },
+            &replaced,
+        )
+        .await
+        .unwrap();
+    assert_eq!(put.data.unwrap()["k"], "put");
+    assert_eq!(put.metadata.resource_version.as_deref(), Some(rv.as_str()));
+    let stored = cms.get("dry").await.unwrap();
+    assert_eq!(stored.data.unwrap()["k"], "v");
+    assert_eq!(
+        stored.metadata.resource_version.as_deref(),
+        Some(rv.as_str())
+    );
+    // No watcher heard the dry runs: the first event is the real change.
+    cms.patch("dry", &PatchParams::default(), &Patch::Merge(value("real")))
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    match first {
+        WatchEvent::Modified(o) => assert_eq!(o.data.unwrap()["k"], "real"),
+        other => panic!("expected the real change first, got {other:?}"),
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn aggregated_discovery_puts_kube_apiservers_kinds_in_the_all_category() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, client) = start(dir.path()).await;
+    let mut in_all = Vec::new();
+    for path in ["/api", "/apis"] {
+        let req = http::Request::get(path)
+            .header(
+                "Accept",
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+            )
+            .body(Vec::new())
+            .unwrap();
+        let doc: serde_json::Value =
+            serde_json::from_str(&client.request_text(req).await.unwrap()).unwrap();
+        assert_eq!(doc["kind"], "APIGroupDiscoveryList", "{doc}");
+        for group in doc["items"].as_array().unwrap() {
+            for version in group["versions"].as_array().unwrap() {
+                for r in version["resources"].as_array().unwrap() {
+                    if r["categories"]
+                        .as_array()
+                        .is_some_and(|c| c.contains(&json!("all")))
+                    {
+                        in_all.push(r["resource"].as_str().unwrap().to_string());
+                    }
+                }
+            }
+        }
+    }
+    in_all.sort();
+    assert_eq!(
+        in_all,
+        [
+            "cronjobs",
+            "daemonsets",
+            "deployments",
+            "horizontalpodautoscalers",
+            "jobs",
+            "pods",
+            "replicasets",
+            "replicationcontrollers",
+            "services",
+            "statefulsets"
+        ]
+    );
     server.shutdown().await;
 }
