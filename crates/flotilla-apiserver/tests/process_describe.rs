@@ -105,6 +105,11 @@ fn events_of_both_apis_show_in_get_events_and_describe() {
         assert_eq!(old_new["deprecatedCount"], 2);
         assert_eq!(old_new["deprecatedSource"]["component"], "old-controller");
 
+        let for_web = must_quiet(bin, kc, &["-n", &ns, "events", "--for", "deployment/web"]);
+        assert!(
+            for_web.contains("ScaledUp") && for_web.contains("LegacyReason"),
+            "{bin} events --for:\n{for_web}"
+        );
         let described = must_quiet(bin, kc, &["-n", &ns, "describe", "deployment", "web"]);
         let events = described
             .split_once("Events:")

@@ -10,7 +10,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, Wat
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use serde_json::{Value, json};
 
-use crate::common::{mk_cm, start};
+use crate::common::{eventually, mk_cm, start};
 
 #[tokio::test]
 async fn leases_keep_micro_time_and_refuse_stale_updates() {
@@ -245,5 +245,32 @@ async fn both_event_apis_share_objects_watches_and_field_selectors() {
     // Deleting through one API removes the object from both.
     newer.delete("legacy.1", &Default::default()).await.unwrap();
     assert!(core.get_opt("legacy.1").await.unwrap().is_none());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn events_kept_apart_by_an_older_data_dir_are_dropped_at_start() {
+    use flotilla_apiserver::catalog::ResKey;
+    use flotilla_apiserver::store::Outcome;
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = start(dir.path()).await;
+    // Before both Event APIs shared storage, events.k8s.io Events were stored under their own group.
+    let old = ResKey::new("events.k8s.io", "events");
+    let obj = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": "stale", "namespace": "default", "uid": "u-stale"}, "reason": "Old"});
+    server
+        .store()
+        .write(&old, "default", "stale", false, |_| Ok(Outcome::Put(obj)))
+        .await
+        .unwrap();
+    server.shutdown().await;
+    let (server, _) = start(dir.path()).await;
+    let store = server.store().clone();
+    eventually("the unreachable Event dropped", || {
+        let store = store.clone();
+        let old = old.clone();
+        async move { store.list(&old, None).1.is_empty() }
+    })
+    .await;
     server.shutdown().await;
 }
