@@ -7,7 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use crate::Error;
 use crate::layer::LayerKind;
-use crate::native::pod::is_qualified_name;
+use crate::native::requirements::is_qualified_name;
 
 /// Validates `refs` and, for the Lua layers, deduplicates and sorts them by apiVersion, kind, namespace and
 /// name; webhook results keep their order, native ones their native order.

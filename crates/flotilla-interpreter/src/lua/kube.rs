@@ -3,17 +3,13 @@
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use mlua::{Lua, MultiValue, Table, Value as LuaValue};
-
-use k8s_openapi::api::core::v1::{
-    Affinity, Container, NodeAffinity, NodeSelector, PodSpec, ResourceRequirements, Toleration,
-};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::bridge::Typed;
 use super::call::lua_type;
 use super::sandbox::with_bridge;
+use crate::native::NativeError;
+use crate::native::requirements::template_requirements;
 use crate::quantity::Quantity;
 
 /// Builds the (read-only once frozen) library table.
@@ -80,16 +76,33 @@ fn get_resource_quantity(_: &Lua, args: MultiValue) -> mlua::Result<f64> {
     Ok(value)
 }
 
-/// `kube.accuratePodRequirements(podTemplate)`: the native replica requirements of a pod template, or nil.
+/// `kube.accuratePodRequirements(podTemplate)`: the native replica requirements of a pod template, or nil. An
+/// untouched template is read in place, without converting or copying it.
 fn accurate_pod_requirements(lua: &Lua, args: MultiValue) -> mlua::Result<LuaValue> {
+    const FUNCTION: &str = "accuratePodRequirements";
     if args.len() != 1 {
         return Err(mlua::Error::runtime(
             "getPodRequirements only accepts one argument",
         ));
     }
-    let template = template(lua, &args[0], "accuratePodRequirements", requirements_view)?;
-    let requirements = crate::native::pod::replica_requirements(&template)
-        .map_err(|e| mlua::Error::runtime(format!("accuratePodRequirements: {e}")))?;
+    check_table(&args[0], FUNCTION)?;
+    let computed = with_bridge(lua, |bridge| {
+        bridge
+            .with_json(&args[0], |json| {
+                // A new empty table stands for an empty template, whatever shape it would encode to.
+                if json.as_array().is_some_and(Vec::is_empty) {
+                    return Ok(None);
+                }
+                template_requirements(json, || "pod template".to_owned())
+            })
+            .map_err(|e| mlua::Error::runtime(format!("{FUNCTION}: {e}")))
+    })?;
+    let requirements = computed.map_err(|e| match e {
+        NativeError::Decode { source, .. } => {
+            mlua::Error::runtime(format!("{FUNCTION}: json unmarshal obj failed: {source}"))
+        }
+        other => mlua::Error::runtime(format!("{FUNCTION}: {other}")),
+    })?;
     match requirements {
         None => Ok(LuaValue::Nil),
         Some(requirements) => {
@@ -109,7 +122,7 @@ fn get_pod_dependencies(lua: &Lua, args: MultiValue) -> mlua::Result<LuaValue> {
             "getPodDependencies only accepts two arguments",
         ));
     }
-    let template = template(lua, &args[0], "getPodDependencies", whole)?;
+    let template = template(lua, &args[0], "getPodDependencies")?;
     let namespace = match &args[1] {
         LuaValue::Nil => "default".to_owned(),
         LuaValue::String(s) => s.to_str()?.to_owned(),
@@ -130,20 +143,21 @@ fn get_pod_dependencies(lua: &Lua, args: MultiValue) -> mlua::Result<LuaValue> {
     with_bridge(lua, |bridge| bridge.push(lua, json))
 }
 
-/// A pod template argument decoded with `decode` (as Go decodes it into a `PodTemplateSpec`). The script keeps its
-/// table; an untouched one is read in place.
-fn template(
-    lua: &Lua,
-    value: &LuaValue,
-    function: &str,
-    decode: fn(&Value) -> Result<PodTemplateSpec, serde_json::Error>,
-) -> mlua::Result<PodTemplateSpec> {
-    if !matches!(value, LuaValue::Table(_)) {
-        return Err(mlua::Error::runtime(format!(
-            "bad argument #1 to {function} (table expected, got {})",
-            lua_type(value)
-        )));
+/// Raises Lua's bad-argument error unless `value` is a table.
+fn check_table(value: &LuaValue, function: &str) -> mlua::Result<()> {
+    if matches!(value, LuaValue::Table(_)) {
+        return Ok(());
     }
+    Err(mlua::Error::runtime(format!(
+        "bad argument #1 to {function} (table expected, got {})",
+        lua_type(value)
+    )))
+}
+
+/// A pod template argument decoded whole, as Go decodes it into a `PodTemplateSpec` (dependencies are read from
+/// every container and volume). The script keeps its table; an untouched one is read in place.
+fn template(lua: &Lua, value: &LuaValue, function: &str) -> mlua::Result<PodTemplateSpec> {
+    check_table(value, function)?;
     let decoded = with_bridge(lua, |bridge| {
         bridge
             .with_json(value, |json| {
@@ -151,93 +165,9 @@ fn template(
                 if json.as_array().is_some_and(Vec::is_empty) {
                     return Ok(PodTemplateSpec::default());
                 }
-                decode(json)
+                PodTemplateSpec::deserialize(json)
             })
             .map_err(|e| mlua::Error::runtime(format!("{function}: {e}")))
     })?;
     decoded.map_err(|e| mlua::Error::runtime(format!("{function}: json unmarshal obj failed: {e}")))
-}
-
-/// The whole template (dependencies are read from every container and volume).
-fn whole(template: &Value) -> Result<PodTemplateSpec, serde_json::Error> {
-    PodTemplateSpec::deserialize(template)
-}
-
-/// The part of a pod template the replica requirements are computed from (interpreter spec §3.2): node selector,
-/// tolerations, required node affinity, overhead, and each container's name and resources. Decoding only this
-/// makes the call several times cheaper for realistic templates; the native computation reads nothing else, so
-/// the answer is the same. Unlike Karmada, a wrong type in a field outside this view is not an error here.
-fn requirements_view(template: &Value) -> Result<PodTemplateSpec, serde_json::Error> {
-    let view = TemplateView::deserialize(template)?;
-    let Some(spec) = view.spec else {
-        return Ok(PodTemplateSpec::default());
-    };
-    let containers = |list: Option<Vec<ContainerView>>| -> Vec<Container> {
-        list.unwrap_or_default()
-            .into_iter()
-            .map(|c| Container {
-                name: c.name.unwrap_or_default(),
-                resources: c.resources,
-                ..Container::default()
-            })
-            .collect()
-    };
-    let affinity = spec
-        .affinity
-        .and_then(|a| a.node_affinity)
-        .and_then(|n| n.required_during_scheduling_ignored_during_execution)
-        .map(|required| Affinity {
-            node_affinity: Some(NodeAffinity {
-                required_during_scheduling_ignored_during_execution: Some(required),
-                ..NodeAffinity::default()
-            }),
-            ..Affinity::default()
-        });
-    Ok(PodTemplateSpec {
-        metadata: None,
-        spec: Some(PodSpec {
-            containers: containers(spec.containers),
-            init_containers: Some(containers(spec.init_containers)).filter(|c| !c.is_empty()),
-            overhead: spec.overhead,
-            node_selector: spec.node_selector,
-            tolerations: spec.tolerations,
-            affinity,
-            ..PodSpec::default()
-        }),
-    })
-}
-
-/// The fields of a pod template [`requirements_view`] decodes; everything else is skipped unread.
-#[derive(Deserialize)]
-struct TemplateView {
-    spec: Option<SpecView>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SpecView {
-    containers: Option<Vec<ContainerView>>,
-    init_containers: Option<Vec<ContainerView>>,
-    overhead: Option<std::collections::BTreeMap<String, K8sQuantity>>,
-    node_selector: Option<std::collections::BTreeMap<String, String>>,
-    tolerations: Option<Vec<Toleration>>,
-    affinity: Option<AffinityView>,
-}
-
-#[derive(Deserialize)]
-struct ContainerView {
-    name: Option<String>,
-    resources: Option<ResourceRequirements>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AffinityView {
-    node_affinity: Option<NodeAffinityView>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct NodeAffinityView {
-    required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
 }

@@ -188,9 +188,7 @@ fn requirements_through_lua_equal_the_native_layers_answer() {
         with_everything,
         json!({"spec": {"containers": []}}),
     ] {
-        let typed: k8s_openapi::api::core::v1::PodTemplateSpec =
-            serde_json::from_value(template.clone()).unwrap();
-        let native = crate::native::pod::replica_requirements(&typed)
+        let native = crate::native::requirements::template_requirements(&template, String::new)
             .unwrap()
             .map(|r| serde_json::to_value(r).unwrap());
         let object = json!({"kind": "X", "spec": {"template": template}});

@@ -3,7 +3,9 @@
 //!
 //! Handlers are keyed by exact group, version and kind (§3.1). InterpretStatus is handled for every kind:
 //! kinds without a specific handler reflect their whole `.status`. Handlers that read typed fields decode the
-//! object into its k8s-openapi type first, so a field of the wrong type fails the call as in Karmada; handlers
+//! object into its k8s-openapi type first, so a field of the wrong type fails the call as in Karmada, except
+//! InterpretReplica, which reads and type-checks only the pod template fields its answer depends on (decoding
+//! the whole template would triple its cost; see [`requirements`]); handlers
 //! that return an object edit the JSON in place, so every field they do not own is kept byte for byte.
 
 mod aggregate;
@@ -16,6 +18,7 @@ pub(crate) mod object;
 pub mod pod;
 mod reflect;
 mod replica;
+pub mod requirements;
 mod retain;
 
 use flotilla_api::config::v1alpha1::InterpreterOperation as Op;

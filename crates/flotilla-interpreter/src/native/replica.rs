@@ -1,11 +1,10 @@
 //! InterpretReplica and ReviseReplica for the workload kinds (spec §3.2, §3.3).
 
 use flotilla_api::work::v1alpha2::ReplicaRequirements;
-use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use serde_json::Value;
 
-use super::object::{at, decode, decode_object, describe, int_at, set_at};
-use super::pod::{pod_replica_requirements, replica_requirements};
+use super::object::{at, describe, int_at, set_at};
+use super::requirements::{spec_requirements, template_requirements};
 use super::{NativeError, NativeKind};
 
 /// Replica count and per-replica requirements of a workload.
@@ -13,16 +12,15 @@ pub(crate) fn get_replicas(
     kind: NativeKind,
     object: &Value,
 ) -> Result<(i32, Option<ReplicaRequirements>), NativeError> {
-    let from_template = |replicas: i32, template: Option<&PodTemplateSpec>| match template {
-        Some(template) => Ok((replicas, replica_requirements(template)?)),
-        None => Ok((replicas, None)),
-    };
-    // Only the pod template and the counts are decoded: the rest of the object does not affect the answer.
-    let template = || -> Result<Option<PodTemplateSpec>, NativeError> {
-        match at(object, &["spec", "template"]) {
-            None | Some(Value::Null) => Ok(None),
-            Some(t) => decode(t, || format!("spec.template of {}", describe(object))).map(Some),
-        }
+    // Only the pod template's scheduling fields and the counts are read: the rest does not affect the answer.
+    let from_template = |replicas: i32| match at(object, &["spec", "template"]) {
+        None | Some(Value::Null) => Ok((replicas, None)),
+        Some(template) => Ok((
+            replicas,
+            template_requirements(template, || {
+                format!("spec.template of {}", describe(object))
+            })?,
+        )),
     };
     let count = |field: &str| -> Result<i32, NativeError> {
         let value = int_at(object, &["spec", field])?.unwrap_or(0);
@@ -34,7 +32,7 @@ pub(crate) fn get_replicas(
     };
     match kind {
         NativeKind::Deployment | NativeKind::ReplicaSet | NativeKind::StatefulSet => {
-            from_template(count("replicas")?, template()?.as_ref())
+            from_template(count("replicas")?)
         }
         NativeKind::Job => {
             let parallelism = count("parallelism")?;
@@ -44,15 +42,15 @@ pub(crate) fn get_replicas(
                 Some(completions) if i64::from(parallelism) > completions => count("completions")?,
                 _ => parallelism,
             };
-            from_template(replicas, template()?.as_ref())
+            from_template(replicas)
         }
-        NativeKind::Pod => {
-            let pod: Pod = decode_object(object)?;
-            match &pod.spec {
-                Some(spec) => Ok((1, pod_replica_requirements(spec)?)),
-                None => Ok((1, None)),
-            }
-        }
+        NativeKind::Pod => match object.get("spec") {
+            None | Some(Value::Null) => Ok((1, None)),
+            Some(spec) => Ok((
+                1,
+                spec_requirements(spec, || format!("spec of {}", describe(object)))?,
+            )),
+        },
         _ => Err(NativeError::Field {
             object: describe(object),
             field: "kind".to_owned(),
