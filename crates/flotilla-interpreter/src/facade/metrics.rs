@@ -3,6 +3,8 @@
 //! Labels stay low-cardinality: the kind is `group/Kind` (`core/Pod` for the core group), never an object
 //! name, and the layer is `none` when no layer had a rule.
 
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::MetricFamily;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
 
 /// The interpreter's collectors.
@@ -50,6 +52,37 @@ impl Metrics {
         registry.register(Box::new(self.latency.clone()))
     }
 
+    /// Registers both collectors in a registry that puts `prefix_` before every name itself (as a registry made
+    /// with `Registry::new_custom(Some("flotilla"), ..)` does), so the names it serves are still
+    /// `flotilla_interpreter_*` rather than carrying the prefix twice.
+    ///
+    /// # Errors
+    /// When collectors of the same names are already registered there.
+    pub fn register_in_prefixed(
+        &self,
+        registry: &Registry,
+        prefix: &str,
+    ) -> Result<(), prometheus::Error> {
+        let prefix = format!("{prefix}_");
+        let collectors: Vec<Box<dyn Collector>> =
+            vec![Box::new(self.calls.clone()), Box::new(self.latency.clone())];
+        let mut descs = Vec::new();
+        for desc in collectors.iter().flat_map(|c| c.desc()) {
+            let name = desc.fq_name.strip_prefix(&prefix).unwrap_or(&desc.fq_name);
+            descs.push(Desc::new(
+                name.to_owned(),
+                desc.help.clone(),
+                desc.variable_labels.clone(),
+                Default::default(),
+            )?);
+        }
+        registry.register(Box::new(Unprefixed {
+            collectors,
+            descs,
+            prefix,
+        }))
+    }
+
     /// Counts one call and its duration.
     pub(crate) fn observe(&self, layer: &str, operation: &str, kind: &str, ok: bool, seconds: f64) {
         let result = if ok { "ok" } else { "error" };
@@ -63,5 +96,30 @@ impl Metrics {
         self.calls
             .with_label_values(&[layer, operation, kind, result])
             .get()
+    }
+}
+
+/// Collectors whose names lose `prefix` when gathered, for a registry that adds it back.
+struct Unprefixed {
+    collectors: Vec<Box<dyn Collector>>,
+    descs: Vec<Desc>,
+    prefix: String,
+}
+
+impl Collector for Unprefixed {
+    fn desc(&self) -> Vec<&Desc> {
+        self.descs.iter().collect()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let mut families: Vec<MetricFamily> =
+            self.collectors.iter().flat_map(|c| c.collect()).collect();
+        for family in &mut families {
+            if let Some(name) = family.name().strip_prefix(&self.prefix) {
+                let name = name.to_owned();
+                family.set_name(name);
+            }
+        }
+        families
     }
 }

@@ -453,3 +453,38 @@ async fn native_answers_count_in_metrics_with_low_cardinality_labels() {
             && names.contains(&"flotilla_interpreter_call_duration_seconds")
     );
 }
+
+#[tokio::test]
+async fn metrics_keep_their_names_in_a_registry_that_prefixes_every_name() {
+    let interpreter = interpreter(&[]);
+    assert!(interpreter.get_replicas(deployment()).await.is_ok());
+    let registry = match prometheus::Registry::new_custom(Some("flotilla".to_owned()), None) {
+        Ok(registry) => registry,
+        Err(e) => panic!("registry: {e}"),
+    };
+    assert!(
+        interpreter
+            .metrics()
+            .register_in_prefixed(&registry, "flotilla")
+            .is_ok()
+    );
+    let families = registry.gather();
+    let names: Vec<&str> = families.iter().map(|f| f.name()).collect();
+    assert!(
+        names.contains(&"flotilla_interpreter_calls_total")
+            && names.contains(&"flotilla_interpreter_call_duration_seconds"),
+        "{names:?}"
+    );
+    let calls = families
+        .iter()
+        .find(|f| f.name() == "flotilla_interpreter_calls_total")
+        .map(|f| f.get_metric().len());
+    assert_eq!(calls, Some(1));
+    // Registering twice is refused, as for any collector.
+    assert!(
+        interpreter
+            .metrics()
+            .register_in_prefixed(&registry, "flotilla")
+            .is_err()
+    );
+}
