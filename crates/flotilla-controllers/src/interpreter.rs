@@ -28,6 +28,19 @@ pub trait Interpreter: Send + Sync + 'static {
 
     /// Resolves once every layer has loaded its configuration.
     fn ready(&self) -> BoxFuture<'_, ()>;
+
+    /// Registers the interpreter's own metrics in `registry` (the one `/metrics` serves), which puts `prefix_`
+    /// before every name. Interpreters without metrics (test fakes) register nothing.
+    ///
+    /// # Errors
+    /// When collectors of the same names are already registered there.
+    fn register_metrics(
+        &self,
+        _registry: &prometheus::Registry,
+        _prefix: &str,
+    ) -> std::result::Result<(), prometheus::Error> {
+        Ok(())
+    }
 }
 
 impl Interpreter for flotilla_interpreter::ResourceInterpreter {
@@ -49,6 +62,14 @@ impl Interpreter for flotilla_interpreter::ResourceInterpreter {
 
     fn ready(&self) -> BoxFuture<'_, ()> {
         Box::pin(flotilla_interpreter::ResourceInterpreter::ready(self))
+    }
+
+    fn register_metrics(
+        &self,
+        registry: &prometheus::Registry,
+        prefix: &str,
+    ) -> std::result::Result<(), prometheus::Error> {
+        self.metrics().register_in_prefixed(registry, prefix)
     }
 }
 

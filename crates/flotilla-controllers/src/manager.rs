@@ -119,6 +119,10 @@ pub async fn start(
     options: ManagerOptions,
 ) -> Result<ManagerHandle, ManagerError> {
     let metrics = Metrics::new().map_err(ManagerError::Metrics)?;
+    // Interpreter calls by layer, operation and kind are served at /metrics beside the controllers' series.
+    interpreter
+        .register_metrics(&metrics.registry, crate::metrics::PREFIX)
+        .map_err(ManagerError::Metrics)?;
     let shutdown = CancellationToken::new();
     let events = if options.disable_events {
         EventSink::disabled()

@@ -10,7 +10,7 @@ use prometheus::{
 };
 
 /// The metric prefix.
-const PREFIX: &str = "flotilla";
+pub(crate) const PREFIX: &str = "flotilla";
 
 /// Reconcile counters, failure counters, durations and queue depth of every controller.
 #[derive(Clone)]

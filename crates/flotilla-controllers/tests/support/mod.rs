@@ -89,7 +89,7 @@ pub fn fast_options() -> Options {
     }
 }
 
-async fn start_server(dirs: &mut Vec<tempfile::TempDir>) -> RunningServer {
+pub async fn start_server(dirs: &mut Vec<tempfile::TempDir>) -> RunningServer {
     let dir = tempfile::tempdir().unwrap();
     let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path());
     config.nodes = 2;
