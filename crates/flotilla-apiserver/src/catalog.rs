@@ -400,6 +400,15 @@ const BUILTINS: &[Spec] = &[
         "sa",
     ),
     r(
+        "autoscaling",
+        "v1",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        true,
+        &["hpa"],
+        "sa",
+    ),
+    r(
         "discovery.k8s.io",
         "v1",
         "EndpointSlice",
@@ -419,11 +428,18 @@ const BUILTINS: &[Spec] = &[
     ),
 ];
 
+/// Built-ins served at several versions and the version they are stored in (the others are converted views).
+const STORED_AS: &[(&str, &str, &str)] = &[("autoscaling", "horizontalpodautoscalers", "v2")];
+
 fn builtin(spec: &Spec) -> ResourceInfo {
+    let storage_version = STORED_AS
+        .iter()
+        .find(|(g, p, _)| *g == spec.group && *p == spec.plural)
+        .map_or(spec.version, |(_, _, v)| *v);
     ResourceInfo {
         group: spec.group.into(),
         version: spec.version.into(),
-        storage_version: spec.version.into(),
+        storage_version: storage_version.into(),
         kind: spec.kind.into(),
         list_kind: format!("{}List", spec.kind),
         plural: spec.plural.into(),

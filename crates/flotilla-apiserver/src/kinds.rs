@@ -1,5 +1,6 @@
 //! Per-kind write behaviour the generic pipeline cannot express: Namespace lifecycle fields, CRD
-//! preparation, `events.k8s.io` Events stored in the core shape (`crate::event_views`) (defaults such as Secret `stringData` and the namespace name label live in `crate::defaults`).
+//! preparation, `events.k8s.io` Events stored in the core shape (`crate::event_views`), `autoscaling/v1`
+//! HorizontalPodAutoscalers stored as `v2` (`crate::hpa`) (defaults such as Secret `stringData` and the namespace name label live in `crate::defaults`).
 
 use std::sync::Arc;
 
@@ -32,6 +33,8 @@ pub fn on_create(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value) -> ApiResult<(
         crate::defaults::initial_pod_status(obj);
     } else if crate::event_views::serves_view(info) {
         *obj = crate::event_views::to_core(obj);
+    } else if crate::hpa::serves_v1(info) {
+        crate::hpa::to_v2(obj, None, true, true);
     }
     Ok(())
 }
@@ -62,6 +65,10 @@ pub fn on_update(
         crate::crd::validate_update(old, new)?;
     } else if crate::event_views::serves_view(info) {
         *new = crate::event_views::to_core(new);
+    } else if crate::hpa::serves_v1(info) {
+        // The generic merge took the endpoint's other half from the stored (v2) object.
+        let status = ep == Endpoint::Status;
+        crate::hpa::to_v2(new, Some(old), !status, status);
     }
     Ok(())
 }

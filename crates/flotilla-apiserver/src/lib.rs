@@ -28,6 +28,7 @@ pub mod discovery;
 pub mod event_views;
 pub mod fields;
 pub mod handlers;
+pub mod hpa;
 pub mod kind_info;
 pub mod kinds;
 pub mod kubeconfig;

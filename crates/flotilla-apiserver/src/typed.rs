@@ -34,8 +34,25 @@ fn round_trip<T: DeserializeOwned + Serialize>(obj: &Value) -> Result<Value, Str
 
 type RoundTrip = fn(&Value) -> Result<Value, String>;
 
+/// The `autoscaling/v1` view of HPAs: the object already carries its storage `apiVersion` (`v2`), which the
+/// `v1` model refuses, so the round trip runs under the view's `apiVersion` and gives the stored one back.
+fn hpa_v1(obj: &Value) -> Result<Value, String> {
+    let mut view = obj.clone();
+    if let Some(m) = view.as_object_mut() {
+        m.insert("apiVersion".into(), "autoscaling/v1".into());
+    }
+    let mut out = round_trip::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler>(&view)?;
+    if let (Some(m), Some(av)) = (out.as_object_mut(), obj.get("apiVersion")) {
+        m.insert("apiVersion".into(), av.clone());
+    }
+    Ok(out)
+}
+
 /// The round trip of a built-in kind, if it has a typed model.
-fn model(group: &str, kind: &str) -> Option<RoundTrip> {
+fn model(group: &str, version: &str, kind: &str) -> Option<RoundTrip> {
+    if (group, version, kind) == ("autoscaling", "v1", "HorizontalPodAutoscaler") {
+        return Some(hpa_v1);
+    }
     Some(match (group, kind) {
         ("", "Namespace") => round_trip::<core::Namespace>,
         ("", "ConfigMap") => round_trip::<core::ConfigMap>,
@@ -161,7 +178,7 @@ pub fn decode(
     kind: &str,
     obj: &mut Value,
 ) -> Result<Vec<String>, DecodeError> {
-    let Some(round_trip) = model(group, kind) else {
+    let Some(round_trip) = model(group, version, kind) else {
         return Ok(Vec::new());
     };
     let decoded = round_trip(obj).map_err(|message| DecodeError {

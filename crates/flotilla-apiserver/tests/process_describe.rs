@@ -1,6 +1,7 @@
 //! What kubectl (the PyPI 1.37 build and the machine's 1.32 dispatcher) does beyond CRUD: `get events` and
 //! `describe` reading Events written through either Event API, `describe` of built-in and custom kinds without
-//! errors, `get all` through the `all` category, and `diff`/`apply --dry-run=server` (dry-run updates).
+//! errors, `get all` through the `all` category, `diff`/`apply --dry-run=server` (dry-run updates), and
+//! `autoscale` (kubectl 1.32 writes `autoscaling/v1`, 1.37 `autoscaling/v2`: one object, two views).
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
 mod support;
@@ -377,4 +378,104 @@ print("ok")
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success() && text.contains("ok"), "{text}");
+}
+
+#[test]
+fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    for (i, bin) in kubectl_bins().iter().enumerate() {
+        let ns = format!("hpa{i}");
+        must(bin, kc, &["create", "namespace", &ns]);
+        must(
+            bin,
+            kc,
+            &["-n", &ns, "create", "deployment", "web", "--image=nginx"],
+        );
+        must(
+            bin,
+            kc,
+            &[
+                "-n",
+                &ns,
+                "autoscale",
+                "deployment",
+                "web",
+                "--max=4",
+                "--cpu-percent=60",
+            ],
+        );
+        let v2 = get_json(
+            bin,
+            kc,
+            &[
+                "-n",
+                &ns,
+                "get",
+                "horizontalpodautoscalers.v2.autoscaling",
+                "web",
+            ],
+        );
+        assert_eq!(v2["spec"]["minReplicas"], 1, "{v2}");
+        assert_eq!(
+            v2["spec"]["metrics"],
+            json!([{"type": "Resource",
+            "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}])
+        );
+        let v1 = get_json(
+            bin,
+            kc,
+            &[
+                "-n",
+                &ns,
+                "get",
+                "horizontalpodautoscalers.v1.autoscaling",
+                "web",
+            ],
+        );
+        assert_eq!(v1["apiVersion"], "autoscaling/v1");
+        assert_eq!(v1["spec"]["targetCPUUtilizationPercentage"], 60, "{v1}");
+        assert_eq!(v1["metadata"]["uid"], v2["metadata"]["uid"]);
+        must(
+            bin,
+            kc,
+            &[
+                "-n",
+                &ns,
+                "patch",
+                "horizontalpodautoscalers.v1.autoscaling",
+                "web",
+                "-p",
+                r#"{"spec":{"targetCPUUtilizationPercentage":75}}"#,
+            ],
+        );
+        let table = must_quiet(bin, kc, &["-n", &ns, "get", "hpa"]);
+        let header: Vec<&str> = table
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            header,
+            [
+                "NAME",
+                "REFERENCE",
+                "TARGETS",
+                "MINPODS",
+                "MAXPODS",
+                "REPLICAS",
+                "AGE"
+            ]
+        );
+        assert!(
+            table.contains("Deployment/web") && table.contains("cpu: <unknown>/75%"),
+            "{table}"
+        );
+        let described = must_quiet(bin, kc, &["-n", &ns, "describe", "hpa", "web"]);
+        assert!(
+            described.contains("/ 75%") && described.contains("Min replicas:"),
+            "{described}"
+        );
+    }
 }

@@ -75,6 +75,10 @@ pub fn apply(object: &mut Value, kind: &KindInfo<'_>, allocations: &mut Allocati
         ("", "Service") => service::service(object, allocations),
         ("", "Secret") => secret(object),
         ("", "Namespace") => namespace(object),
+        // The v1 view is defaulted once converted to the stored v2 shape (`crate::hpa`).
+        ("autoscaling", "HorizontalPodAutoscaler") if kind.version == "v2" => {
+            crate::hpa::default_v2(object)
+        }
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
             rbac_subjects(object)
         }

@@ -160,12 +160,16 @@ pub fn served(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
 }
 
 /// A stored object converted to `info`'s version, without read-time defaulting (the base a patch applies
-/// to): `events.k8s.io` Events are renamed from the stored core shape (`crate::event_views`); custom resources
+/// to): `events.k8s.io` Events are renamed from the stored core shape (`crate::event_views`), `autoscaling/v1`
+/// HPAs converted from `v2` (`crate::hpa`); custom resources
 /// stored in another version only change `apiVersion` (conversion strategy `None`).
 pub fn converted(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
     let want = info.api_version();
     if crate::event_views::serves_view(info) && crate::event_views::is_core_shape(obj) {
         return Arc::new(crate::event_views::to_view(obj, &want));
+    }
+    if crate::hpa::serves_v1(info) {
+        return Arc::new(crate::hpa::to_v1(obj));
     }
     if obj.get("apiVersion").and_then(Value::as_str) == Some(want.as_str())
         && obj.get("kind").and_then(Value::as_str) == Some(info.kind.as_str())

@@ -1,9 +1,11 @@
 //! JSON names of the networking, policy, scheduling, authentication, discovery and autoscaling messages of the
 //! kinds `kubectl create` and controllers write (Ingress, PodDisruptionBudget, PriorityClass, TokenRequest,
-//! EndpointSlice, HorizontalPodAutoscaler).
+//! EndpointSlice, HorizontalPodAutoscaler at `autoscaling/v2` and at `autoscaling/v1`, which kubectl 1.32's
+//! `autoscale` sends).
 
 use super::json::message;
 use k8s_pb::api::authentication::v1 as authentication;
+use k8s_pb::api::autoscaling::v1 as autoscaling_v1;
 use k8s_pb::api::autoscaling::v2 as autoscaling;
 use k8s_pb::api::discovery::v1 as discovery;
 use k8s_pb::api::networking::v1 as networking;
@@ -180,4 +182,19 @@ message!(autoscaling::ResourceMetricSource {
 });
 message!(autoscaling::ResourceMetricStatus {
     name => "name", current => "current",
+});
+message!(autoscaling_v1::HorizontalPodAutoscaler {
+    metadata => "metadata", spec => "spec", status => "status",
+});
+message!(autoscaling_v1::HorizontalPodAutoscalerSpec {
+    scale_target_ref => "scaleTargetRef", min_replicas => "minReplicas" keep, max_replicas => "maxReplicas",
+    target_cpu_utilization_percentage => "targetCPUUtilizationPercentage" keep,
+});
+message!(autoscaling_v1::HorizontalPodAutoscalerStatus {
+    observed_generation => "observedGeneration", last_scale_time => "lastScaleTime",
+    current_replicas => "currentReplicas", desired_replicas => "desiredReplicas",
+    current_cpu_utilization_percentage => "currentCPUUtilizationPercentage" keep,
+});
+message!(autoscaling_v1::CrossVersionObjectReference {
+    kind => "kind", name => "name", api_version => "apiVersion",
 });

@@ -103,6 +103,9 @@ fn decoder(api_version: &str, kind: &str) -> Option<Decoder> {
         ("autoscaling/v2", "HorizontalPodAutoscaler") => {
             as_json::<autoscaling::HorizontalPodAutoscaler>
         }
+        ("autoscaling/v1", "HorizontalPodAutoscaler") => {
+            as_json::<k8s_pb::api::autoscaling::v1::HorizontalPodAutoscaler>
+        }
         ("apps/v1", "Deployment") => as_json::<apps::Deployment>,
         ("apps/v1", "ReplicaSet") => as_json::<apps::ReplicaSet>,
         ("apps/v1", "StatefulSet") => as_json::<apps::StatefulSet>,

@@ -7,6 +7,7 @@
 //! for everything else. Ages are rendered as kubectl shows them (`5m10s`, `3h`, `4d2h`).
 
 mod cells;
+mod hpa;
 pub mod jsonpath;
 mod printers;
 

@@ -28,6 +28,7 @@ pub(super) enum Builtin {
     Event,
     EventV1,
     Lease,
+    Hpa,
     Role,
     RoleBinding,
 }
@@ -74,6 +75,7 @@ impl Builtin {
             ("", "Event") => Self::Event,
             ("events.k8s.io", "Event") => Self::EventV1,
             ("coordination.k8s.io", "Lease") => Self::Lease,
+            ("autoscaling", "HorizontalPodAutoscaler") => Self::Hpa,
             ("rbac.authorization.k8s.io", "Role" | "ClusterRole") => Self::Role,
             ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
                 Self::RoleBinding
@@ -187,6 +189,14 @@ impl Builtin {
                 ];
             }
             Self::Lease => cols.extend([s("Holder"), age_column()]),
+            Self::Hpa => cols.extend([
+                s("Reference"),
+                s("Targets"),
+                s("MinPods"),
+                int("MaxPods"),
+                int("Replicas"),
+                age_column(),
+            ]),
             Self::Role => cols.push(s("Created At")),
             Self::RoleBinding => cols.extend([
                 s("Role"),
@@ -323,6 +333,10 @@ impl Builtin {
             Self::Event => return event_cells(obj, now, false),
             Self::EventV1 => return event_cells(obj, now, true),
             Self::Lease => cells.extend([text(str_at(obj, "/spec/holderIdentity")), age]),
+            Self::Hpa => {
+                cells.extend(super::hpa::hpa_cells(obj));
+                cells.push(age);
+            }
             Self::Role => cells.push(text(str_at(obj, "/metadata/creationTimestamp"))),
             Self::RoleBinding => {
                 let subjects = array_at(obj, "/subjects");
