@@ -104,8 +104,8 @@ fn execute(
     let bytecode = script
         .bytecode()
         .map_err(|message| (ScriptErrorKind::Compile, message))?;
-    let chunk = sandbox
-        .chunk(script.id(), script.name(), bytecode)
+    sandbox
+        .load_chunk(script.id(), script.name(), bytecode)
         .map_err(runtime)?;
     let operation = input.operation();
     let args = {
@@ -115,7 +115,7 @@ fn execute(
     // The budget covers the script (chunk and function), not the conversions around it, which are bounded by the
     // input and by what the script built within its budget.
     sandbox.arm(limits.timeout, limits.memory);
-    let invoked = sandbox.invoke(chunk, function, args);
+    let invoked = sandbox.invoke(script.id(), function, args);
     let deadline_passed = sandbox.deadline_passed();
     sandbox.disarm();
     let results = invoked.map_err(|e| match e {

@@ -61,7 +61,15 @@ LAZY.__index = function(t, k)
         rawset(t, k, value)
         return value
     elseif kind == 2 then
-        value = child(value, template)
+        -- `child`, inlined for the common non-empty case: every Lua call and return runs the deadline interrupt,
+        -- which costs more than the rest of a member access.
+        if value >= 0 then
+            local c = table.clone(TEMPLATES[template])
+            rawset(c, LAZY, value)
+            value = setmetatable(c, LAZY)
+        else
+            value = child(value, template)
+        end
         rawset(t, k, value)
         return value
     elseif kind == 3 then
@@ -315,16 +323,9 @@ getmetatable("").__index = S
 -- Arguments come as (is_container, value) pairs; a container is a slot code (see bridge/mod.rs), made a table
 -- here, with room for a typical object's top-level members.
 local ENV = { __index = G }
-local function argument(is_container, value)
-    if not is_container then
-        return value
-    elseif value >= 0 then
-        return setmetatable({ [LAZY] = value }, LAZY)
-    end
-    return child(value, 1)
-end
 local function invoke(chunk, name, c1, a1, c2, a2)
-    local env = setmetatable({}, ENV)
+    -- Presized for `_G`, the function and a few globals the script sets, so defining them does not rehash.
+    local env = setmetatable(table.clone(TEMPLATES[3]), ENV)
     env._G = env
     setfenv(chunk, env)
     chunk()
@@ -335,7 +336,14 @@ local function invoke(chunk, name, c1, a1, c2, a2)
     if type(f) ~= "function" then
         return false, name .. " is not a function: " .. type(f)
     end
-    return true, f(argument(c1, a1), argument(c2, a2))
+    -- The arguments are made here rather than by a helper, to spare its calls' interrupts.
+    if c1 then
+        a1 = if a1 >= 0 then setmetatable({ [LAZY] = a1 }, LAZY) else child(a1, 1)
+    end
+    if c2 then
+        a2 = if a2 >= 0 then setmetatable({ [LAZY] = a2 }, LAZY) else child(a2, 1)
+    end
+    return true, f(a1, a2)
 end
 
 return G, invoke

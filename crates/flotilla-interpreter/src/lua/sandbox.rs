@@ -204,10 +204,10 @@ impl Sandbox {
         at != 0 && self.deadline.base.elapsed().as_nanos() as u64 > at
     }
 
-    /// The loaded chunk of a compiled script (loaded once per state).
-    pub(crate) fn chunk(&mut self, id: u64, name: &str, bytecode: &[u8]) -> mlua::Result<Function> {
-        if let Some(chunk) = self.chunks.get(&id) {
-            return Ok(chunk.clone());
+    /// Loads the chunk of a compiled script, once per state; [`Sandbox::invoke`] runs it by `id`.
+    pub(crate) fn load_chunk(&mut self, id: u64, name: &str, bytecode: &[u8]) -> mlua::Result<()> {
+        if self.chunks.contains_key(&id) {
+            return Ok(());
         }
         if self.chunks.len() >= MAX_CHUNKS {
             self.chunks.clear();
@@ -218,20 +218,25 @@ impl Sandbox {
             .set_name(format!("={name}"))
             .set_mode(mlua::chunk::ChunkMode::Binary)
             .into_function()?;
-        self.chunks.insert(id, chunk.clone());
-        Ok(chunk)
+        self.chunks.insert(id, chunk);
+        Ok(())
     }
 
-    /// Runs `chunk` in a fresh environment, then calls the global `function` it defined with `args`.
+    /// Runs the loaded chunk `id` in a fresh environment, then calls the global `function` it defined with `args`.
     ///
     /// Errors: the chunk or the function raising, or `function` missing or not a function (Karmada's texts).
     pub(crate) fn invoke(
         &self,
-        chunk: Function,
+        id: u64,
         function: &'static str,
         args: [Arg; 2],
     ) -> Result<MultiValue, DefineError> {
+        let chunk = self
+            .chunks
+            .get(&id)
+            .ok_or_else(|| DefineError::Lua(mlua::Error::runtime("script chunk is not loaded")))?;
         let [(c1, a1), (c2, a2)] = args.map(Arg::into_pair);
+        // The chunk is passed by reference: pushing it then costs no registry reference of its own.
         let mut results: MultiValue = self
             .invoke
             .call((chunk, function, c1, a1, c2, a2))

@@ -21,6 +21,10 @@ enum Child {
     Absent,
 }
 
+/// `get`'s answer: its kind, then the value or container code, then the container's template. A fixed
+/// tuple rather than a list, so answering allocates nothing.
+pub(crate) type Got = (f64, Option<Member>, Option<f64>);
+
 /// `get`'s answer kinds (first result).
 const NOTHING: f64 = 0.0;
 const SCALAR: f64 = 1.0;
@@ -44,26 +48,33 @@ impl Bridge {
     /// array (or a remainder already handed over) the answer is `(3)`: the prelude then moves every member.
     ///
     /// Keys are strings: the prelude reads a table whole for any other key.
-    pub(crate) fn get(&self, slot: f64, key: &str) -> mlua::Result<Variadic<Member>> {
+    pub(crate) fn get(&self, slot: f64, key: &str) -> mlua::Result<Got> {
         let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
         let child = {
             let mut calls = self.calls.borrow_mut();
             match calls.slots.get_mut(index) {
-                Some(Some(Value::Object(map))) => match map.get(key) {
-                    None | Some(Value::Null) => return Ok(answer(&[NOTHING])),
-                    Some(_) => map.remove(key),
+                // One lookup: a `null` member (rare) is put back, as it stays in the remainder.
+                Some(Some(Value::Object(map))) => match map.remove(key) {
+                    None => return Ok((NOTHING, None, None)),
+                    Some(Value::Null) => {
+                        map.insert(key.to_owned(), Value::Null);
+                        return Ok((NOTHING, None, None));
+                    }
+                    some => some,
                 },
-                _ => return Ok(answer(&[WHOLE])),
+                _ => return Ok((WHOLE, None, None)),
             }
         };
         let Some(child) = child else {
-            return Ok(answer(&[NOTHING]));
+            return Ok((NOTHING, None, None));
         };
         let mut residues = Vec::new();
         let out = match self.child(child, &mut residues, false, || PathSeg::Key(key.to_owned())) {
-            Child::Container(code, template) => answer(&[CONTAINER, code, template]),
-            Child::Scalar(value) => Variadic::from(vec![number_member(SCALAR), value]),
-            Child::Absent => answer(&[NOTHING]),
+            Child::Container(code, template) => {
+                (CONTAINER, Some(number_member(code)), Some(template))
+            }
+            Child::Scalar(value) => (SCALAR, Some(value), None),
+            Child::Absent => (NOTHING, None, None),
         };
         if !residues.is_empty() {
             self.calls
@@ -201,8 +212,4 @@ impl Bridge {
             }
         }
     }
-}
-
-fn answer(values: &[f64]) -> Variadic<Member> {
-    Variadic::from(values.iter().map(|&v| number_member(v)).collect::<Vec<_>>())
 }
