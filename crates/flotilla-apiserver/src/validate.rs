@@ -14,7 +14,7 @@ use crate::validation::{invalid_status, validate_object_meta, validate_object_me
 /// # Errors
 /// `422 Invalid` naming every offending field (name, labels, annotations, finalizers, owner references,
 /// managed fields; on updates also identity changes and finalizers added during deletion; the schema's
-/// constraints for custom resources).
+/// constraints for custom resources; Event rules, `crate::validation::validate_event`).
 pub fn object(info: &ResourceInfo, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
     let kind = info.kind_info();
     let mut errors = validate_object_meta(obj, &kind);
@@ -23,6 +23,11 @@ pub fn object(info: &ResourceInfo, obj: &Value, old: Option<&Value>) -> ApiResul
     }
     if let Some(schema) = kind.crd_schema() {
         errors.extend(crate::schema::validate(obj, schema));
+    }
+    if !info.custom && info.kind == "Event" && info.plural == "events" {
+        // Both Event APIs hold the core shape by now; the newer API validates strictly.
+        let strict = crate::event_views::serves_view(info);
+        errors.extend(crate::validation::validate_event(obj, old, strict));
     }
     if errors.is_empty() {
         return Ok(());

@@ -5,8 +5,11 @@
 //! [`invalid_status`] turns a list of them into the `422 Invalid` Status body of spec §7.1, with the message
 //! `<Kind[.group]> "<name>" is invalid: <errors>` and one cause per error.
 
+mod event;
 pub mod format;
 mod meta;
+
+pub use event::validate_event;
 
 pub use meta::{
     NameRule, TOTAL_ANNOTATION_SIZE_LIMIT, validate_object_meta, validate_object_meta_update,

@@ -230,18 +230,73 @@ async fn both_event_apis_share_objects_watches_and_field_selectors() {
         .filter_map(|i| i["metadata"]["name"].as_str())
         .collect();
     assert_eq!(names, ["legacy.1"]);
+    // Through events.k8s.io only the series may change (upstream's strict update validation) ...
+    let refused = newer
+        .patch(
+            "legacy.1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"note": "rewritten"})),
+        )
+        .await
+        .expect_err("note is immutable through events.k8s.io");
+    assert!(
+        matches!(&refused, kube::Error::Api(s) if s.code == 422 && s.message.contains("message: Invalid value: \"rewritten\": field is immutable")),
+        "{refused:?}"
+    );
     newer
         .patch(
             "legacy.1",
             &PatchParams::default(),
-            &Patch::Merge(json!({"note": "patched", "reportingController": "ctl"})),
+            &Patch::Merge(
+                json!({"series": {"count": 2, "lastObservedTime": "2026-11-22T10:06:00.000000Z"}}),
+            ),
         )
         .await
         .unwrap();
     let after = core.get("legacy.1").await.unwrap();
-    assert_eq!(after.message.as_deref(), Some("patched"));
-    assert_eq!(after.reporting_component.as_deref(), Some("ctl"));
+    assert_eq!(after.series.as_ref().and_then(|s| s.count), Some(2));
     assert_eq!(after.count, Some(3));
+    // ... while the core API keeps its lenient updates, and the other view sees them.
+    core.patch(
+        "legacy.1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"message": "patched"})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        newer.get("legacy.1").await.unwrap().note.as_deref(),
+        Some("patched")
+    );
+    // A create through events.k8s.io needs what that API requires.
+    let incomplete: k8s_openapi::api::events::v1::Event = serde_json::from_value(json!({
+        "metadata": {"name": "incomplete"}, "eventTime": "2026-11-22T10:00:00.000000Z",
+        "reason": "R", "type": "Normal", "deprecatedCount": 2}))
+    .unwrap();
+    let err = newer
+        .create(&PostParams::default(), &incomplete)
+        .await
+        .expect_err("reportingController, reportingInstance and action are required");
+    let kube::Error::Api(status) = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(status.code, 422);
+    let mut causes: Vec<String> = status
+        .details
+        .map(|d| d.causes.into_iter().map(|c| c.field).collect())
+        .unwrap_or_default();
+    // An empty reportingController is also not a qualified name: upstream reports it three times too.
+    causes.sort();
+    causes.dedup();
+    assert_eq!(
+        causes,
+        [
+            "action",
+            "count",
+            "reportingController",
+            "reportingInstance"
+        ]
+    );
     // Deleting through one API removes the object from both.
     newer.delete("legacy.1", &Default::default()).await.unwrap();
     assert!(core.get_opt("legacy.1").await.unwrap().is_none());
