@@ -105,12 +105,9 @@ fn accurate_pod_requirements(lua: &Lua, args: MultiValue) -> mlua::Result<LuaVal
     })?;
     match requirements {
         None => Ok(LuaValue::Nil),
-        Some(requirements) => {
-            let json = serde_json::to_value(&requirements).map_err(mlua::Error::external)?;
-            with_bridge(lua, |bridge| {
-                bridge.push_typed(lua, json, Typed::Requirements(requirements))
-            })
-        }
+        Some(requirements) => with_bridge(lua, |bridge| {
+            bridge.push_typed(lua, Typed::Requirements(requirements))
+        }),
     }
 }
 

@@ -205,3 +205,34 @@ fn requirements_through_lua_equal_the_native_layers_answer() {
         assert_eq!(requirements(rebuilt, object).unwrap(), native);
     }
 }
+
+#[test]
+fn a_requirements_table_the_script_looks_into_reads_like_json() {
+    let object = json!({"kind": "X", "spec": {"template": template()}});
+    let native = crate::native::requirements::template_requirements(
+        &object["spec"]["template"],
+        String::new,
+    )
+    .unwrap()
+    .map(|r| serde_json::to_value(r).unwrap());
+    let expected = native.clone().unwrap();
+    for body in [
+        // Read one member, then return the table.
+        "local r = kube.accuratePodRequirements(obj.spec.template)\nassert(r.resourceRequest.cpu == '1')\nreturn 1, r",
+        // Walk it whole.
+        "local r = kube.accuratePodRequirements(obj.spec.template)\nlocal n = 0\nfor k in pairs(r) do n = n + 1 end\nassert(n == 2)\nreturn 1, r",
+        // Pass it to another library function (read in place or copied), then return it.
+        "local r = kube.accuratePodRequirements(obj.spec.template)\nlocal again = kube.accuratePodRequirements({spec = {nodeSelector = r.nodeClaim.nodeSelector}})\nassert(again.nodeClaim.nodeSelector.disk == 'ssd')\nreturn 1, r",
+        // Rebuild it from its members.
+        "local r = kube.accuratePodRequirements(obj.spec.template)\nreturn 1, {nodeClaim = r.nodeClaim, resourceRequest = r.resourceRequest}",
+    ] {
+        assert_eq!(
+            requirements(body, object.clone()).unwrap(),
+            Some(expected.clone()),
+            "{body}"
+        );
+    }
+    // Two results in one call, one returned untouched and one looked into.
+    let body = "local a = kube.accuratePodRequirements(obj.spec.template)\nlocal b = kube.accuratePodRequirements(obj.spec.template)\nassert(b.resourceRequest.memory == '1536Mi')\nreturn 1, a";
+    assert_eq!(requirements(body, object).unwrap(), native);
+}

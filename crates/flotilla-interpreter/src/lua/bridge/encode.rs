@@ -23,6 +23,7 @@ struct Output {
 impl Bridge {
     /// Converts a script's value to JSON. `nil` is `null`.
     pub(crate) fn to_json(&self, value: &LuaValue, mode: Mode) -> Result<Value, ConvertError> {
+        self.realize()?;
         let mut out = Output {
             mode,
             tables: Vec::new(),

@@ -50,6 +50,7 @@ impl Bridge {
     /// Keys are strings: the prelude reads a table whole for any other key.
     pub(crate) fn get(&self, slot: f64, key: &str) -> mlua::Result<Got> {
         let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
+        self.realize().map_err(|e| mlua::Error::runtime(e.0))?;
         let child = {
             let mut calls = self.calls.borrow_mut();
             match calls.slots.get_mut(index) {
@@ -91,6 +92,7 @@ impl Bridge {
     /// the prelude then moves whole first. Assigning nil to a `null` member keeps it, as nil is how Lua sees it.
     pub(crate) fn forget(&self, slot: f64, key: &str, nil: bool) -> mlua::Result<bool> {
         let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
+        self.realize().map_err(|e| mlua::Error::runtime(e.0))?;
         let mut calls = self.calls.borrow_mut();
         match calls.slots.get_mut(index) {
             Some(Some(Value::Object(map))) => {
@@ -109,6 +111,7 @@ impl Bridge {
     /// scalar) pairs; keys of arrays are 1-based indices. An already emptied remainder gives no members.
     pub(crate) fn fetch(&self, t: &Table, slot: f64) -> mlua::Result<Variadic<Member>> {
         let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
+        self.realize().map_err(|e| mlua::Error::runtime(e.0))?;
         let value = self
             .calls
             .borrow_mut()

@@ -102,6 +102,8 @@ struct CallData {
     slot_residues: HashMap<usize, Vec<Residue>>,
     /// Typed forms of library results, by slot.
     typed: HashMap<usize, Typed>,
+    /// Slots of typed results whose JSON is not made yet (they hold `null` meanwhile); see [`Bridge::realize`].
+    pending: Vec<usize>,
 }
 
 /// How lazy tables leave Lua.
@@ -155,6 +157,7 @@ impl Bridge {
         calls.residues.clear();
         calls.slot_residues.clear();
         calls.typed.clear();
+        calls.pending.clear();
         calls.generation = calls.generation.wrapping_add(1) % 1_000_000;
     }
 
@@ -243,6 +246,7 @@ impl Bridge {
         value: &LuaValue,
         f: impl FnOnce(&Value) -> R,
     ) -> Result<R, ConvertError> {
+        self.realize()?;
         if let LuaValue::Table(t) = value
             && self.untouched(t)
         {
@@ -256,24 +260,43 @@ impl Bridge {
         Ok(f(&self.to_json(value, Mode::Copy)?))
     }
 
-    /// Pushes a library result that has a typed form, keeping that form: if the script returns the table untouched,
-    /// [`Bridge::typed`] gives the value back without converting it again.
-    pub(crate) fn push_typed(
-        &self,
-        lua: &Lua,
-        json: Value,
-        typed: Typed,
-    ) -> mlua::Result<LuaValue> {
-        let value = self.push(lua, json)?;
-        if let LuaValue::Table(t) = &value
-            && let Ok(index) = self.slot_of(t)
-        {
-            self.calls.borrow_mut().typed.insert(index, typed);
-        }
-        Ok(value)
+    /// Pushes a library result that has a typed form as a lazy table, keeping that form: if the script returns
+    /// the table untouched, [`Bridge::typed`] gives the value back and its JSON is never made. Any other look at a
+    /// lazy table first makes the JSON of every such result ([`Bridge::realize`]).
+    pub(crate) fn push_typed(&self, lua: &Lua, typed: Typed) -> mlua::Result<LuaValue> {
+        let t = lua.create_table_with_capacity(0, 1)?;
+        t.set_metatable(Some(self.lazy_mt.clone()))?;
+        let code = self.slot(Value::Null);
+        t.raw_set(&self.lazy_mt, code)?;
+        let index = self.index(code).map_err(|e| mlua::Error::runtime(e.0))?;
+        let mut calls = self.calls.borrow_mut();
+        calls.typed.insert(index, typed);
+        calls.pending.push(index);
+        Ok(LuaValue::Table(t))
     }
 
-    /// The typed form kept by [`Bridge::push_typed`], if `value` is that table, untouched.
+    /// Makes the JSON of the typed results still waiting for it, before anything reads a lazy table's remainder.
+    fn realize(&self) -> Result<(), ConvertError> {
+        let mut calls = self.calls.borrow_mut();
+        if calls.pending.is_empty() {
+            return Ok(());
+        }
+        for index in std::mem::take(&mut calls.pending) {
+            let json = match calls.typed.get(&index) {
+                Some(Typed::Requirements(r)) => {
+                    serde_json::to_value(r).map_err(|e| ConvertError(e.to_string()))?
+                }
+                None => continue,
+            };
+            if let Some(slot) = calls.slots.get_mut(index) {
+                *slot = Some(json);
+            }
+        }
+        Ok(())
+    }
+
+    /// The typed form kept by [`Bridge::push_typed`], if `value` is that table, untouched. It is given away: a
+    /// table whose JSON was never made cannot be read afterwards (results are converted once, at the end).
     pub(crate) fn typed(&self, value: &LuaValue) -> Option<Typed> {
         let LuaValue::Table(t) = value else {
             return None;
@@ -282,7 +305,15 @@ impl Bridge {
             return None;
         }
         let index = self.slot_of(t).ok()?;
-        self.calls.borrow_mut().typed.remove(&index)
+        let mut calls = self.calls.borrow_mut();
+        let typed = calls.typed.remove(&index)?;
+        if let Some(at) = calls.pending.iter().position(|i| *i == index) {
+            calls.pending.swap_remove(at);
+            if let Some(slot) = calls.slots.get_mut(index) {
+                *slot = None;
+            }
+        }
+        Some(typed)
     }
 }
 
