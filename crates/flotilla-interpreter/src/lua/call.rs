@@ -3,7 +3,7 @@
 
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ReplicaRequirements, ResourceHealth};
-use mlua::{Lua, MultiValue, Value as LuaValue};
+use mlua::{Lua, Value as LuaValue};
 use serde_json::Value;
 
 use super::bridge::{Bridge, Mode, Typed};
@@ -141,10 +141,8 @@ fn execute(
 fn results_of(
     bridge: &Bridge,
     operation: InterpreterOperation,
-    results: MultiValue,
+    (first, second): (LuaValue, LuaValue),
 ) -> Result<Response, String> {
-    let mut results = results.into_iter();
-    let first = results.next().unwrap_or(LuaValue::Nil);
     let to_json = |value: &LuaValue| bridge.to_json(value, Mode::Take).map_err(|e| e.0);
     let not_table = |value: &LuaValue| {
         format!(
@@ -155,7 +153,6 @@ fn results_of(
     match operation {
         InterpreterOperation::InterpretReplica => {
             let replicas = typed::replicas(&first)?;
-            let second = results.next().unwrap_or(LuaValue::Nil);
             let requirements = match &second {
                 LuaValue::Nil => None,
                 // `kube.accuratePodRequirements` returned unchanged: its typed answer needs no conversion.
