@@ -18,6 +18,9 @@ const VERBS: [&str; 8] = [
 const SUB_VERBS: [&str; 3] = ["get", "patch", "update"];
 
 fn verbs(info: &ResourceInfo) -> Vec<&'static str> {
+    if crate::handlers::review::is_review(info) {
+        return vec!["create"];
+    }
     if info.group.is_empty() && info.plural == "namespaces" {
         // Namespaces are not deletable as a collection.
         return VERBS

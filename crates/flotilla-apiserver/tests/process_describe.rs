@@ -1,7 +1,8 @@
 //! What kubectl (the PyPI 1.37 build and the machine's 1.32 dispatcher) does beyond CRUD: `get events` and
 //! `describe` reading Events written through either Event API, `describe` of built-in and custom kinds without
 //! errors, `get all` through the `all` category, `diff`/`apply --dry-run=server` (dry-run updates), and
-//! `autoscale` (kubectl 1.32 writes `autoscaling/v1`, 1.37 `autoscaling/v2`: one object, two views).
+//! `autoscale` (kubectl 1.32 writes `autoscaling/v1`, 1.37 `autoscaling/v2`: one object, two views), and
+//! `auth can-i`/`auth whoami` (review resources posted as protobuf).
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
 mod support;
@@ -476,6 +477,39 @@ fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
         assert!(
             described.contains("/ 75%") && described.contains("Min replicas:"),
             "{described}"
+        );
+    }
+}
+
+#[test]
+fn auth_can_i_and_whoami_answer_for_the_admin() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    for bin in kubectl_bins() {
+        assert_eq!(
+            must_quiet(&bin, kc, &["auth", "can-i", "create", "pods"]).trim(),
+            "yes"
+        );
+        assert_eq!(
+            must_quiet(&bin, kc, &["auth", "can-i", "get", "/healthz"]).trim(),
+            "yes"
+        );
+        let rules = must_quiet(&bin, kc, &["auth", "can-i", "--list", "-n", "default"]);
+        assert!(rules.contains("*.*"), "{rules}");
+        let me = get_json(&bin, kc, &["auth", "whoami"]);
+        assert_eq!(
+            me["status"]["userInfo"]["username"], "flotilla-admin",
+            "{me}"
+        );
+        let creatable = must_quiet(&bin, kc, &["api-resources", "--verbs=create", "-o", "name"]);
+        assert!(
+            creatable.contains("selfsubjectaccessreviews.authorization.k8s.io"),
+            "{creatable}"
+        );
+        let listable = must_quiet(&bin, kc, &["api-resources", "--verbs=list", "-o", "name"]);
+        assert!(
+            !listable.contains("review"),
+            "reviews cannot be listed:\n{listable}"
         );
     }
 }

@@ -7,6 +7,7 @@ pub mod filter;
 pub mod openapi;
 pub mod patching;
 pub mod read;
+pub mod review;
 pub mod scale;
 pub mod shape;
 pub mod write;
@@ -41,6 +42,8 @@ pub struct Req {
     pub user_agent: Option<String>,
     /// Request body.
     pub body: Bytes,
+    /// The authenticated user (`None` on public paths).
+    pub user: Option<String>,
 }
 
 impl Req {
@@ -102,6 +105,9 @@ fn resolve(ctx: &Ctx, rp: &ResourcePath) -> ApiResult<Arc<ResourceInfo>> {
 /// Routes a resource request to its handler.
 pub async fn handle(ctx: &Arc<Ctx>, req: Req) -> ApiResult<Response> {
     let info = resolve(ctx, &req.rp)?;
+    if review::is_review(&info) {
+        return review::create(ctx, &info, &req);
+    }
     let m = &req.method;
     let collection = req.rp.name.is_none();
     match (m.as_str(), collection, req.rp.sub.as_deref()) {

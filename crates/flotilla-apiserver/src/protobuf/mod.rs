@@ -14,6 +14,7 @@ mod core_v1_cluster;
 mod groups;
 mod json;
 mod other;
+mod reviews;
 
 use json::ToJson;
 use k8s_pb::apimachinery::pkg::runtime::Unknown;
@@ -120,6 +121,24 @@ fn decoder(api_version: &str, kind: &str) -> Option<Decoder> {
         }
         ("coordination.k8s.io/v1", "Lease") => as_json::<coord::Lease>,
         ("events.k8s.io/v1", "Event") => as_json::<events::Event>,
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
+            as_json::<k8s_pb::api::authorization::v1::SelfSubjectAccessReview>
+        }
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
+            as_json::<k8s_pb::api::authorization::v1::SelfSubjectRulesReview>
+        }
+        ("authorization.k8s.io/v1", "SubjectAccessReview") => {
+            as_json::<k8s_pb::api::authorization::v1::SubjectAccessReview>
+        }
+        ("authorization.k8s.io/v1", "LocalSubjectAccessReview") => {
+            as_json::<k8s_pb::api::authorization::v1::LocalSubjectAccessReview>
+        }
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => {
+            as_json::<k8s_pb::api::authentication::v1::SelfSubjectReview>
+        }
+        ("authentication.k8s.io/v1", "TokenReview") => {
+            as_json::<k8s_pb::api::authentication::v1::TokenReview>
+        }
         _ => return None,
     })
 }

@@ -296,12 +296,14 @@ where
 {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
+    let mut user = None;
     if !auth::is_public(&path) {
         let header = parts
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|h| h.to_str().ok());
-        if ctx.tokens.authenticate(header).is_none() {
+        user = ctx.tokens.authenticate(header);
+        if user.is_none() {
             return Err(ApiError::unauthorized());
         }
     }
@@ -402,6 +404,7 @@ where
                 content_type: header_str(header::CONTENT_TYPE),
                 user_agent: header_str(header::USER_AGENT),
                 body,
+                user,
             };
             handlers::handle(&ctx, req).await
         }

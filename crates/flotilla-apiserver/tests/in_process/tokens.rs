@@ -1,6 +1,9 @@
 //! ServiceAccount token Secrets (spec §9.5, what `karmadactl join` relies on): the server fills the Secret, the
-//! token authenticates, and deleting the Secret revokes it.
+//! token authenticates, and deleting the Secret revokes it; the review resources (SelfSubjectReview,
+//! TokenReview, SubjectAccessReview) answer for the token's user.
 
+use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenReview};
+use k8s_openapi::api::authorization::v1::{LocalSubjectAccessReview, SubjectAccessReview};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::{Client, Config};
@@ -66,6 +69,45 @@ async fn service_account_token_secrets_authenticate_until_deleted() {
         .list(&ListParams::default())
         .await
         .expect("the token authenticates");
+    // Who the token is, asked by its holder and by someone checking it.
+    let me: Api<SelfSubjectReview> = Api::all(client_with_token(&server, &token).await);
+    let review = me
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let user = review.status.and_then(|s| s.user_info).unwrap();
+    assert_eq!(
+        user.username.as_deref(),
+        Some("system:serviceaccount:default:agent")
+    );
+    assert_eq!(
+        user.groups.unwrap_or_default(),
+        [
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ]
+    );
+    let reviews: Api<TokenReview> = Api::all(client.clone());
+    for (candidate, expected) in [(token.as_str(), true), ("not-a-token", false)] {
+        let answer = reviews
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(json!({"spec": {"token": candidate}})).unwrap(),
+            )
+            .await
+            .unwrap()
+            .status
+            .unwrap();
+        assert_eq!(
+            answer.authenticated.unwrap_or(false),
+            expected,
+            "{answer:?}"
+        );
+    }
     let bogus: Api<ConfigMap> =
         Api::namespaced(client_with_token(&server, "not-a-token").await, "default");
     let err = bogus.list(&ListParams::default()).await.expect_err("401");
@@ -85,5 +127,63 @@ async fn service_account_token_secrets_authenticate_until_deleted() {
         }
     })
     .await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn access_reviews_allow_and_check_their_spec_as_upstream_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, client) = start(dir.path()).await;
+    let sars: Api<SubjectAccessReview> = Api::all(client.clone());
+    let attrs = json!({"namespace": "default", "verb": "get", "resource": "pods"});
+    let allowed = sars
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(
+                json!({"spec": {"user": "someone", "resourceAttributes": attrs}}),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(allowed.status.unwrap().allowed);
+    // No subject, or both kinds of attributes: 422 like upstream's validation.
+    for spec in [
+        json!({"resourceAttributes": attrs}),
+        json!({"user": "u", "resourceAttributes": attrs, "nonResourceAttributes": {"path": "/x", "verb": "get"}}),
+    ] {
+        let err = sars
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(json!({"spec": spec})).unwrap(),
+            )
+            .await
+            .expect_err("invalid review");
+        assert!(
+            matches!(err, kube::Error::Api(ref s) if s.code == 422),
+            "{err:?}"
+        );
+    }
+    // A local review must ask about its own namespace.
+    let local: Api<LocalSubjectAccessReview> = Api::namespaced(client.clone(), "kube-system");
+    let err = local
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"namespace": "kube-system"},
+                "spec": {"user": "u", "resourceAttributes": attrs}}))
+            .unwrap(),
+        )
+        .await
+        .expect_err("namespace mismatch");
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 400),
+        "{err:?}"
+    );
+    // Reviews are never stored: there is nothing to list.
+    let err = sars.list(&ListParams::default()).await.expect_err("405");
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 405),
+        "{err:?}"
+    );
     server.shutdown().await;
 }
