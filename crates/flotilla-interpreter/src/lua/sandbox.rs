@@ -61,6 +61,15 @@ impl Sandbox {
             mlua::state::GcIncParams::default().goal(800),
         ));
 
+        let deadline = Arc::new(Budget {
+            base: Instant::now(),
+            at: AtomicU64::new(0),
+            ticks: AtomicU64::new(0),
+            pending_limit: AtomicUsize::new(0),
+            expired: AtomicBool::new(false),
+        });
+        lua.set_app_data(deadline.clone());
+
         let lazy_mt = lua.create_table()?;
         let obj_mt = lua.create_table()?;
         let arr_mt = lua.create_table()?;
@@ -83,20 +92,29 @@ impl Sandbox {
         host.raw_set("arr", arr_mt)?;
         host.raw_set(
             "get",
-            lua.create_function(|lua, (slot, key): (f64, String)| {
-                with_bridge(lua, |bridge| bridge.get(slot, &key))
+            lua.create_function({
+                let budget = deadline.clone();
+                move |lua, (slot, key): (f64, String)| {
+                    with_bridge_budget(lua, Some(&budget), |bridge| bridge.get(slot, &key))
+                }
             })?,
         )?;
         host.raw_set(
             "forget",
-            lua.create_function(|lua, (slot, key, nil): (f64, String, bool)| {
-                with_bridge(lua, |bridge| bridge.forget(slot, &key, nil))
+            lua.create_function({
+                let budget = deadline.clone();
+                move |lua, (slot, key, nil): (f64, String, bool)| {
+                    with_bridge_budget(lua, Some(&budget), |bridge| bridge.forget(slot, &key, nil))
+                }
             })?,
         )?;
         host.raw_set(
             "fetch",
-            lua.create_function(|lua, (t, slot): (Table, f64)| {
-                with_bridge(lua, |bridge| bridge.fetch(&t, slot))
+            lua.create_function({
+                let budget = deadline.clone();
+                move |lua, (t, slot): (Table, f64)| {
+                    with_bridge_budget(lua, Some(&budget), |bridge| bridge.fetch(&t, slot))
+                }
             })?,
         )?;
         host.raw_set(
@@ -130,14 +148,6 @@ impl Sandbox {
             .call(host)?;
         freeze(&globals)?;
 
-        let deadline = Arc::new(Budget {
-            base: Instant::now(),
-            at: AtomicU64::new(0),
-            ticks: AtomicU64::new(0),
-            pending_limit: AtomicUsize::new(0),
-            expired: AtomicBool::new(false),
-        });
-        lua.set_app_data(deadline.clone());
         let watch = deadline.clone();
         // The callback runs at every Lua call and return, and only on this state's thread: plain loads and stores
         // are enough, and spare the locked read-modify-write instructions.
@@ -301,14 +311,29 @@ pub(crate) fn with_bridge<R>(
     lua: &Lua,
     f: impl FnOnce(&Bridge) -> mlua::Result<R>,
 ) -> mlua::Result<R> {
+    with_bridge_budget(lua, None, f)
+}
+
+/// [`with_bridge`] for the bridge's own callbacks, which hold the state's budget and so spare looking it up on
+/// every member a script reads.
+fn with_bridge_budget<R>(
+    lua: &Lua,
+    budget: Option<&Budget>,
+    f: impl FnOnce(&Bridge) -> mlua::Result<R>,
+) -> mlua::Result<R> {
     let bridge = lua
         .app_data_ref::<Bridge>()
         .ok_or_else(|| mlua::Error::runtime("lua bridge is missing"))?;
     let limit = lua.set_memory_limit(0)?;
-    if limit != 0
-        && let Some(budget) = lua.app_data_ref::<Arc<Budget>>()
-    {
-        budget.pending_limit.store(limit, Ordering::Relaxed);
+    if limit != 0 {
+        match budget {
+            Some(budget) => budget.pending_limit.store(limit, Ordering::Relaxed),
+            None => {
+                if let Some(budget) = lua.app_data_ref::<Arc<Budget>>() {
+                    budget.pending_limit.store(limit, Ordering::Relaxed);
+                }
+            }
+        }
     }
     f(&bridge)
 }
