@@ -417,6 +417,15 @@ const BUILTINS: &[Spec] = &[
         &[],
         "",
     ),
+    r(
+        "scheduling.k8s.io",
+        "v1",
+        "PriorityClass",
+        "priorityclasses",
+        false,
+        &["pc"],
+        "",
+    ),
     // Create-only reviews, answered and never stored (`crate::handlers::review`).
     r(
         "authorization.k8s.io",

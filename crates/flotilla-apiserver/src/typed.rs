@@ -96,6 +96,9 @@ fn model(group: &str, version: &str, kind: &str) -> Option<RoundTrip> {
         }
         ("discovery.k8s.io", "EndpointSlice") => round_trip::<discovery::EndpointSlice>,
         ("storage.k8s.io", "StorageClass") => round_trip::<storage::StorageClass>,
+        ("scheduling.k8s.io", "PriorityClass") => {
+            round_trip::<k8s_openapi::api::scheduling::v1::PriorityClass>
+        }
         _ => return None,
     })
 }

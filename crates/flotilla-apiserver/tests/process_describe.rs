@@ -513,3 +513,47 @@ fn auth_can_i_and_whoami_answer_for_the_admin() {
         );
     }
 }
+
+#[test]
+fn priority_classes_are_served_with_the_system_ones_seeded() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    for (i, bin) in kubectl_bins().iter().enumerate() {
+        let name = format!("high{i}");
+        must(
+            bin,
+            kc,
+            &[
+                "create",
+                "priorityclass",
+                &name,
+                "--value=1000",
+                "--description=important",
+            ],
+        );
+        let table = must_quiet(bin, kc, &["get", "pc"]);
+        let header: Vec<&str> = table
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            header,
+            ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
+        );
+        for want in [
+            name.as_str(),
+            "system-node-critical",
+            "system-cluster-critical",
+            "PreemptLowerPriority",
+        ] {
+            assert!(table.contains(want), "{bin} get pc lacks {want}:\n{table}");
+        }
+        let described = must_quiet(bin, kc, &["describe", "priorityclass", &name]);
+        assert!(
+            described.contains("important") && described.contains("1000"),
+            "{described}"
+        );
+    }
+}

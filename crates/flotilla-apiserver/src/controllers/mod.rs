@@ -103,6 +103,24 @@ pub async fn start(ctx: &Arc<Ctx>, config: &ServerConfig) -> Result<(), Error> {
         .await
         .map_err(fail(ns))?;
     }
+    // kube-apiserver's own PriorityClasses, which system pods name.
+    for (name, value, description) in [
+        (
+            "system-node-critical",
+            2_000_001_000,
+            "Used for system critical pods that must not be moved from their current node.",
+        ),
+        (
+            "system-cluster-critical",
+            2_000_000_000,
+            "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+        ),
+    ] {
+        let class = json!({"metadata": {"name": name}, "value": value, "description": description});
+        ensure(ctx, "scheduling.k8s.io", "v1", "priorityclasses", class)
+            .await
+            .map_err(fail(name))?;
+    }
     for i in 1..=config.nodes {
         let name = format!("node-{i}");
         ensure(

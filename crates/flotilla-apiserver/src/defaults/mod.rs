@@ -75,6 +75,11 @@ pub fn apply(object: &mut Value, kind: &KindInfo<'_>, allocations: &mut Allocati
         ("", "Service") => service::service(object, allocations),
         ("", "Secret") => secret(object),
         ("", "Namespace") => namespace(object),
+        ("scheduling.k8s.io", "PriorityClass") => {
+            if let Some(m) = object.as_object_mut() {
+                set_if_empty(m, "preemptionPolicy", json!("PreemptLowerPriority"));
+            }
+        }
         // The v1 view is defaulted once converted to the stored v2 shape (`crate::hpa`).
         ("autoscaling", "HorizontalPodAutoscaler") if kind.version == "v2" => {
             crate::hpa::default_v2(object)

@@ -29,6 +29,7 @@ pub(super) enum Builtin {
     EventV1,
     Lease,
     Hpa,
+    PriorityClass,
     Role,
     RoleBinding,
 }
@@ -76,6 +77,7 @@ impl Builtin {
             ("events.k8s.io", "Event") => Self::EventV1,
             ("coordination.k8s.io", "Lease") => Self::Lease,
             ("autoscaling", "HorizontalPodAutoscaler") => Self::Hpa,
+            ("scheduling.k8s.io", "PriorityClass") => Self::PriorityClass,
             ("rbac.authorization.k8s.io", "Role" | "ClusterRole") => Self::Role,
             ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
                 Self::RoleBinding
@@ -189,6 +191,12 @@ impl Builtin {
                 ];
             }
             Self::Lease => cols.extend([s("Holder"), age_column()]),
+            Self::PriorityClass => cols.extend([
+                int("Value"),
+                s("Global-Default"),
+                age_column(),
+                s("PreemptionPolicy"),
+            ]),
             Self::Hpa => cols.extend([
                 s("Reference"),
                 s("Targets"),
@@ -333,6 +341,18 @@ impl Builtin {
             Self::Event => return event_cells(obj, now, false),
             Self::EventV1 => return event_cells(obj, now, true),
             Self::Lease => cells.extend([text(str_at(obj, "/spec/holderIdentity")), age]),
+            Self::PriorityClass => {
+                let global = obj
+                    .get("globalDefault")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                cells.extend([
+                    json!(i64_at(obj, "/value")),
+                    text(if global { "true" } else { "false" }),
+                    age,
+                    text(str_at(obj, "/preemptionPolicy")),
+                ]);
+            }
             Self::Hpa => {
                 cells.extend(super::hpa::hpa_cells(obj));
                 cells.push(age);
