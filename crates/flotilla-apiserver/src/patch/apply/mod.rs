@@ -199,9 +199,9 @@ pub fn record_update(
         }
     };
     let empty = serde_json::json!({});
-    let old = without_reset_fields(live.unwrap_or(&empty), opts.reset_fields);
-    let after = without_reset_fields(new, opts.reset_fields);
-    let (changed, removed) = walk::compare(&strip(&old), &strip(&after), shape);
+    let old = owned_part(live.unwrap_or(&empty), opts.reset_fields);
+    let after = owned_part(new, opts.reset_fields);
+    let (changed, removed) = walk::compare(&old, &after, shape);
     let me = ManagerId {
         manager: opts.manager.to_string(),
         operation: "Update".to_string(),
@@ -273,23 +273,38 @@ fn without_reset_fields(object: &Value, reset: &[&str]) -> Value {
 
 /// The object without the fields no manager owns (type meta and server-set metadata).
 fn strip(object: &Value) -> Value {
-    let mut out = object.clone();
-    if let Some(m) = out.as_object_mut() {
-        m.remove("apiVersion");
-        m.remove("kind");
-        if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut) {
-            for f in SERVER_METADATA {
-                meta.remove(*f);
-            }
+    owned_part(object, &[])
+}
+
+/// The part of `object` managers can own: without the reset fields of the endpoint, type meta and
+/// server-set metadata. Copies only what it keeps (a status write leaves the spec uncopied): this runs on
+/// every write, twice.
+fn owned_part(object: &Value, reset: &[&str]) -> Value {
+    let Some(map) = object.as_object() else {
+        return object.clone();
+    };
+    let mut out = serde_json::Map::new();
+    for (key, value) in map {
+        let key = key.as_str();
+        if reset.contains(&key) || key == "apiVersion" || key == "kind" {
+            continue;
         }
-        if m.get("metadata")
-            .and_then(Value::as_object)
-            .is_some_and(serde_json::Map::is_empty)
+        if key == "metadata"
+            && let Some(meta) = value.as_object()
         {
-            m.remove("metadata");
+            let kept: serde_json::Map<String, Value> = meta
+                .iter()
+                .filter(|(k, _)| !SERVER_METADATA.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if !kept.is_empty() {
+                out.insert(key.to_owned(), Value::Object(kept));
+            }
+            continue;
         }
+        out.insert(key.to_owned(), value.clone());
     }
-    out
+    Value::Object(out)
 }
 
 #[cfg(test)]
