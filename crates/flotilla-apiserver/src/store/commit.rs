@@ -181,12 +181,17 @@ impl Log {
     }
 }
 
+/// What a logged batch holds: its changes for the checkpointer and the stored size of each job's objects.
+type Logged = (Vec<(String, Option<Vec<u8>>)>, Vec<usize>);
+
 /// Logs one batch: one record, one flush.
-fn log_batch(log: &mut Log, jobs: &[Job]) -> std::io::Result<Vec<(String, Option<Vec<u8>>)>> {
+fn log_batch(log: &mut Log, jobs: &[Job]) -> std::io::Result<Logged> {
     let mut ops = Vec::new();
+    let mut sizes = Vec::with_capacity(jobs.len());
     let mut rv = 0;
     for job in jobs {
         rv = rv.max(job.rv);
+        let first = ops.len();
         for op in &job.ops {
             ops.push(match op {
                 DiskOp::Put { key, object } => (
@@ -196,6 +201,12 @@ fn log_batch(log: &mut Log, jobs: &[Job]) -> std::io::Result<Vec<(String, Option
                 DiskOp::Delete { key } => (key.clone(), None),
             });
         }
+        sizes.push(
+            ops.iter()
+                .skip(first)
+                .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len))
+                .sum(),
+        );
     }
     let mut buf = Vec::with_capacity(
         ops.iter()
@@ -213,7 +224,7 @@ fn log_batch(log: &mut Log, jobs: &[Job]) -> std::io::Result<Vec<(String, Option
         return Err(e);
     }
     log.pending_rv = log.pending_rv.max(rv);
-    Ok(ops)
+    Ok((ops, sizes))
 }
 
 fn run(durable: Durable, hub: &Hub, rx: &mpsc::Receiver<Job>, stats: &Arc<CommitStats>) {
@@ -258,21 +269,22 @@ fn run(durable: Durable, hub: &Hub, rx: &mpsc::Receiver<Job>, stats: &Arc<Commit
         // a third of a flush for them: the next flush then carries them instead of a flush of their own.
         expected = jobs.len().max(expected.saturating_sub(1)).max(1);
         window = (took / 3).min(MAX_GATHER);
-        let result = match result {
-            Ok(ops) => {
+        let (result, sizes) = match result {
+            Ok((ops, sizes)) => {
                 log.pending.extend(ops);
-                Ok(())
+                (Ok(()), sizes)
             }
             Err(e) => {
                 stats.failing.store(true, Ordering::Relaxed);
                 tracing::error!(error = %e, "write-ahead log append failed; writes are not acknowledged");
-                Err(e)
+                (Err(e), Vec::new())
             }
         };
-        for job in jobs {
+        for (i, job) in jobs.into_iter().enumerate() {
             if result.is_ok() {
+                let bytes = sizes.get(i).copied().unwrap_or(0);
                 for ev in job.events {
-                    hub.publish(ev);
+                    hub.publish(ev, bytes);
                 }
             }
             if let Some(ack) = job.ack {

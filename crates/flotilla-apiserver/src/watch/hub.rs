@@ -11,8 +11,12 @@ use tokio::sync::broadcast;
 
 use crate::catalog::ResKey;
 
-/// How many events each resource keeps for resumes.
+/// How many events each resource keeps for resumes, at most.
 pub const HISTORY_PER_RESOURCE: usize = 8192;
+/// How much stored JSON each resource's history holds, at most (the newest event is always kept). Every
+/// retained version of an object is a whole `serde_json::Value`, several times its JSON size in memory, so
+/// a count alone lets a resource of large objects (Works carry their manifests) hold hundreds of megabytes.
+pub const HISTORY_BYTES_PER_RESOURCE: usize = 8 << 20;
 /// Capacity of each watcher's queue; a watcher further behind is closed and must resume.
 const CHANNEL_CAPACITY: usize = 4096;
 
@@ -56,6 +60,9 @@ pub struct Event {
 struct ResHub {
     tx: broadcast::Sender<Arc<Event>>,
     history: VecDeque<Arc<Event>>,
+    /// Stored size of each event in `history`, and their sum.
+    sizes: VecDeque<usize>,
+    bytes: usize,
     /// Every event with RV > compacted is in `history` (or not yet published).
     compacted: u64,
 }
@@ -75,6 +82,7 @@ pub struct Hub {
     published_tx: tokio::sync::watch::Sender<u64>,
     all: broadcast::Sender<Arc<Event>>,
     history_cap: usize,
+    history_bytes: usize,
 }
 
 /// A resume point older than the retained history.
@@ -87,11 +95,12 @@ pub struct TooOld {
 impl Hub {
     /// A hub for a store whose counter stood at `start_rv` when the process started.
     pub fn new(start_rv: u64) -> Self {
-        Self::with_history(start_rv, HISTORY_PER_RESOURCE)
+        Self::with_history(start_rv, HISTORY_PER_RESOURCE, HISTORY_BYTES_PER_RESOURCE)
     }
 
-    /// A hub with a custom history size (tests).
-    pub fn with_history(start_rv: u64, history_cap: usize) -> Self {
+    /// A hub with a custom history size: at most `history_cap` events and `history_bytes` of stored JSON per
+    /// resource (tests).
+    pub fn with_history(start_rv: u64, history_cap: usize, history_bytes: usize) -> Self {
         let (all, _) = broadcast::channel(CHANNEL_CAPACITY * 4);
         let (published_tx, _) = tokio::sync::watch::channel(start_rv);
         Self {
@@ -103,6 +112,7 @@ impl Hub {
             }),
             all,
             history_cap: history_cap.max(1),
+            history_bytes,
         }
     }
 
@@ -110,8 +120,9 @@ impl Hub {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Publishes a committed event (called by the committer only, in RV order).
-    pub fn publish(&self, ev: Arc<Event>) {
+    /// Publishes a committed event whose object took `bytes` in the store (called by the committer only, in
+    /// RV order).
+    pub fn publish(&self, ev: Arc<Event>, bytes: usize) {
         let mut inner = self.lock();
         inner.published = inner.published.max(ev.rv);
         let start = inner.start_rv;
@@ -120,10 +131,15 @@ impl Hub {
             .entry(ev.res.clone())
             .or_insert_with(|| new_res_hub(start));
         hub.history.push_back(ev.clone());
-        while hub.history.len() > self.history_cap {
+        hub.sizes.push_back(bytes);
+        hub.bytes += bytes;
+        while hub.history.len() > self.history_cap
+            || (hub.bytes > self.history_bytes && hub.history.len() > 1)
+        {
             if let Some(old) = hub.history.pop_front() {
                 hub.compacted = old.rv;
             }
+            hub.bytes -= hub.sizes.pop_front().unwrap_or(0);
         }
         let rv = ev.rv;
         let _ = hub.tx.send(ev.clone());
@@ -197,6 +213,8 @@ fn new_res_hub(start_rv: u64) -> ResHub {
     ResHub {
         tx,
         history: VecDeque::new(),
+        sizes: VecDeque::new(),
+        bytes: 0,
         compacted: start_rv,
     }
 }
@@ -217,11 +235,11 @@ mod tests {
 
     #[test]
     fn resume_replays_and_compaction_refuses_old() {
-        let hub = Hub::with_history(10, 3);
+        let hub = Hub::with_history(10, 3, usize::MAX);
         let res = ResKey::new("", "configmaps");
         assert!(hub.subscribe_from(&res, 9).is_err());
         for rv in 11..=15 {
-            hub.publish(ev(rv));
+            hub.publish(ev(rv), 1);
         }
         let (replay, _) = hub.subscribe_from(&res, 13).expect("inside window");
         assert_eq!(
@@ -232,12 +250,30 @@ mod tests {
         assert!(hub.subscribe_from(&res, 12).is_ok());
     }
 
+    #[test]
+    fn history_is_bounded_by_bytes_and_keeps_the_newest() {
+        let hub = Hub::with_history(0, 100, 250);
+        let res = ResKey::new("", "configmaps");
+        for rv in 1..=4 {
+            hub.publish(ev(rv), 100);
+        }
+        // 400 bytes published, 250 allowed: the two newest remain.
+        assert!(hub.subscribe_from(&res, 1).is_err());
+        let (replay, _) = hub.subscribe_from(&res, 2).expect("inside window");
+        assert_eq!(replay.iter().map(|e| e.rv).collect::<Vec<_>>(), vec![3, 4]);
+        // One event larger than the budget still stays (a resume from just before it works).
+        hub.publish(ev(5), 1000);
+        assert!(hub.subscribe_from(&res, 3).is_err());
+        let (replay, _) = hub.subscribe_from(&res, 4).expect("newest kept");
+        assert_eq!(replay.iter().map(|e| e.rv).collect::<Vec<_>>(), vec![5]);
+    }
+
     #[tokio::test]
     async fn live_events_reach_subscribers() {
         let hub = Hub::new(0);
         let res = ResKey::new("", "configmaps");
         let mut rx = hub.subscribe(&res);
-        hub.publish(ev(1));
+        hub.publish(ev(1), 1);
         assert_eq!(rx.recv().await.expect("event").rv, 1);
     }
 }
