@@ -501,6 +501,15 @@ fn auth_can_i_and_whoami_answer_for_the_admin() {
             me["status"]["userInfo"]["username"], "flotilla-admin",
             "{me}"
         );
+        // A bound token from `create token` authenticates as its ServiceAccount.
+        let sa = format!("bot{}", bin.len());
+        must(&bin, kc, &["create", "serviceaccount", &sa]);
+        let token = must_quiet(&bin, kc, &["create", "token", &sa]);
+        let as_bot = get_json(&bin, kc, &["--token", token.trim(), "auth", "whoami"]);
+        assert_eq!(
+            as_bot["status"]["userInfo"]["username"],
+            format!("system:serviceaccount:default:{sa}")
+        );
         let creatable = must_quiet(&bin, kc, &["api-resources", "--verbs=create", "-o", "name"]);
         assert!(
             creatable.contains("selfsubjectaccessreviews.authorization.k8s.io"),

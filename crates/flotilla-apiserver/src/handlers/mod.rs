@@ -10,6 +10,7 @@ pub mod read;
 pub mod review;
 pub mod scale;
 pub mod shape;
+pub mod token;
 pub mod write;
 
 use std::sync::Arc;
@@ -97,6 +98,8 @@ fn resolve(ctx: &Ctx, rp: &ResourcePath) -> ApiResult<Arc<ResourceInfo>> {
         Some("status") if info.status => {}
         Some("scale") if info.scale.is_some() => {}
         Some("finalize") if info.group.is_empty() && info.plural == "namespaces" => {}
+        Some("token")
+            if !info.custom && info.group.is_empty() && info.plural == "serviceaccounts" => {}
         Some(_) => return Err(ApiError::no_route()),
     }
     Ok(info)
@@ -120,6 +123,7 @@ pub async fn handle(ctx: &Arc<Ctx>, req: Req) -> ApiResult<Response> {
         }
         ("GET" | "HEAD", false, Some("scale")) => scale::get(ctx, &info, &req),
         ("GET" | "HEAD", false, _) => read::get(ctx, &info, &req),
+        ("POST", false, Some("token")) => token::create(ctx, &info, &req),
         ("POST", true, _) => write::create(ctx, &info, &req).await,
         ("PUT", false, Some("scale")) => scale::update(ctx, &info, &req).await,
         ("PATCH", false, Some("scale")) => scale::patch(ctx, &info, &req).await,

@@ -116,7 +116,7 @@ fn evaluate(ctx: &Ctx, info: &ResourceInfo, obj: &Value, user: &str, ns: &str) -
         "selfsubjectreviews" => json!({"userInfo": user_info(user)}),
         "tokenreviews" => {
             let token = spec.get("token").and_then(Value::as_str).unwrap_or("");
-            match ctx.tokens.authenticate(Some(&format!("Bearer {token}"))) {
+            match crate::server::authenticate(ctx, Some(&format!("Bearer {token}"))) {
                 Some(who) => json!({"authenticated": true, "user": user_info(&who)}),
                 None => json!({"user": {}, "error": "invalid bearer token"}),
             }

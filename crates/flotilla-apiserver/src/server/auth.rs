@@ -1,5 +1,5 @@
-//! Bearer-token authentication (spec §2.3): the admin token kept in the data dir and the tokens of
-//! ServiceAccount token Secrets. Authorization is allow-all for authenticated users.
+//! Bearer-token authentication (spec §2.3): the admin token kept in the data dir, the tokens of
+//! ServiceAccount token Secrets and bound tokens (`crate::server::bound`). Authorization is allow-all for authenticated users.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -58,15 +58,26 @@ impl Tokens {
         &self.admin
     }
 
-    /// The user an `Authorization` header value authenticates, if any.
+    /// Issues a bound token (`crate::server::bound`) for a ServiceAccount, signed under the admin token.
+    pub fn issue_bound(
+        &self,
+        claims: &super::bound::Claims,
+        audiences: &[String],
+        now: i64,
+        expires: i64,
+    ) -> String {
+        super::bound::issue(&self.admin, claims, audiences, now, expires)
+    }
+
+    /// The claims of a bound token this server issued and that has not expired.
+    pub fn verify_bound(&self, token: &str, now: i64) -> Option<super::bound::Claims> {
+        super::bound::verify(&self.admin, token, now)
+    }
+
+    /// The user an `Authorization` header value authenticates through the token table (the admin token and
+    /// ServiceAccount token Secrets), if any. Bound tokens need the store: see `crate::server::authenticate`.
     pub fn authenticate(&self, header: Option<&str>) -> Option<String> {
-        let token = header?
-            .strip_prefix("Bearer ")
-            .or_else(|| header?.strip_prefix("bearer "))?
-            .trim();
-        if token.is_empty() {
-            return None;
-        }
+        let token = bearer(header)?;
         if constant_time_eq(token.as_bytes(), self.admin.as_bytes()) {
             return Some("flotilla-admin".into());
         }
@@ -92,6 +103,16 @@ impl Tokens {
             .write()
             .unwrap_or_else(|e| e.into_inner()) = tokens;
     }
+}
+
+/// The token of a `Bearer` `Authorization` header value.
+pub fn bearer(header: Option<&str>) -> Option<&str> {
+    let header = header?;
+    let token = header
+        .strip_prefix("Bearer ")
+        .or_else(|| header.strip_prefix("bearer "))?
+        .trim();
+    (!token.is_empty()).then_some(token)
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -1,6 +1,7 @@
 //! The HTTPS listener, request dispatch and the embeddable server handle.
 
 pub mod auth;
+pub mod bound;
 pub mod health;
 pub mod negotiate;
 pub mod route;
@@ -277,6 +278,27 @@ pub fn version_info() -> serde_json::Value {
     })
 }
 
+/// The user an `Authorization` header value authenticates: the admin, a ServiceAccount token Secret's
+/// account, or a bound token's account while that ServiceAccount still exists with the uid it was issued for.
+pub fn authenticate(ctx: &Ctx, header: Option<&str>) -> Option<String> {
+    let token = auth::bearer(header)?;
+    if let Some(claims) = ctx
+        .tokens
+        .verify_bound(token, jiff::Timestamp::now().as_second())
+    {
+        let account = ctx.store.get(
+            &crate::catalog::ResKey::new("", "serviceaccounts"),
+            &claims.namespace,
+            &claims.name,
+        )?;
+        let uid = account
+            .pointer("/metadata/uid")
+            .and_then(serde_json::Value::as_str);
+        return (uid == Some(claims.uid.as_str())).then(|| claims.user());
+    }
+    ctx.tokens.authenticate(header)
+}
+
 /// Handles one request.
 pub async fn dispatch<B>(ctx: Arc<Ctx>, req: Request<B>) -> Response
 where
@@ -302,7 +324,7 @@ where
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|h| h.to_str().ok());
-        user = ctx.tokens.authenticate(header);
+        user = authenticate(&ctx, header);
         if user.is_none() {
             return Err(ApiError::unauthorized());
         }

@@ -1,15 +1,16 @@
 //! ServiceAccount token Secrets (spec §9.5, what `karmadactl join` relies on): the server fills the Secret, the
 //! token authenticates, and deleting the Secret revokes it; the review resources (SelfSubjectReview,
-//! TokenReview, SubjectAccessReview) answer for the token's user.
+//! TokenReview, SubjectAccessReview) answer for the token's user; bound tokens from the `token` subresource
+//! authenticate across restarts until their ServiceAccount is deleted.
 
-use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenReview};
+use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenRequest, TokenReview};
 use k8s_openapi::api::authorization::v1::{LocalSubjectAccessReview, SubjectAccessReview};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::{Client, Config};
 use serde_json::json;
 
-use crate::common::{eventually, start};
+use crate::common::{client_for, eventually, start};
 
 async fn client_with_token(server: &flotilla_apiserver::RunningServer, token: &str) -> Client {
     let kc: kube::config::Kubeconfig =
@@ -183,6 +184,69 @@ async fn access_reviews_allow_and_check_their_spec_as_upstream_does() {
     let err = sars.list(&ListParams::default()).await.expect_err("405");
     assert!(
         matches!(err, kube::Error::Api(ref s) if s.code == 405),
+        "{err:?}"
+    );
+    server.shutdown().await;
+}
+
+/// The user name a token authenticates as, through a SelfSubjectReview.
+async fn whoami(
+    server: &flotilla_apiserver::RunningServer,
+    token: &str,
+) -> Result<Option<String>, kube::Error> {
+    let me: Api<SelfSubjectReview> = Api::all(client_with_token(server, token).await);
+    me.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({})).unwrap(),
+    )
+    .await
+    .map(|r| r.status.and_then(|s| s.user_info).and_then(|u| u.username))
+}
+
+#[tokio::test]
+async fn bound_tokens_survive_restarts_and_die_with_their_service_account() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, client) = start(dir.path()).await;
+    let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
+    sas.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "bot"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    let request = |seconds: i64| -> TokenRequest {
+        serde_json::from_value(json!({"spec": {"expirationSeconds": seconds}})).unwrap()
+    };
+    let err = sas
+        .create_token_request("bot", &PostParams::default(), &request(599))
+        .await
+        .expect_err("under ten minutes");
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 422),
+        "{err:?}"
+    );
+    let issued = sas
+        .create_token_request("bot", &PostParams::default(), &request(3600))
+        .await
+        .unwrap();
+    let status = issued.status.unwrap();
+    assert!(status.expiration_timestamp.is_some());
+    let token = status.token.unwrap();
+    assert_eq!(
+        whoami(&server, &token).await.unwrap().as_deref(),
+        Some("system:serviceaccount:default:bot")
+    );
+    server.shutdown().await;
+    // Nothing about the token is stored: it verifies after a restart by its signature.
+    let (server, _) = start(dir.path()).await;
+    assert!(whoami(&server, &token).await.is_ok());
+    let sas: Api<ServiceAccount> = Api::namespaced(client_for(&server).await, "default");
+    sas.delete("bot", &DeleteParams::default()).await.unwrap();
+    let err = whoami(&server, &token)
+        .await
+        .expect_err("revoked with its account");
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 401),
         "{err:?}"
     );
     server.shutdown().await;
