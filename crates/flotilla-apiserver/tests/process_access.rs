@@ -1,0 +1,196 @@
+//! kubectl (the PyPI 1.37 build and the machine's 1.32 dispatcher) on kinds and subresources beyond plain
+//! CRUD: `autoscale` (1.32 writes `autoscaling/v1`, 1.37 `autoscaling/v2`: one object, two views), `auth can-i`
+//! and `auth whoami` (review resources posted as protobuf), `create token` (bound ServiceAccount tokens) and
+//! PriorityClasses.
+#![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
+
+mod support;
+
+use serde_json::json;
+use support::{Harness, get_json, kubectl_bins, must, must_quiet};
+
+#[test]
+fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    for (i, bin) in kubectl_bins().iter().enumerate() {
+        let ns = format!("hpa{i}");
+        must(bin, kc, &["create", "namespace", &ns]);
+        must(
+            bin,
+            kc,
+            &["-n", &ns, "create", "deployment", "web", "--image=nginx"],
+        );
+        must(
+            bin,
+            kc,
+            &[
+                "-n",
+                &ns,
+                "autoscale",
+                "deployment",
+                "web",
+                "--max=4",
+                "--cpu-percent=60",
+            ],
+        );
+        let v2 = get_json(
+            bin,
+            kc,
+            &[
+                "-n",
+                &ns,
+                "get",
+                "horizontalpodautoscalers.v2.autoscaling",
+                "web",
+            ],
+        );
+        assert_eq!(v2["spec"]["minReplicas"], 1, "{v2}");
+        assert_eq!(
+            v2["spec"]["metrics"],
+            json!([{"type": "Resource",
+            "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}])
+        );
+        let v1 = get_json(
+            bin,
+            kc,
+            &[
+                "-n",
+                &ns,
+                "get",
+                "horizontalpodautoscalers.v1.autoscaling",
+                "web",
+            ],
+        );
+        assert_eq!(v1["apiVersion"], "autoscaling/v1");
+        assert_eq!(v1["spec"]["targetCPUUtilizationPercentage"], 60, "{v1}");
+        assert_eq!(v1["metadata"]["uid"], v2["metadata"]["uid"]);
+        must(
+            bin,
+            kc,
+            &[
+                "-n",
+                &ns,
+                "patch",
+                "horizontalpodautoscalers.v1.autoscaling",
+                "web",
+                "-p",
+                r#"{"spec":{"targetCPUUtilizationPercentage":75}}"#,
+            ],
+        );
+        let table = must_quiet(bin, kc, &["-n", &ns, "get", "hpa"]);
+        let header: Vec<&str> = table
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            header,
+            [
+                "NAME",
+                "REFERENCE",
+                "TARGETS",
+                "MINPODS",
+                "MAXPODS",
+                "REPLICAS",
+                "AGE"
+            ]
+        );
+        assert!(
+            table.contains("Deployment/web") && table.contains("cpu: <unknown>/75%"),
+            "{table}"
+        );
+        let described = must_quiet(bin, kc, &["-n", &ns, "describe", "hpa", "web"]);
+        assert!(
+            described.contains("/ 75%") && described.contains("Min replicas:"),
+            "{described}"
+        );
+    }
+}
+
+#[test]
+fn auth_can_i_and_whoami_answer_for_the_admin() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    for bin in kubectl_bins() {
+        assert_eq!(
+            must_quiet(&bin, kc, &["auth", "can-i", "create", "pods"]).trim(),
+            "yes"
+        );
+        assert_eq!(
+            must_quiet(&bin, kc, &["auth", "can-i", "get", "/healthz"]).trim(),
+            "yes"
+        );
+        let rules = must_quiet(&bin, kc, &["auth", "can-i", "--list", "-n", "default"]);
+        assert!(rules.contains("*.*"), "{rules}");
+        let me = get_json(&bin, kc, &["auth", "whoami"]);
+        assert_eq!(
+            me["status"]["userInfo"]["username"], "flotilla-admin",
+            "{me}"
+        );
+        // A bound token from `create token` authenticates as its ServiceAccount.
+        let sa = format!("bot{}", bin.len());
+        must(&bin, kc, &["create", "serviceaccount", &sa]);
+        let token = must_quiet(&bin, kc, &["create", "token", &sa]);
+        let as_bot = get_json(&bin, kc, &["--token", token.trim(), "auth", "whoami"]);
+        assert_eq!(
+            as_bot["status"]["userInfo"]["username"],
+            format!("system:serviceaccount:default:{sa}")
+        );
+        let creatable = must_quiet(&bin, kc, &["api-resources", "--verbs=create", "-o", "name"]);
+        assert!(
+            creatable.contains("selfsubjectaccessreviews.authorization.k8s.io"),
+            "{creatable}"
+        );
+        let listable = must_quiet(&bin, kc, &["api-resources", "--verbs=list", "-o", "name"]);
+        assert!(
+            !listable.contains("review"),
+            "reviews cannot be listed:\n{listable}"
+        );
+    }
+}
+
+#[test]
+fn priority_classes_are_served_with_the_system_ones_seeded() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    for (i, bin) in kubectl_bins().iter().enumerate() {
+        let name = format!("high{i}");
+        must(
+            bin,
+            kc,
+            &[
+                "create",
+                "priorityclass",
+                &name,
+                "--value=1000",
+                "--description=important",
+            ],
+        );
+        let table = must_quiet(bin, kc, &["get", "pc"]);
+        let header: Vec<&str> = table
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            header,
+            ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
+        );
+        for want in [
+            name.as_str(),
+            "system-node-critical",
+            "system-cluster-critical",
+            "PreemptLowerPriority",
+        ] {
+            assert!(table.contains(want), "{bin} get pc lacks {want}:\n{table}");
+        }
+        let described = must_quiet(bin, kc, &["describe", "priorityclass", &name]);
+        assert!(
+            described.contains("important") && described.contains("1000"),
+            "{described}"
+        );
+    }
+}
