@@ -232,6 +232,9 @@ fn a_requirements_table_the_script_looks_into_reads_like_json() {
             "{body}"
         );
     }
+    // A template the script looked into first is read whole, members already in Lua included.
+    let body = "assert(obj.spec.template.spec.containers[2].name == 'b')\nobj.spec.template.metadata = nil\nreturn 1, kube.accuratePodRequirements(obj.spec.template)";
+    assert_eq!(requirements(body, object.clone()).unwrap(), native);
     // Two results in one call, one returned untouched and one looked into.
     let body = "local a = kube.accuratePodRequirements(obj.spec.template)\nlocal b = kube.accuratePodRequirements(obj.spec.template)\nassert(b.resourceRequest.memory == '1536Mi')\nreturn 1, a";
     assert_eq!(requirements(body, object).unwrap(), native);

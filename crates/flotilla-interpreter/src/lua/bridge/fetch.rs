@@ -51,6 +51,7 @@ impl Bridge {
     pub(crate) fn get(&self, slot: f64, key: &str) -> mlua::Result<Got> {
         let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
         self.realize().map_err(|e| mlua::Error::runtime(e.0))?;
+        self.touch(index);
         let child = {
             let mut calls = self.calls.borrow_mut();
             match calls.slots.get_mut(index) {
@@ -93,6 +94,7 @@ impl Bridge {
     pub(crate) fn forget(&self, slot: f64, key: &str, nil: bool) -> mlua::Result<bool> {
         let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
         self.realize().map_err(|e| mlua::Error::runtime(e.0))?;
+        self.touch(index);
         let mut calls = self.calls.borrow_mut();
         match calls.slots.get_mut(index) {
             Some(Some(Value::Object(map))) => {
@@ -112,6 +114,7 @@ impl Bridge {
     pub(crate) fn fetch(&self, t: &Table, slot: f64) -> mlua::Result<Variadic<Member>> {
         let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
         self.realize().map_err(|e| mlua::Error::runtime(e.0))?;
+        self.touch(index);
         let value = self
             .calls
             .borrow_mut()

@@ -102,6 +102,9 @@ struct CallData {
     slot_residues: HashMap<usize, Vec<Residue>>,
     /// Typed forms of library results, by slot.
     typed: HashMap<usize, Typed>,
+    /// Per slot: whether the script has looked into its table (read, assigned or walked a member). A lazy table
+    /// whose slot is not marked still has all its members in its remainder.
+    touched: Vec<bool>,
     /// Slots of typed results whose JSON is not made yet (they hold `null` meanwhile); see [`Bridge::realize`].
     pending: Vec<usize>,
 }
@@ -154,6 +157,7 @@ impl Bridge {
     pub(crate) fn reset(&self) {
         let mut calls = self.calls.borrow_mut();
         calls.slots.clear();
+        calls.touched.clear();
         calls.residues.clear();
         calls.slot_residues.clear();
         calls.typed.clear();
@@ -200,6 +204,7 @@ impl Bridge {
     fn slot(&self, value: Value) -> f64 {
         let mut calls = self.calls.borrow_mut();
         calls.slots.push(Some(value));
+        calls.touched.push(false);
         f64::from(calls.generation) * GENERATION_FACTOR + (calls.slots.len() - 1) as f64
     }
 
@@ -235,8 +240,27 @@ impl Bridge {
     }
 
     /// Whether `t` is a lazy table the script has not looked into: all its members are still in its remainder.
+    ///
+    /// Every way into a lazy table's members goes through `get`, `forget` or `fetch` (scripts cannot reach its raw
+    /// entries), and those mark the slot, so this does not need to walk the table.
     fn untouched(&self, t: &Table) -> bool {
-        self.shape(t) == Shape::Lazy && t.pairs::<LuaValue, LuaValue>().take(2).count() == 1
+        self.shape(t) == Shape::Lazy
+            && self.slot_of(t).is_ok_and(|index| {
+                !self
+                    .calls
+                    .borrow()
+                    .touched
+                    .get(index)
+                    .copied()
+                    .unwrap_or(true)
+            })
+    }
+
+    /// Records that the script looked into the table of slot `index`.
+    fn touch(&self, index: usize) {
+        if let Some(touched) = self.calls.borrow_mut().touched.get_mut(index) {
+            *touched = true;
+        }
     }
 
     /// Runs `f` on a script's value as JSON, borrowing it when it is an untouched lazy table (no copy), for
