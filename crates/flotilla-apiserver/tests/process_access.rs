@@ -7,7 +7,7 @@
 mod support;
 
 use serde_json::json;
-use support::{Harness, get_json, kubectl_bins, must, must_quiet};
+use support::{Harness, get_json, header, kubectl_bins, must, must_quiet};
 
 #[test]
 fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
@@ -79,14 +79,8 @@ fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
             ],
         );
         let table = must_quiet(bin, kc, &["-n", &ns, "get", "hpa"]);
-        let header: Vec<&str> = table
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .split_whitespace()
-            .collect();
         assert_eq!(
-            header,
+            header(&table),
             [
                 "NAME",
                 "REFERENCE",
@@ -169,14 +163,8 @@ fn priority_classes_are_served_with_the_system_ones_seeded() {
             ],
         );
         let table = must_quiet(bin, kc, &["get", "pc"]);
-        let header: Vec<&str> = table
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .split_whitespace()
-            .collect();
         assert_eq!(
-            header,
+            header(&table),
             ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
         );
         for want in [

@@ -6,7 +6,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Harness, get_json, kubectl_bins, kubectl_split, must, must_quiet};
+use support::{Harness, get_json, kubectl_bins, kubectl_split, must, must_quiet, run_python};
 
 const CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
 "metadata":{"name":"gadgets.example.io"},
@@ -329,7 +329,6 @@ fn diff_and_server_dry_run_change_nothing() {
 #[test]
 fn python_client_reads_and_watches_events_across_both_apis() {
     let h = Harness::start();
-    let python = std::env::var("FLOTILLA_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     let script = r#"
 import sys, datetime
 from kubernetes import client, config, watch
@@ -365,16 +364,5 @@ else:
     raise SystemExit("no watch event for the core Event")
 print("ok")
 "#;
-    let out = std::process::Command::new(&python)
-        .arg("-c")
-        .arg(script)
-        .arg(&h.kubeconfig)
-        .output()
-        .expect("python runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success() && text.contains("ok"), "{text}");
+    run_python(script, &h.kubeconfig);
 }

@@ -3,8 +3,6 @@
 //! separate process talking HTTPS to a server started here.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-use std::process::Command;
-
 use serde_json::{Value, json};
 
 mod support;
@@ -422,7 +420,6 @@ fn python_client_patches_and_selectors() {
         &h.kubeconfig,
         &["apply", "--validate=false", "-f", &f],
     );
-    let python = std::env::var("FLOTILLA_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     let script = r#"
 import sys
 from kubernetes import client, config
@@ -445,16 +442,5 @@ except client.exceptions.ApiException as e:
     assert e.status == 400, e.status
 print("ok")
 "#;
-    let out = Command::new(&python)
-        .arg("-c")
-        .arg(script)
-        .arg(&h.kubeconfig)
-        .output()
-        .expect("python runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success() && text.contains("ok"), "{text}");
+    run_python(script, &h.kubeconfig);
 }

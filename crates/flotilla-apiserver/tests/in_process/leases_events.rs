@@ -12,6 +12,17 @@ use serde_json::{Value, json};
 
 use crate::common::{eventually, mk_cm, start};
 
+/// kube-runtime's Recorder as a controller named `flotilla-test` (instance `test-1`) uses it.
+fn test_recorder(client: &kube::Client) -> Recorder {
+    Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: "flotilla-test".into(),
+            instance: Some("test-1".into()),
+        },
+    )
+}
+
 #[tokio::test]
 async fn leases_keep_micro_time_and_refuse_stale_updates() {
     let dir = tempfile::tempdir().unwrap();
@@ -65,13 +76,7 @@ async fn kube_runtime_recorder_creates_and_updates_series() {
         .await
         .unwrap();
     let reference: ObjectReference = cm.object_ref(&());
-    let recorder = Recorder::new(
-        client.clone(),
-        Reporter {
-            controller: "flotilla-test".into(),
-            instance: Some("test-1".into()),
-        },
-    );
+    let recorder = test_recorder(&client);
     let event = Event {
         type_: EventType::Normal,
         reason: "Observed".into(),
@@ -131,13 +136,7 @@ async fn both_event_apis_share_objects_watches_and_field_selectors() {
         .unwrap()
         .boxed();
     // Written through events.k8s.io by kube-runtime's Recorder ...
-    let recorder = Recorder::new(
-        client.clone(),
-        Reporter {
-            controller: "flotilla-test".into(),
-            instance: Some("test-1".into()),
-        },
-    );
+    let recorder = test_recorder(&client);
     let event = Event {
         type_: EventType::Warning,
         reason: "Broken".into(),

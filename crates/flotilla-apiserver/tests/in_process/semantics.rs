@@ -12,6 +12,18 @@ use serde_json::json;
 
 use crate::common::{eventually, mk_cm, start, start_with};
 
+/// The next event of a watch, failing the test after 10 s.
+async fn next_event<S>(events: &mut S) -> WatchEvent<ConfigMap>
+where
+    S: futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Unpin,
+{
+    tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .expect("an event within 10 s")
+        .expect("the watch is open")
+        .expect("a decodable event")
+}
+
 #[tokio::test]
 async fn unchanged_updates_take_no_resource_version_and_wake_no_watcher() {
     let dir = tempfile::tempdir().unwrap();
@@ -42,11 +54,7 @@ async fn unchanged_updates_take_no_resource_version_and_wake_no_watcher() {
         .replace("same", &PostParams::default(), &changed)
         .await
         .unwrap();
-    let first = tokio::time::timeout(Duration::from_secs(10), events.next())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let first = next_event(&mut events).await;
     match first {
         WatchEvent::Modified(o) => {
             assert_eq!(
@@ -252,11 +260,7 @@ async fn dry_run_updates_answer_the_live_version_and_persist_nothing() {
     cms.patch("dry", &PatchParams::default(), &Patch::Merge(value("real")))
         .await
         .unwrap();
-    let first = tokio::time::timeout(Duration::from_secs(10), events.next())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let first = next_event(&mut events).await;
     match first {
         WatchEvent::Modified(o) => assert_eq!(o.data.unwrap()["k"], "real"),
         other => panic!("expected the real change first, got {other:?}"),

@@ -141,3 +141,21 @@ pub fn row(output: &str, first: &str) -> Vec<String> {
         .find(|cells| cells.first().map(String::as_str) == Some(first))
         .unwrap_or_else(|| panic!("no row {first} in:\n{output}"))
 }
+
+/// Runs a Python script with the test environment's interpreter (`FLOTILLA_TEST_PYTHON`, `python3` otherwise)
+/// and the kubeconfig path as its first argument; fails the test unless it exits 0 and prints `ok`.
+pub fn run_python(script: &str, kubeconfig: &Path) {
+    let python = std::env::var("FLOTILLA_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(kubeconfig)
+        .output()
+        .expect("python runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success() && text.contains("ok"), "{text}");
+}
