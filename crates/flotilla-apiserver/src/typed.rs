@@ -96,6 +96,13 @@ fn model(group: &str, version: &str, kind: &str) -> Option<RoundTrip> {
         }
         ("discovery.k8s.io", "EndpointSlice") => round_trip::<discovery::EndpointSlice>,
         ("storage.k8s.io", "StorageClass") => round_trip::<storage::StorageClass>,
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
+            round_trip::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>
+        }
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
+            round_trip::<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>
+        }
+        ("node.k8s.io", "RuntimeClass") => round_trip::<k8s_openapi::api::node::v1::RuntimeClass>,
         ("scheduling.k8s.io", "PriorityClass") => {
             round_trip::<k8s_openapi::api::scheduling::v1::PriorityClass>
         }

@@ -1,7 +1,8 @@
 //! kubectl (the PyPI 1.37 build and the machine's 1.32 dispatcher) on kinds and subresources beyond plain
 //! CRUD: `autoscale` (1.32 writes `autoscaling/v1`, 1.37 `autoscaling/v2`: one object, two views), `auth can-i`
-//! and `auth whoami` (review resources posted as protobuf), `create token` (bound ServiceAccount tokens) and
-//! PriorityClasses.
+//! and `auth whoami` (review resources posted as protobuf), `create token` (bound ServiceAccount tokens),
+//! PriorityClasses, and the stored-only kinds a Karmada installation applies (webhook configurations,
+//! APIServices, RuntimeClasses).
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
 mod support;
@@ -180,5 +181,90 @@ fn priority_classes_are_served_with_the_system_ones_seeded() {
             described.contains("important") && described.contains("1000"),
             "{described}"
         );
+    }
+}
+
+fn karmada_install(operations: &str) -> String {
+    format!(
+        r#"apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {{name: karmada-config}}
+webhooks:
+- name: propagationpolicy.karmada.io
+  rules:
+  - {{operations: [{operations}], apiGroups: ["policy.karmada.io"], apiVersions: ["*"], resources: ["propagationpolicies"]}}
+  clientConfig: {{url: "https://karmada-webhook.karmada-system.svc:443/validate-propagationpolicy"}}
+  sideEffects: None
+  admissionReviewVersions: ["v1"]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {{name: mutating-config}}
+webhooks:
+- name: propagationpolicy.karmada.io
+  rules:
+  - {{operations: ["CREATE"], apiGroups: ["policy.karmada.io"], apiVersions: ["*"], resources: ["propagationpolicies"]}}
+  clientConfig: {{url: "https://karmada-webhook.karmada-system.svc:443/mutate-propagationpolicy"}}
+  sideEffects: None
+  admissionReviewVersions: ["v1"]
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {{name: v1alpha1.cluster.karmada.io}}
+spec:
+  group: cluster.karmada.io
+  version: v1alpha1
+  groupPriorityMinimum: 2000
+  versionPriority: 10
+  service: {{name: karmada-aggregated-apiserver, namespace: karmada-system}}
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {{name: gvisor}}
+handler: runsc
+"#
+    )
+}
+
+#[test]
+fn a_karmada_installs_webhook_configurations_apiservices_and_runtime_classes_apply_again_and_again()
+{
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    let first = h.file("install1.yaml", &karmada_install(r#""CREATE""#));
+    let second = h.file("install2.yaml", &karmada_install(r#""CREATE", "UPDATE""#));
+    for bin in kubectl_bins() {
+        // Re-applying needs the webhooks list to merge by name, as upstream's patch metadata says.
+        must(&bin, kc, &["apply", "-f", &first]);
+        must(&bin, kc, &["apply", "-f", &second]);
+        let (code, out, err) = support::kubectl_split(&bin, kc, &["diff", "-f", &second]);
+        assert_eq!(code, Some(0), "{out}{err}");
+        let webhook = get_json(
+            &bin,
+            kc,
+            &["get", "validatingwebhookconfiguration", "karmada-config"],
+        );
+        let hook = &webhook["webhooks"][0];
+        assert_eq!(hook["rules"][0]["operations"], json!(["CREATE", "UPDATE"]));
+        assert_eq!(hook["rules"][0]["scope"], "*", "{webhook}");
+        assert_eq!(hook["failurePolicy"], "Fail");
+        assert_eq!(hook["timeoutSeconds"], 10);
+        let tables = must_quiet(
+            &bin,
+            kc,
+            &[
+                "get",
+                "validatingwebhookconfigurations,apiservices,runtimeclasses",
+            ],
+        );
+        for want in [
+            "WEBHOOKS",
+            "karmada-system/karmada-aggregated-apiserver",
+            "Unknown",
+            "HANDLER",
+            "runsc",
+        ] {
+            assert!(tables.contains(want), "{bin} lacks {want}:\n{tables}");
+        }
     }
 }

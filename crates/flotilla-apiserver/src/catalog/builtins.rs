@@ -350,6 +350,43 @@ pub(super) const BUILTINS: &[Spec] = &[
         &["sc"],
         "",
     ),
+    // Stored only: the server never calls webhooks, proxies APIServices or runs containers.
+    r(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        false,
+        &[],
+        "g",
+    ),
+    r(
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        false,
+        &[],
+        "g",
+    ),
+    r(
+        "apiregistration.k8s.io",
+        "v1",
+        "APIService",
+        "apiservices",
+        false,
+        &[],
+        "s",
+    ),
+    r(
+        "node.k8s.io",
+        "v1",
+        "RuntimeClass",
+        "runtimeclasses",
+        false,
+        &[],
+        "",
+    ),
 ];
 
 /// Built-ins served at several versions and the version they are stored in (the others are converted views).

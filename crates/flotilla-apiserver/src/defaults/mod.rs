@@ -75,6 +75,10 @@ pub fn apply(object: &mut Value, kind: &KindInfo<'_>, allocations: &mut Allocati
         ("", "Service") => service::service(object, allocations),
         ("", "Secret") => secret(object),
         ("", "Namespace") => namespace(object),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
+            webhooks(object, false)
+        }
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => webhooks(object, true),
         ("scheduling.k8s.io", "PriorityClass") => {
             if let Some(m) = object.as_object_mut() {
                 set_if_empty(m, "preemptionPolicy", json!("PreemptLowerPriority"));
@@ -267,6 +271,28 @@ fn namespace(object: &mut Value) {
     let labels = meta.entry("labels").or_insert_with(|| json!({}));
     if let Some(labels) = labels.as_object_mut() {
         labels.insert("kubernetes.io/metadata.name".to_string(), json!(name));
+    }
+}
+
+/// Upstream's webhook defaults: fail closed, equivalent matching, match-all selectors, a 10 s timeout, rules of
+/// any scope and, for mutating webhooks, no reinvocation.
+fn webhooks(object: &mut Value, mutating: bool) {
+    let Some(hooks) = object.get_mut("webhooks").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for hook in hooks.iter_mut().filter_map(Value::as_object_mut) {
+        set_if_empty(hook, "failurePolicy", json!("Fail"));
+        set_if_empty(hook, "matchPolicy", json!("Equivalent"));
+        set_if_absent(hook, "namespaceSelector", json!({}));
+        set_if_absent(hook, "objectSelector", json!({}));
+        set_if_absent(hook, "timeoutSeconds", json!(10));
+        if mutating {
+            set_if_empty(hook, "reinvocationPolicy", json!("Never"));
+        }
+        let rules = hook.get_mut("rules").and_then(Value::as_array_mut);
+        for rule in rules.into_iter().flatten().filter_map(Value::as_object_mut) {
+            set_if_empty(rule, "scope", json!("*"));
+        }
     }
 }
 

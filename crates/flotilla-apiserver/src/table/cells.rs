@@ -397,3 +397,27 @@ pub(super) fn event_cells(obj: &Value, now: i64, v1: bool) -> Vec<Value> {
         text(str_at(obj, "/metadata/name")),
     ]
 }
+
+/// An APIService's Service column: `<namespace>/<name>` of its backing Service, `Local` without one.
+pub(super) fn api_service_target(obj: &Value) -> String {
+    let ns = str_at(obj, "/spec/service/namespace");
+    let name = str_at(obj, "/spec/service/name");
+    if name.is_empty() {
+        "Local".to_string()
+    } else {
+        format!("{ns}/{name}")
+    }
+}
+
+/// An APIService's Available column: the condition's status, with its reason when not `True`; `Unknown`
+/// without the condition.
+pub(super) fn api_service_available(obj: &Value) -> String {
+    let available = array_at(obj, "/status/conditions")
+        .into_iter()
+        .find(|c| str_at(c, "/type") == "Available");
+    match available {
+        None => "Unknown".to_string(),
+        Some(c) if str_at(c, "/status") == "True" => "True".to_string(),
+        Some(c) => format!("{} ({})", str_at(c, "/status"), str_at(c, "/reason")),
+    }
+}

@@ -30,6 +30,9 @@ pub(super) enum Builtin {
     Lease,
     Hpa,
     PriorityClass,
+    Webhooks,
+    ApiService,
+    RuntimeClass,
     Role,
     RoleBinding,
 }
@@ -78,6 +81,12 @@ impl Builtin {
             ("coordination.k8s.io", "Lease") => Self::Lease,
             ("autoscaling", "HorizontalPodAutoscaler") => Self::Hpa,
             ("scheduling.k8s.io", "PriorityClass") => Self::PriorityClass,
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
+            ) => Self::Webhooks,
+            ("apiregistration.k8s.io", "APIService") => Self::ApiService,
+            ("node.k8s.io", "RuntimeClass") => Self::RuntimeClass,
             ("rbac.authorization.k8s.io", "Role" | "ClusterRole") => Self::Role,
             ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
                 Self::RoleBinding
@@ -191,6 +200,9 @@ impl Builtin {
                 ];
             }
             Self::Lease => cols.extend([s("Holder"), age_column()]),
+            Self::Webhooks => cols.extend([int("Webhooks"), age_column()]),
+            Self::ApiService => cols.extend([s("Service"), s("Available"), age_column()]),
+            Self::RuntimeClass => cols.extend([s("Handler"), age_column()]),
             Self::PriorityClass => cols.extend([
                 int("Value"),
                 s("Global-Default"),
@@ -341,6 +353,13 @@ impl Builtin {
             Self::Event => return event_cells(obj, now, false),
             Self::EventV1 => return event_cells(obj, now, true),
             Self::Lease => cells.extend([text(str_at(obj, "/spec/holderIdentity")), age]),
+            Self::Webhooks => cells.extend([json!(array_at(obj, "/webhooks").len()), age]),
+            Self::ApiService => cells.extend([
+                text(super::cells::api_service_target(obj)),
+                text(super::cells::api_service_available(obj)),
+                age,
+            ]),
+            Self::RuntimeClass => cells.extend([text(str_at(obj, "/handler")), age]),
             Self::PriorityClass => {
                 let global = obj
                     .get("globalDefault")

@@ -55,6 +55,8 @@ pub(crate) enum Ty {
     NodeStatus,
     /// A status whose `conditions` merge by `type`.
     ConditionsStatus,
+    /// ValidatingWebhookConfiguration, MutatingWebhookConfiguration (`webhooks` merge by `name`).
+    WebhookConfiguration,
 }
 
 /// How the list (or map) at a field merges.
@@ -83,6 +85,10 @@ pub(crate) fn root(group: &str, kind: &str) -> Ty {
         | ("autoscaling", "HorizontalPodAutoscaler")
         | ("policy", "PodDisruptionBudget")
         | ("apiextensions.k8s.io", "CustomResourceDefinition") => Ty::ConditionsOwner,
+        (
+            "admissionregistration.k8s.io",
+            "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
+        ) => Ty::WebhookConfiguration,
         _ => Ty::Object,
     }
 }
@@ -103,6 +109,7 @@ pub(crate) fn field(ty: Ty, key: &str) -> (Ty, Strategy) {
             | Ty::ServiceAccount
             | Ty::Node
             | Ty::ConditionsOwner
+            | Ty::WebhookConfiguration
     );
     if top && key == "metadata" {
         return (Ty::Meta, Atomic);
@@ -123,7 +130,9 @@ pub(crate) fn field(ty: Ty, key: &str) -> (Ty, Strategy) {
         (Ty::JobTemplateSpec | Ty::PodTemplateSpec, "metadata") => (Ty::Meta, Atomic),
         (Ty::PodTemplateSpec, "spec") => (Ty::PodSpec, Atomic),
         (Ty::Service, "spec") => (Ty::ServiceSpec, Atomic),
-        (Ty::ServiceAccount, "secrets") => (Ty::Plain, by("name")),
+        (Ty::ServiceAccount, "secrets") | (Ty::WebhookConfiguration, "webhooks") => {
+            (Ty::Plain, by("name"))
+        }
         (Ty::Node, "spec") => (Ty::NodeSpec, Atomic),
         (Ty::Node, "status") => (Ty::NodeStatus, Atomic),
         (Ty::Meta, "ownerReferences") => (Ty::Plain, by("uid")),
