@@ -413,7 +413,7 @@ pub(super) fn api_service_target(obj: &Value) -> String {
 /// without the condition.
 pub(super) fn api_service_available(obj: &Value) -> String {
     let available = array_at(obj, "/status/conditions")
-        .into_iter()
+        .iter()
         .find(|c| str_at(c, "/type") == "Available");
     match available {
         None => "Unknown".to_string(),
