@@ -42,6 +42,8 @@ struct State<K> {
     queued: HashSet<K>,
     processing: HashSet<K>,
     dirty: HashSet<K>,
+    /// Keys whose coalescing window is open (see [`Queue::add_coalesced`]).
+    gathering: HashSet<K>,
     failures: HashMap<K, u32>,
     closed: bool,
 }
@@ -62,6 +64,7 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> Queue<K> {
                 queued: HashSet::new(),
                 processing: HashSet::new(),
                 dirty: HashSet::new(),
+                gathering: HashSet::new(),
                 failures: HashMap::new(),
                 closed: false,
             }),
@@ -104,6 +107,26 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> Queue<K> {
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
             if let Some(queue) = weak.upgrade() {
+                queue.add(key);
+            }
+        });
+    }
+
+    /// Adds `key` once `window` has passed since the first of a burst of such adds: every add of the key
+    /// meanwhile (and any add while it already waits) folds into that one run. Level-triggered reconciles then
+    /// see a burst of changes at once and write their result once instead of once per change.
+    pub fn add_coalesced(self: &Arc<Self>, key: K, window: Duration) {
+        {
+            let mut state = self.lock();
+            if state.closed || state.queued.contains(&key) || !state.gathering.insert(key.clone()) {
+                return;
+            }
+        }
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(window).await;
+            if let Some(queue) = weak.upgrade() {
+                queue.lock().gathering.remove(&key);
                 queue.add(key);
             }
         });
@@ -235,6 +258,26 @@ mod tests {
         queue.done(&"fail");
         assert_eq!(queue.next().await.unwrap(), "late");
         assert!(start.elapsed() >= Duration::from_secs(4));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn coalesced_adds_fold_into_one_run_after_the_window() {
+        let queue = Queue::new(Backoff::default());
+        let window = Duration::from_millis(300);
+        let start = tokio::time::Instant::now();
+        queue.add_coalesced("a", window);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        queue.add_coalesced("a", window);
+        assert!(queue.is_empty());
+        assert_eq!(queue.next().await.unwrap(), "a");
+        assert!(start.elapsed() >= window);
+        queue.done(&"a");
+        // The burst produced one run; a later add opens a new window.
+        assert!(queue.is_empty());
+        queue.add_coalesced("a", window);
+        let again = tokio::time::Instant::now();
+        assert_eq!(queue.next().await.unwrap(), "a");
+        assert!(again.elapsed() >= window);
     }
 
     #[tokio::test]

@@ -6,6 +6,7 @@ pub mod build;
 mod tests;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use flotilla_api::config::v1alpha1::InterpreterOperation;
 use flotilla_api::names::events;
@@ -31,6 +32,9 @@ use crate::templates::{self, TemplateKey};
 
 /// Name of the controller (metrics, events `flotilla-binding-status-controller`).
 pub const NAME: &str = "binding-status-controller";
+
+/// How long Work status changes of one binding are gathered before it is aggregated.
+const COALESCE: Duration = Duration::from_millis(500);
 
 struct BindingStatusController {
     ctx: Context,
@@ -92,7 +96,9 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         if relevant
             && let Some(binding) = BindingRef::from_annotations(change.object().annotations())
         {
-            q.add(binding);
+            // A binding's Works report in bursts (each becomes Applied, then reflects its member's status):
+            // aggregate once per burst rather than rewrite the binding and template for each Work.
+            q.add_coalesced(binding, COALESCE);
         }
     });
     let ctx = controller.ctx.clone();

@@ -5,6 +5,7 @@
 //! Work (so suspended Works keep their status current after a restart); this controller's hook sees every one.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::config::v1alpha1::InterpreterOperation;
@@ -28,6 +29,9 @@ use crate::templates::with_type;
 
 /// Name of the controller (metrics, events `flotilla-work-status-controller`).
 pub const NAME: &str = "work-status-controller";
+
+/// How long changes of one member object are gathered before its status is reflected.
+const COALESCE: Duration = Duration::from_millis(300);
 
 /// One member object.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -91,13 +95,18 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
                 if !obj.annotations().contains_key(annotations::WORK_NAMESPACE) {
                     return;
                 }
-                queue.add(MemberObjectKey {
-                    cluster: cluster.clone(),
-                    api_version: api_version.clone(),
-                    kind: kind.clone(),
-                    namespace: obj.namespace().unwrap_or_default(),
-                    name: obj.name_any(),
-                });
+                // A new member object usually gets its status from the member's controllers moments
+                // later: reflecting once after both saves a Work status write per object.
+                queue.add_coalesced(
+                    MemberObjectKey {
+                        cluster: cluster.clone(),
+                        api_version: api_version.clone(),
+                        kind: kind.clone(),
+                        namespace: obj.namespace().unwrap_or_default(),
+                        name: obj.name_any(),
+                    },
+                    COALESCE,
+                );
             });
         }));
     let this = Arc::downgrade(&controller);
