@@ -165,7 +165,9 @@ pub enum WorkWrite {
     Unchanged,
 }
 
-/// Creates the Work or merges `desired` into it (retrying write conflicts).
+/// Creates the Work or merges `desired` into it (retrying write conflicts). With `known_absent` (a cache
+/// holds no such Work) the first attempt creates without reading; a Work that exists after all answers
+/// AlreadyExists and is then read and merged.
 ///
 /// # Errors
 /// `Waiting` when the existing Work is being deleted; `Kube` on API failures.
@@ -173,14 +175,19 @@ pub async fn create_or_update_work(
     client: &Client,
     desired: &DesiredWork,
     finalizer: &str,
+    known_absent: bool,
 ) -> Result<WorkWrite> {
     let api: Api<Work> = Api::namespaced(client.clone(), &desired.namespace);
     let what = || format!("Work {}/{}", desired.namespace, desired.name);
-    for _ in 0..5 {
-        let existing = match api.get(&desired.name).await {
-            Ok(work) => Some(work),
-            Err(err) if is_not_found(&err) => None,
-            Err(source) => return Err(Error::kube("get", what(), source)),
+    for attempt in 0..5 {
+        let existing = if attempt == 0 && known_absent {
+            None
+        } else {
+            match api.get(&desired.name).await {
+                Ok(work) => Some(work),
+                Err(err) if is_not_found(&err) => None,
+                Err(source) => return Err(Error::kube("get", what(), source)),
+            }
         };
         match existing {
             None => match api

@@ -176,7 +176,8 @@ impl NamespaceSync {
             })?;
             let desired = namespace_work(&namespace, &cluster.name_any(), manifest, annotations);
             if let Err(err) =
-                create_or_update_work(&self.ctx.client, &desired, finalizers::EXECUTION).await
+                create_or_update_work(&self.ctx.client, &desired, finalizers::EXECUTION, false)
+                    .await
             {
                 errors.push(err);
             }

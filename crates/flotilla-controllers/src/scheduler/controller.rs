@@ -356,6 +356,7 @@ impl Scheduler {
             source,
         })?;
         let mut resource_version = binding.meta().resource_version.clone();
+        let mut generation = generation;
         if let Some(patch) = patch {
             let patched = self
                 .api(binding)
@@ -363,6 +364,10 @@ impl Scheduler {
                 .await
                 .map_err(|source| Error::kube("patch", describe.clone(), source))?;
             resource_version = patched.metadata.resource_version;
+            // The patch (guarded by the resource version) moved the generation by this result alone, so the
+            // status can observe the new generation at once instead of in a second status write after the
+            // spec change comes back through the informer.
+            generation = patched.metadata.generation.unwrap_or(generation);
         }
         let now = Time(jiff::Timestamp::now());
         let update =

@@ -290,7 +290,14 @@ impl BindingController {
                     source,
                 }
             })?;
-        create_or_update_work(&self.ctx.client, &desired, finalizers::EXECUTION).await?;
+        let known_absent = self.works.get(&desired.namespace, &desired.name).is_none();
+        create_or_update_work(
+            &self.ctx.client,
+            &desired,
+            finalizers::EXECUTION,
+            known_absent,
+        )
+        .await?;
         Ok(())
     }
 }

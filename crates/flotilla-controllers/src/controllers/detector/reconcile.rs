@@ -310,20 +310,26 @@ impl Detector {
             priority,
             cluster_scoped,
         );
+        let name = desired.0.name.as_deref().unwrap_or_default();
         if cluster_scoped {
+            let known_absent = self.crb.get("", name).is_none();
             upsert_binding::<ClusterResourceBinding>(
                 &self.ctx.client,
                 desired,
                 &chosen.claim,
                 objects::uid(template),
+                known_absent,
             )
             .await
         } else {
+            let namespace = desired.0.namespace.as_deref().unwrap_or_default();
+            let known_absent = self.rb.get(namespace, name).is_none();
             upsert_binding::<ResourceBinding>(
                 &self.ctx.client,
                 desired,
                 &chosen.claim,
                 objects::uid(template),
+                known_absent,
             )
             .await
         }
@@ -385,7 +391,8 @@ impl Detector {
 }
 
 /// Creates the binding or merges the desired state into the existing one; returns whether anything was
-/// written.
+/// written. With `known_absent` (the informer holds no such binding) the first attempt creates without
+/// reading; a binding that exists after all answers AlreadyExists and is then read and merged.
 async fn upsert_binding<B: BindingObject>(
     client: &kube::Client,
     desired: (
@@ -394,6 +401,7 @@ async fn upsert_binding<B: BindingObject>(
     ),
     claim: &Claim,
     template_uid: &str,
+    known_absent: bool,
 ) -> Result<bool> {
     let (meta, spec) = desired;
     let name = meta.name.clone().unwrap_or_default();
@@ -401,8 +409,12 @@ async fn upsert_binding<B: BindingObject>(
     let api = B::api(client, &namespace);
     let what = || format!("{} {namespace}/{name}", B::KIND);
     let mut last_conflict = None;
-    for _ in 0..CONFLICT_RETRIES {
-        let existing = get_opt(api.clone(), &name).await?;
+    for attempt in 0..CONFLICT_RETRIES {
+        let existing = if attempt == 0 && known_absent {
+            None
+        } else {
+            get_opt(api.clone(), &name).await?
+        };
         let result: std::result::Result<(), kube::Error> = match existing {
             None => {
                 let mut binding = B::build(&name, spec.clone());
