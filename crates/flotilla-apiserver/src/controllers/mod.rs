@@ -1,11 +1,12 @@
 //! Internal controllers a real cluster runs in kube-controller-manager and apiextensions (spec §9, §10):
-//! bootstrap objects, CRD naming/establishing/cleanup, namespace lifecycle, garbage collection,
+//! bootstrap objects, the CA ConfigMaps and `kubernetes` Service every cluster publishes, CRD naming/establishing/cleanup, namespace lifecycle, garbage collection,
 //! ServiceAccount token secrets and Event expiry. They act only through the store, as a client would.
 
 pub mod crd;
 pub mod events;
 pub mod gc;
 pub mod namespace;
+pub mod published;
 pub mod serviceaccount;
 
 use std::sync::Arc;
@@ -133,6 +134,9 @@ pub async fn start(ctx: &Arc<Ctx>, config: &ServerConfig) -> Result<(), Error> {
         .await
         .map_err(fail(&name))?;
     }
+    // Before serving, so the first client already sees the `kubernetes` Service and `default`'s CA ConfigMap.
+    published::resync(ctx).await;
+    tokio::spawn(published::run(ctx.clone()));
     tokio::spawn(crd::run(ctx.clone()));
     tokio::spawn(namespace::run(ctx.clone()));
     tokio::spawn(gc::run(ctx.clone()));

@@ -62,8 +62,12 @@ async fn crud_list_watch_and_restart() {
         .parse()
         .expect("rv");
 
-    // A watcher sees the update and the deletion.
-    let stream = watcher(cms.clone(), watcher::Config::default()).applied_objects();
+    // A watcher sees the update and the deletion (of `a` alone: `default` also holds `kube-root-ca.crt`).
+    let stream = watcher(
+        cms.clone(),
+        watcher::Config::default().fields("metadata.name=a"),
+    )
+    .applied_objects();
     let mut stream = Box::pin(stream);
     let first = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
         .await

@@ -178,7 +178,8 @@ async fn streaming_list_watcher_syncs_then_follows() {
         }
     }
     initial.sort();
-    assert_eq!(initial, vec!["s1", "s2"]);
+    // Every namespace holds the CA ConfigMap, as on a real cluster.
+    assert_eq!(initial, vec!["kube-root-ca.crt", "s1", "s2"]);
     cms.create(&PostParams::default(), &mk_cm("s3", json!({})))
         .await
         .unwrap();
@@ -232,7 +233,7 @@ async fn watcher_relists_after_410_on_resume() {
         }
     }
     relisted.sort();
-    assert_eq!(relisted, vec!["before", "missed"]);
+    assert_eq!(relisted, vec!["before", "kube-root-ca.crt", "missed"]);
     c.shutdown().await;
 }
 

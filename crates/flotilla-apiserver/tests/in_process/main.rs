@@ -7,5 +7,6 @@ mod crud;
 mod gc;
 mod kube_runtime;
 mod leases_events;
+mod published;
 mod semantics;
 mod tokens;

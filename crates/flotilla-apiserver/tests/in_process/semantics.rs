@@ -77,16 +77,17 @@ async fn paging_continues_from_a_consistent_snapshot() {
             .await
             .unwrap();
     }
+    // The first page is `kube-root-ca.crt` (every namespace holds it) and p1.
     let first = cms.list(&ListParams::default().limit(2)).await.unwrap();
     let token = first.metadata.continue_.clone().expect("more pages");
-    assert_eq!(first.metadata.remaining_item_count, Some(2));
+    assert_eq!(first.metadata.remaining_item_count, Some(3));
     // Changes after the first page must not show in the rest of this list.
     cms.delete("p3", &DeleteParams::default()).await.unwrap();
     cms.create(&PostParams::default(), &mk_cm("p5", json!({})))
         .await
         .unwrap();
     let rest = cms
-        .list(&ListParams::default().limit(2).continue_token(&token))
+        .list(&ListParams::default().limit(3).continue_token(&token))
         .await
         .unwrap();
     let names: Vec<_> = rest
@@ -94,7 +95,7 @@ async fn paging_continues_from_a_consistent_snapshot() {
         .iter()
         .filter_map(|c| c.metadata.name.clone())
         .collect();
-    assert_eq!(names, ["p3", "p4"]);
+    assert_eq!(names, ["p2", "p3", "p4"]);
     assert_eq!(
         rest.metadata.resource_version,
         first.metadata.resource_version
@@ -128,7 +129,12 @@ async fn metadata_only_get_list_and_watch() {
         Some("b")
     );
     let list = cms.list_metadata(&ListParams::default()).await.unwrap();
-    assert_eq!(list.items.len(), 1);
+    let names: Vec<_> = list
+        .items
+        .iter()
+        .filter_map(|m| m.metadata.name.as_deref())
+        .collect();
+    assert_eq!(names, ["kube-root-ca.crt", "meta"]);
     assert_eq!(list.types.kind, "PartialObjectMetadataList");
     let rv = list.metadata.resource_version.clone().unwrap();
     let mut events = cms
