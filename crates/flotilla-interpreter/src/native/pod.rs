@@ -5,7 +5,25 @@
 use std::collections::BTreeSet;
 
 use flotilla_api::config::v1alpha1::DependentObjectReference;
-use k8s_openapi::api::core::v1::{EnvFromSource, EnvVar, PodSpec, Volume};
+use flotilla_api::work::v1alpha2::ReplicaRequirements;
+use k8s_openapi::api::core::v1::{EnvFromSource, EnvVar, PodSpec, PodTemplateSpec, Volume};
+
+use super::NativeError;
+
+/// [`super::requirements::template_requirements`] for a template already decoded into its Kubernetes type (as
+/// the webhook SDK's example holds it): the same computation, through the template's JSON.
+///
+/// # Errors
+/// As [`super::requirements::template_requirements`].
+pub fn replica_requirements(
+    template: &PodTemplateSpec,
+) -> Result<Option<ReplicaRequirements>, NativeError> {
+    let json = serde_json::to_value(template).map_err(|source| NativeError::Decode {
+        what: "pod template".to_owned(),
+        source,
+    })?;
+    super::requirements::template_requirements(&json, || "pod template".to_owned())
+}
 
 /// The ConfigMaps, Secrets, ServiceAccount and PersistentVolumeClaims a pod spec refers to, each as a
 /// `v1` reference in `namespace` (spec §3.8): all ConfigMaps, then Secrets, then the ServiceAccount, then

@@ -112,3 +112,20 @@ fn only_the_first_volume_source_counts_for_secrets() {
     let pod = json!({"containers": [], "volumes": [{"name": "v", "azureFile": {"secretName": "first", "shareName": "x"}, "secret": {"secretName": "second"}}]});
     assert_eq!(deps(pod, "ns"), refs(&[("Secret", "first")], "ns"));
 }
+
+#[test]
+fn typed_templates_get_the_json_paths_requirements() {
+    let template = json!({"spec": {
+        "nodeSelector": {"zone": "a"},
+        "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m"}, "limits": {"memory": "1Gi"}}}]
+    }});
+    let typed: PodTemplateSpec = match serde_json::from_value(template.clone()) {
+        Ok(t) => t,
+        Err(e) => panic!("fixture: {e}"),
+    };
+    let via_type = replica_requirements(&typed).map_err(|e| e.to_string());
+    let via_json = super::super::requirements::template_requirements(&template, String::new)
+        .map_err(|e| e.to_string());
+    assert!(matches!(&via_type, Ok(Some(_))));
+    assert_eq!(via_type, via_json);
+}
