@@ -30,6 +30,7 @@ pub fn on_create(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value) -> ApiResult<(
     } else if is(info, "apiextensions.k8s.io", "customresourcedefinitions") {
         crate::crd::prepare_create(ctx, obj)?;
     } else if is(info, "", "pods") {
+        crate::admission::admit_pod_create(ctx, obj)?;
         crate::defaults::initial_pod_status(obj);
     } else if crate::event_views::serves_view(info) {
         *obj = crate::event_views::to_core(obj);

@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod admission;
 pub mod catalog;
 pub mod controllers;
 pub mod crd;

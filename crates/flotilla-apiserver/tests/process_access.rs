@@ -2,13 +2,14 @@
 //! CRUD: `autoscale` (1.32 writes `autoscaling/v1`, 1.37 `autoscaling/v2`: one object, two views), `auth can-i`
 //! and `auth whoami` (review resources posted as protobuf), `create token` (bound ServiceAccount tokens),
 //! PriorityClasses, and the stored-only kinds a Karmada installation applies (webhook configurations,
-//! APIServices, RuntimeClasses).
+//! APIServices, RuntimeClasses); what a fresh cluster shows (the `kubernetes` Service, `kube-root-ca.crt`, which
+//! the Python client verifies the server with) and the Pod admission defaults `kubectl run` gets.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
 mod support;
 
 use serde_json::json;
-use support::{Harness, get_json, header, kubectl_bins, must, must_quiet};
+use support::{Harness, get_json, header, kubectl_bins, must, must_quiet, row};
 
 #[test]
 fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
@@ -267,4 +268,89 @@ fn a_karmada_installs_webhook_configurations_apiservices_and_runtime_classes_app
             assert!(tables.contains(want), "{bin} lacks {want}:\n{tables}");
         }
     }
+}
+
+/// What `kubectl get` shows of a fresh cluster (the `kubernetes` Service, the CA ConfigMap) and what `kubectl
+/// run` gets from Pod admission: the `default` ServiceAccount, the two 300 s NoExecute tolerations, priority 0
+/// or the named class's value, and a refusal for a class that does not exist.
+#[test]
+fn a_fresh_cluster_and_pod_admission_look_like_kube_apiserver() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    for (i, bin) in kubectl_bins().iter().enumerate() {
+        let svcs = must_quiet(bin, kc, &["get", "svc", "-n", "default"]);
+        assert_eq!(
+            row(&svcs, "kubernetes")[..5],
+            ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP"]
+        );
+        let cms = must_quiet(bin, kc, &["get", "cm", "-n", "kube-system"]);
+        assert_eq!(row(&cms, "kube-root-ca.crt")[1], "1", "{cms}");
+
+        let plain = format!("plain{i}");
+        must(bin, kc, &["run", &plain, "--image=nginx"]);
+        let pod = get_json(bin, kc, &["get", "pod", &plain]);
+        let spec = &pod["spec"];
+        assert_eq!(spec["serviceAccountName"], json!("default"), "{pod}");
+        assert_eq!(spec["priority"], json!(0), "{pod}");
+        assert_eq!(spec["preemptionPolicy"], json!("PreemptLowerPriority"));
+        assert_eq!(
+            spec["tolerations"],
+            json!([
+                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            ])
+        );
+        let critical = format!("critical{i}");
+        must(
+            bin,
+            kc,
+            &[
+                "run",
+                &critical,
+                "--image=nginx",
+                r#"--overrides={"spec":{"priorityClassName":"system-cluster-critical"}}"#,
+            ],
+        );
+        let pod = get_json(bin, kc, &["get", "pod", &critical]);
+        assert_eq!(pod["spec"]["priority"], json!(2_000_000_000), "{pod}");
+        let (ok, text) = support::kubectl(
+            bin,
+            kc,
+            &[
+                "run",
+                "nope",
+                "--image=nginx",
+                r#"--overrides={"spec":{"priorityClassName":"missing"}}"#,
+            ],
+        );
+        assert!(
+            !ok && text.contains(
+                r#"pods "nope" is forbidden: no PriorityClass with name missing was found"#
+            ),
+            "{bin}: {text}"
+        );
+    }
+}
+
+/// The Python client, configured the way an in-cluster client is (the CA from `kube-root-ca.crt`, a bearer
+/// token), verifies the server with it.
+#[test]
+fn python_client_trusts_the_published_ca() {
+    let h = Harness::start();
+    let script = r#"
+import sys, tempfile
+from kubernetes import client, config
+config.load_kube_config(config_file=sys.argv[1])
+base = client.Configuration.get_default_copy()
+ca = client.CoreV1Api().read_namespaced_config_map("kube-root-ca.crt", "default").data["ca.crt"]
+with tempfile.NamedTemporaryFile("w", suffix=".crt", delete=False) as f:
+    f.write(ca)
+cfg = client.Configuration()
+cfg.host, cfg.api_key, cfg.ssl_ca_cert, cfg.verify_ssl = base.host, base.api_key, f.name, True
+v1 = client.CoreV1Api(client.ApiClient(cfg))
+assert v1.read_namespaced_service("kubernetes", "default").spec.ports[0].port == 443
+assert v1.read_namespaced_service_account("default", "default").metadata.name == "default"
+print("ok")
+"#;
+    support::run_python(script, &h.kubeconfig);
 }

@@ -1,0 +1,248 @@
+//! The admission plugins kube-apiserver enables by default that change a Pod on create (after defaulting,
+//! before validation): ServiceAccount (`spec.serviceAccountName` defaults to `default`; no token volume is
+//! projected, as there is no kubelet to mount it), DefaultTolerationSeconds (tolerate the not-ready and
+//! unreachable taints for 300 s) and Priority (`spec.priority` and `spec.preemptionPolicy` from the
+//! PriorityClass, or from the global default class, or 0).
+//!
+//! Unlike upstream's ServiceAccount plugin, a missing ServiceAccount is not refused: ours appears a moment
+//! after its namespace (as upstream's does), and refusing would make a Pod created right after its
+//! namespace fail here where kube-apiserver's plugin would have waited for the informer.
+
+use serde_json::{Map, Value, json};
+
+use crate::catalog::ResKey;
+use crate::server::Ctx;
+use crate::status::{ApiError, ApiResult};
+
+/// How long a Pod tolerates a not-ready or unreachable node before eviction, when it does not say.
+const DEFAULT_TOLERATION_SECONDS: i64 = 300;
+const NOT_READY: &str = "node.kubernetes.io/not-ready";
+const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
+const PREEMPT_LOWER: &str = "PreemptLowerPriority";
+
+/// Applies the create-time Pod admission plugins to `pod`.
+pub fn admit_pod_create(ctx: &Ctx, pod: &mut Value) -> ApiResult<()> {
+    let name = crate::meta::meta_str(pod, "name").unwrap_or("").to_string();
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
+    service_account(spec);
+    default_tolerations(spec);
+    let classes = ctx
+        .store
+        .list(&ResKey::new("scheduling.k8s.io", "priorityclasses"), None)
+        .1;
+    priority(spec, classes.iter().map(AsRef::as_ref)).map_err(|reason| forbidden(&name, &reason))
+}
+
+fn forbidden(name: &str, reason: &str) -> ApiError {
+    ApiError::forbidden(format!("pods \"{name}\" is forbidden: {reason}")).with_details(
+        Map::from_iter([
+            ("name".to_string(), json!(name)),
+            ("kind".to_string(), json!("pods")),
+        ]),
+    )
+}
+
+fn service_account(spec: &mut Map<String, Value>) {
+    let named = spec
+        .get("serviceAccountName")
+        .and_then(Value::as_str)
+        .is_some_and(|s| !s.is_empty());
+    if !named {
+        // The deprecated `serviceAccount` alias wins when only it is given, as upstream's conversion does.
+        let sa = spec
+            .get("serviceAccount")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .unwrap_or("default")
+            .to_string();
+        spec.insert("serviceAccountName".to_string(), json!(sa));
+    }
+}
+
+/// Whether some toleration already covers `key` with effect NoExecute (an empty key or effect matches all).
+fn tolerates(tolerations: &[Value], key: &str) -> bool {
+    tolerations.iter().any(|t| {
+        let k = t.get("key").and_then(Value::as_str).unwrap_or("");
+        let effect = t.get("effect").and_then(Value::as_str).unwrap_or("");
+        (k.is_empty() || k == key) && (effect.is_empty() || effect == "NoExecute")
+    })
+}
+
+fn default_tolerations(spec: &mut Map<String, Value>) {
+    let entry = spec
+        .entry("tolerations")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if entry.is_null() {
+        *entry = Value::Array(Vec::new());
+    }
+    let Some(list) = entry.as_array_mut() else {
+        return;
+    };
+    for key in [NOT_READY, UNREACHABLE] {
+        if !tolerates(list, key) {
+            list.push(
+                json!({"key": key, "operator": "Exists", "effect": "NoExecute",
+                             "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}),
+            );
+        }
+    }
+}
+
+/// Sets `priority`, `preemptionPolicy` and (from a global default class) `priorityClassName`; the reason a
+/// Pod is refused otherwise, in upstream's words.
+fn priority<'a>(
+    spec: &mut Map<String, Value>,
+    classes: impl Iterator<Item = &'a Value>,
+) -> Result<(), String> {
+    let wanted = spec
+        .get("priorityClassName")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let class_name = |c: &Value| crate::meta::meta_str(c, "name").map(str::to_string);
+    let value_of = |c: &Value| c.get("value").and_then(Value::as_i64).unwrap_or(0);
+    let policy_of = |c: &Value| {
+        c.get("preemptionPolicy")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let (name, value, policy) = match wanted {
+        Some(wanted) => {
+            let class = classes
+                .into_iter()
+                .find(|c| class_name(c).as_deref() == Some(wanted.as_str()))
+                .ok_or_else(|| format!("no PriorityClass with name {wanted} was found"))?;
+            (Some(wanted), value_of(class), policy_of(class))
+        }
+        // The global default with the lowest value, as upstream picks when several claim it.
+        None => match classes
+            .filter(|c| c.get("globalDefault").and_then(Value::as_bool) == Some(true))
+            .min_by_key(|c| value_of(c))
+        {
+            Some(c) => (class_name(c), value_of(c), policy_of(c)),
+            None => (None, 0, Some(PREEMPT_LOWER.to_string())),
+        },
+    };
+    if let Some(given) = spec.get("priority").and_then(Value::as_i64)
+        && given != value
+    {
+        return Err(format!(
+            "the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name"
+        ));
+    }
+    if let Some(name) = name {
+        spec.insert("priorityClassName".to_string(), json!(name));
+    }
+    spec.insert("priority".to_string(), json!(value));
+    if let Some(policy) = policy {
+        if let Some(given) = spec.get("preemptionPolicy").and_then(Value::as_str)
+            && given != policy
+        {
+            return Err(format!(
+                "the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name"
+            ));
+        }
+        spec.insert("preemptionPolicy".to_string(), json!(policy));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn spec(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn tolerations_are_added_only_when_not_already_tolerated() {
+        let mut s = spec(json!({}));
+        default_tolerations(&mut s);
+        let keys: Vec<_> = s["tolerations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["key"].clone(), t["tolerationSeconds"].clone()))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                (json!(NOT_READY), json!(300)),
+                (json!(UNREACHABLE), json!(300))
+            ]
+        );
+        // An own not-ready toleration (any effect) is kept and only unreachable is added.
+        let mut s = spec(
+            json!({"tolerations": [{"key": NOT_READY, "operator": "Exists", "tolerationSeconds": 5}]}),
+        );
+        default_tolerations(&mut s);
+        assert_eq!(s["tolerations"].as_array().unwrap().len(), 2);
+        assert_eq!(s["tolerations"][0]["tolerationSeconds"], json!(5));
+        // A NoSchedule toleration of not-ready does not cover NoExecute; an empty key with no effect tolerates all.
+        let mut s = spec(json!({"tolerations": [{"key": NOT_READY, "effect": "NoSchedule"}]}));
+        default_tolerations(&mut s);
+        assert_eq!(s["tolerations"].as_array().unwrap().len(), 3);
+        let mut s = spec(json!({"tolerations": [{"operator": "Exists"}]}));
+        default_tolerations(&mut s);
+        assert_eq!(s["tolerations"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn service_account_defaults_to_default_or_the_deprecated_alias() {
+        let mut s = spec(json!({}));
+        service_account(&mut s);
+        assert_eq!(s["serviceAccountName"], json!("default"));
+        let mut s = spec(json!({"serviceAccount": "old"}));
+        service_account(&mut s);
+        assert_eq!(s["serviceAccountName"], json!("old"));
+        let mut s = spec(json!({"serviceAccountName": "mine"}));
+        service_account(&mut s);
+        assert_eq!(s["serviceAccountName"], json!("mine"));
+    }
+
+    #[test]
+    fn priority_comes_from_the_class_the_global_default_or_zero() {
+        let high =
+            json!({"metadata": {"name": "high"}, "value": 1000, "preemptionPolicy": "Never"});
+        let dflt = json!({"metadata": {"name": "dflt"}, "value": 7, "globalDefault": true, "preemptionPolicy": PREEMPT_LOWER});
+        let mut s = spec(json!({"priorityClassName": "high"}));
+        priority(&mut s, [&high, &dflt].into_iter()).unwrap();
+        assert_eq!(
+            (&s["priority"], &s["preemptionPolicy"]),
+            (&json!(1000), &json!("Never"))
+        );
+        let mut s = spec(json!({}));
+        priority(&mut s, [&high, &dflt].into_iter()).unwrap();
+        assert_eq!(
+            (&s["priority"], &s["priorityClassName"]),
+            (&json!(7), &json!("dflt"))
+        );
+        let mut s = spec(json!({}));
+        priority(&mut s, [&high].into_iter()).unwrap();
+        assert_eq!(
+            (&s["priority"], &s["preemptionPolicy"]),
+            (&json!(0), &json!(PREEMPT_LOWER))
+        );
+        assert!(!s.contains_key("priorityClassName"));
+        // A matching explicit priority is accepted; a different one, a different policy or a missing class is not.
+        let mut s = spec(json!({"priorityClassName": "high", "priority": 1000}));
+        assert!(priority(&mut s, [&high].into_iter()).is_ok());
+        let mut s = spec(json!({"priority": 5}));
+        let err = priority(&mut s, [&high].into_iter()).unwrap_err();
+        assert!(
+            err.starts_with("the integer value of priority (5) must not be provided"),
+            "{err}"
+        );
+        let mut s = spec(json!({"priorityClassName": "high", "preemptionPolicy": PREEMPT_LOWER}));
+        assert!(priority(&mut s, [&high].into_iter()).is_err());
+        let mut s = spec(json!({"priorityClassName": "nope"}));
+        assert_eq!(
+            priority(&mut s, [&high].into_iter()).unwrap_err(),
+            "no PriorityClass with name nope was found"
+        );
+    }
+}
