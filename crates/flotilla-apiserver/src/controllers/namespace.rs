@@ -1,6 +1,6 @@
 //! The namespace controller (spec §9.1): deletes the content of a terminating namespace, honouring each
-//! object's finalizers, then releases the `kubernetes` finalizer; gives new namespaces a `default`
-//! ServiceAccount.
+//! object's finalizers, then releases the `kubernetes` finalizer. (What every active namespace holds, the
+//! `default` ServiceAccount and the CA ConfigMap, is kept by `super::published`.)
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::{ensure, namespaces_key};
+use super::namespaces_key;
 use crate::catalog::ResourceInfo;
 use crate::handlers::delete::{DeleteOpts, delete_object};
 use crate::meta;
@@ -86,23 +86,16 @@ async fn finalize(ctx: &Arc<Ctx>, name: &str) {
 
 fn handle(ctx: &Arc<Ctx>, ns: &Value, busy: &Arc<Mutex<HashSet<String>>>) {
     let name = meta::meta_str(ns, "name").unwrap_or("").to_string();
-    if meta::is_deleting(ns) {
-        if busy
+    if meta::is_deleting(ns)
+        && busy
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(name.clone())
-        {
-            let (ctx, busy) = (ctx.clone(), busy.clone());
-            tokio::spawn(async move {
-                finalize(&ctx, &name).await;
-                busy.lock().unwrap_or_else(|e| e.into_inner()).remove(&name);
-            });
-        }
-    } else {
-        let ctx = ctx.clone();
+    {
+        let (ctx, busy) = (ctx.clone(), busy.clone());
         tokio::spawn(async move {
-            let sa = json!({"metadata": {"name": "default", "namespace": name}});
-            let _ = ensure(&ctx, "", "v1", "serviceaccounts", sa).await;
+            finalize(&ctx, &name).await;
+            busy.lock().unwrap_or_else(|e| e.into_inner()).remove(&name);
         });
     }
 }

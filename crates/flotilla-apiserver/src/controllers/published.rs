@@ -1,6 +1,6 @@
-//! Objects every fresh cluster holds and keeps: the `kube-root-ca.crt` ConfigMap in every active namespace
-//! (kube-controller-manager's root-ca-cert-publisher: `ca.crt` is the server CA, restored when deleted or
-//! changed) and the `kubernetes` Service in `default` with its Endpoints and EndpointSlice (kube-apiserver's
+//! Objects every fresh cluster holds and keeps: in every active namespace the `default` ServiceAccount
+//! (kube-controller-manager's serviceaccounts controller: recreated when deleted) and the `kube-root-ca.crt`
+//! ConfigMap (its root-ca-cert-publisher: `ca.crt` is the server CA, restored when deleted or changed); and the `kubernetes` Service in `default` with its Endpoints and EndpointSlice (kube-apiserver's
 //! bootstrap controller: recreated when deleted, the endpoints pointed back at this server when changed).
 //! In-cluster clients (client-go's `rest.InClusterConfig`, kube-rs' `Config::incluster`) and tools that
 //! look for `kubernetes.default.svc` rely on them.
@@ -23,10 +23,15 @@ pub const ROOT_CA_CONFIGMAP: &str = "kube-root-ca.crt";
 /// The `kubernetes` Service's cluster IP: the first host of the service CIDR, which allocation skips.
 pub const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
 const KUBERNETES: &str = "kubernetes";
+const DEFAULT_SERVICE_ACCOUNT: &str = "default";
 const DESCRIPTION: &str = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";
 
 fn configmaps() -> ResKey {
     ResKey::new("", "configmaps")
+}
+
+fn serviceaccounts() -> ResKey {
+    ResKey::new("", "serviceaccounts")
 }
 
 /// The address the `kubernetes` endpoints name: the listen address, or loopback when listening on every
@@ -113,8 +118,9 @@ async fn repair(ctx: &Ctx, res: &ResKey, fix: impl Fn(&mut Value) -> Option<()> 
         .await;
 }
 
-/// Publishes the CA ConfigMap in `ns` if the namespace is active, or restores its content.
-async fn reconcile_root_ca(ctx: &Ctx, ns: &str) {
+/// Creates the `default` ServiceAccount and the CA ConfigMap in `ns` if the namespace is active, or restores
+/// the ConfigMap's content.
+async fn reconcile_namespace(ctx: &Ctx, ns: &str) {
     let active = ctx
         .store
         .get(&namespaces_key(), "", ns)
@@ -122,6 +128,8 @@ async fn reconcile_root_ca(ctx: &Ctx, ns: &str) {
     if !active {
         return;
     }
+    let sa = json!({"metadata": {"name": DEFAULT_SERVICE_ACCOUNT, "namespace": ns}});
+    let _ = ensure(ctx, "", "v1", "serviceaccounts", sa).await;
     let data = json!({"ca.crt": ctx.ca_pem});
     let cm = json!({
         "metadata": {"name": ROOT_CA_CONFIGMAP, "namespace": ns, "annotations": {"kubernetes.io/description": DESCRIPTION}},
@@ -147,11 +155,12 @@ async fn reconcile_root_ca(ctx: &Ctx, ns: &str) {
         .await;
 }
 
-/// Publishes the CA ConfigMap in every active namespace and the `kubernetes` Service and endpoints.
+/// Publishes the `default` ServiceAccount and CA ConfigMap in every active namespace and the `kubernetes`
+/// Service and endpoints.
 pub async fn resync(ctx: &Ctx) {
     for ns in ctx.store.list(&namespaces_key(), None).1 {
         if let Some(name) = meta::meta_str(&ns, "name") {
-            reconcile_root_ca(ctx, name).await;
+            reconcile_namespace(ctx, name).await;
         }
     }
     reconcile_service(ctx).await;
@@ -159,7 +168,7 @@ pub async fn resync(ctx: &Ctx) {
 
 /// What an event asks for.
 enum Work {
-    RootCa(String),
+    Namespace(String),
     Service,
     Resync,
     Stop,
@@ -174,13 +183,17 @@ fn work_for(ev: Result<Arc<Event>, RecvError>) -> Option<Work> {
     let name = meta::meta_str(&ev.object, "name").unwrap_or("");
     let ns = meta::meta_str(&ev.object, "namespace").unwrap_or("");
     if ev.res == namespaces_key() {
-        return (ev.kind == EventType::Added).then(|| Work::RootCa(name.to_string()));
+        return (ev.kind == EventType::Added).then(|| Work::Namespace(name.to_string()));
     }
     if ev.kind == EventType::Added {
         return None;
     }
     if ev.res == configmaps() {
-        return (name == ROOT_CA_CONFIGMAP).then(|| Work::RootCa(ns.to_string()));
+        return (name == ROOT_CA_CONFIGMAP).then(|| Work::Namespace(ns.to_string()));
+    }
+    if ev.res == serviceaccounts() {
+        let gone = ev.kind == EventType::Deleted && name == DEFAULT_SERVICE_ACCOUNT;
+        return gone.then(|| Work::Namespace(ns.to_string()));
     }
     (ns == "default" && name == KUBERNETES).then_some(Work::Service)
 }
@@ -191,6 +204,7 @@ pub async fn run(ctx: Arc<Ctx>) {
     let mut rx: Vec<broadcast::Receiver<Arc<Event>>> = [
         namespaces_key(),
         configmaps(),
+        serviceaccounts(),
         ResKey::new("", "services"),
         ResKey::new("", "endpoints"),
         ResKey::new("discovery.k8s.io", "endpointslices"),
@@ -207,7 +221,7 @@ pub async fn run(ctx: Arc<Ctx>) {
         };
         match work_for(ev) {
             None => {}
-            Some(Work::RootCa(ns)) => reconcile_root_ca(&ctx, &ns).await,
+            Some(Work::Namespace(ns)) => reconcile_namespace(&ctx, &ns).await,
             Some(Work::Service) => reconcile_service(&ctx).await,
             Some(Work::Resync) => resync(&ctx).await,
             Some(Work::Stop) => return,

@@ -1,7 +1,7 @@
-//! What a fresh cluster holds and keeps: `kube-root-ca.crt` in every namespace, the `kubernetes` Service with
-//! its Endpoints and EndpointSlice in `default`.
+//! What a fresh cluster holds and keeps: the `default` ServiceAccount and `kube-root-ca.crt` in every
+//! namespace, the `kubernetes` Service with its Endpoints and EndpointSlice in `default`.
 
-use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Service, ServiceAccount};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -88,6 +88,11 @@ async fn every_namespace_holds_the_server_ca_and_keeps_it() {
             .await
             .unwrap();
         assert_eq!(ca_of(cm).as_deref(), Some(ca.as_str()), "in {ns}");
+        let sa = Api::<ServiceAccount>::namespaced(client.clone(), ns)
+            .get_opt("default")
+            .await
+            .unwrap();
+        assert!(sa.is_some(), "no default ServiceAccount in {ns}");
     }
     Api::<Namespace>::all(client.clone())
         .create(
@@ -96,7 +101,7 @@ async fn every_namespace_holds_the_server_ca_and_keeps_it() {
         )
         .await
         .unwrap();
-    let cms: Api<ConfigMap> = Api::namespaced(client, "fresh");
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "fresh");
     let has_ca = || {
         let (cms, ca) = (cms.clone(), ca.clone());
         async move {
@@ -121,5 +126,21 @@ async fn every_namespace_holds_the_server_ca_and_keeps_it() {
         .await
         .unwrap();
     eventually("the CA ConfigMap recreated", has_ca).await;
+    // So is a deleted `default` ServiceAccount.
+    let sas: Api<ServiceAccount> = Api::namespaced(client, "fresh");
+    let old = sas.get("default").await.unwrap().metadata.uid;
+    sas.delete("default", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the default ServiceAccount recreated", || {
+        let (sas, old) = (sas.clone(), old.clone());
+        async move {
+            sas.get_opt("default")
+                .await
+                .unwrap()
+                .is_some_and(|s| s.metadata.uid != old)
+        }
+    })
+    .await;
     server.shutdown().await;
 }
