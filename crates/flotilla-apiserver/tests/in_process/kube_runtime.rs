@@ -1,5 +1,5 @@
 //! The kube-rs and kube-runtime paths spec §13 calls riskiest: the finalizer helper's JSON-patch `test` against
-//! a missing `finalizers`, server-side apply, streaming-list watchers, and a watcher's relist after a 410.
+//! a missing `finalizers`, server-side apply, streaming-list watchers (full and metadata-only), and a watcher's relist after a 410.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -186,6 +186,59 @@ async fn streaming_list_watcher_syncs_then_follows() {
     match next(&mut events).await.expect("no watcher error") {
         Event::Apply(cm) => assert_eq!(cm.metadata.name.as_deref(), Some("s3")),
         other => panic!("expected s3, got {other:?}"),
+    }
+    server.shutdown().await;
+}
+
+/// kube-runtime's metadata watcher (`PartialObjectMetadataList` lists, `PartialObjectMetadata` events and
+/// bookmarks): with a streaming list its initial-events-end bookmark must decode as metadata too.
+#[tokio::test]
+async fn metadata_watcher_syncs_by_streaming_list_then_follows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, client) = start(dir.path()).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client, "default");
+    cms.create(
+        &PostParams::default(),
+        &mk_cm("m1", json!({"labels": {"t": "m"}})),
+    )
+    .await
+    .unwrap();
+    for config in [
+        watcher::Config::default(),
+        watcher::Config::default().streaming_lists(),
+    ] {
+        let mut events = watcher::metadata_watcher(cms.clone(), config.labels("t=m")).boxed();
+        let mut initial = Vec::new();
+        loop {
+            match next(&mut events).await.expect("no watcher error") {
+                Event::Init => {}
+                Event::InitApply(m) => initial.push(m.metadata.name.unwrap_or_default()),
+                Event::InitDone => break,
+                other => panic!("unexpected event during the initial list: {other:?}"),
+            }
+        }
+        assert_eq!(initial, ["m1"]);
+        let name = format!(
+            "m{}",
+            cms.list(&Default::default()).await.unwrap().items.len()
+        );
+        cms.create(
+            &PostParams::default(),
+            &mk_cm(&name, json!({"labels": {"t": "m"}})),
+        )
+        .await
+        .unwrap();
+        match next(&mut events).await.expect("no watcher error") {
+            Event::Apply(m) => {
+                assert_eq!(m.metadata.name.as_deref(), Some(name.as_str()));
+                assert_eq!(
+                    m.types.map(|t| t.kind).as_deref(),
+                    Some("PartialObjectMetadata")
+                );
+            }
+            other => panic!("expected {name}, got {other:?}"),
+        }
+        cms.delete(&name, &DeleteParams::default()).await.unwrap();
     }
     server.shutdown().await;
 }
