@@ -1,12 +1,13 @@
 //! The kube-rs and kube-runtime paths spec §13 calls riskiest: the finalizer helper's JSON-patch `test` against
-//! a missing `finalizers`, server-side apply, streaming-list watchers (full and metadata-only), and a watcher's relist after a 410.
+//! a missing `finalizers`, server-side apply, streaming-list watchers (full and metadata-only), and a watcher's
+//! relist after a 410.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, PartialObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::watcher::{self, Event};
@@ -196,7 +197,9 @@ async fn streaming_list_watcher_syncs_then_follows() {
 async fn metadata_watcher_syncs_by_streaming_list_then_follows() {
     let dir = tempfile::tempdir().unwrap();
     let (server, client) = start(dir.path()).await;
-    let cms: Api<ConfigMap> = Api::namespaced(client, "default");
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    // kube 5 makes metadata-only requests for an `Api` of `PartialObjectMeta`.
+    let metas: Api<PartialObjectMeta<ConfigMap>> = Api::namespaced(client, "default");
     cms.create(
         &PostParams::default(),
         &mk_cm("m1", json!({"labels": {"t": "m"}})),
@@ -207,7 +210,7 @@ async fn metadata_watcher_syncs_by_streaming_list_then_follows() {
         watcher::Config::default(),
         watcher::Config::default().streaming_lists(),
     ] {
-        let mut events = watcher::metadata_watcher(cms.clone(), config.labels("t=m")).boxed();
+        let mut events = watcher::watcher(metas.clone(), config.labels("t=m")).boxed();
         let mut initial = Vec::new();
         loop {
             match next(&mut events).await.expect("no watcher error") {
