@@ -277,11 +277,30 @@ fn a_karmada_installs_webhook_configurations_apiservices_and_runtime_classes_app
 fn a_fresh_cluster_and_pod_admission_look_like_kube_apiserver() {
     let h = Harness::start();
     let kc = &h.kubeconfig;
+    let port = h.port().to_string();
     for (i, bin) in kubectl_bins().iter().enumerate() {
         let svcs = must_quiet(bin, kc, &["get", "svc", "-n", "default"]);
         assert_eq!(
             row(&svcs, "kubernetes")[..5],
             ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP"]
+        );
+        // v1 Endpoints answer with kube-apiserver's deprecation warning; EndpointSlices without one.
+        let (code, eps, warning) =
+            support::kubectl_split(bin, kc, &["get", "ep", "kubernetes", "-n", "default"]);
+        assert_eq!(code, Some(0), "{eps}{warning}");
+        assert_eq!(
+            warning.trim(),
+            "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+        );
+        assert_eq!(row(&eps, "kubernetes")[1], format!("127.0.0.1:{port}"));
+        let slices = must_quiet(bin, kc, &["get", "endpointslices", "-n", "default"]);
+        assert_eq!(
+            header(&slices),
+            ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]
+        );
+        assert_eq!(
+            row(&slices, "kubernetes")[1..4],
+            ["IPv4", &port, "127.0.0.1"]
         );
         let cms = must_quiet(bin, kc, &["get", "cm", "-n", "kube-system"]);
         assert_eq!(row(&cms, "kube-root-ca.crt")[1], "1", "{cms}");

@@ -105,9 +105,26 @@ fn resolve(ctx: &Ctx, rp: &ResourcePath) -> ApiResult<Arc<ResourceInfo>> {
     Ok(info)
 }
 
+/// The `Warning` kube-apiserver adds to every request for a deprecated built-in resource.
+fn deprecation(info: &ResourceInfo) -> Option<&'static str> {
+    (!info.custom && info.group.is_empty() && info.version == "v1" && info.plural == "endpoints")
+        .then_some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
+}
+
 /// Routes a resource request to its handler.
 pub async fn handle(ctx: &Arc<Ctx>, req: Req) -> ApiResult<Response> {
     let info = resolve(ctx, &req.rp)?;
+    let mut response = dispatch(ctx, &info, req).await?;
+    if let Some(text) = deprecation(&info)
+        && let Ok(v) = http::HeaderValue::from_str(&format!("299 - \"{text}\""))
+    {
+        response.headers_mut().append(http::header::WARNING, v);
+    }
+    Ok(response)
+}
+
+async fn dispatch(ctx: &Arc<Ctx>, info: &Arc<ResourceInfo>, req: Req) -> ApiResult<Response> {
+    let info = info.clone();
     if review::is_review(&info) {
         return review::create(ctx, &info, &req);
     }

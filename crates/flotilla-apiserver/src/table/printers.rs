@@ -19,6 +19,7 @@ pub(super) enum Builtin {
     Secret,
     ServiceAccount,
     Endpoints,
+    EndpointSlice,
     Deployment,
     ReplicaSet,
     StatefulSet,
@@ -47,6 +48,20 @@ fn workload(obj: &Value) -> (i64, Value, Value) {
     (desired, c, i)
 }
 
+/// Up to three items joined by commas, then ` + N more...`; `<unset>` when there are none (upstream's
+/// EndpointSlice columns).
+fn first_three(items: impl Iterator<Item = String>) -> String {
+    let all: Vec<String> = items.collect();
+    let shown = all.iter().take(3).cloned().collect::<Vec<_>>().join(",");
+    if all.len() > 3 {
+        format!("{shown} + {} more...", all.len() - 3)
+    } else if shown.is_empty() {
+        "<unset>".to_string()
+    } else {
+        shown
+    }
+}
+
 fn age_column() -> Column {
     Column::new("Age", "string").describe(AGE_DESCRIPTION)
 }
@@ -70,6 +85,7 @@ impl Builtin {
             ("", "Secret") => Self::Secret,
             ("", "ServiceAccount") => Self::ServiceAccount,
             ("", "Endpoints") => Self::Endpoints,
+            ("discovery.k8s.io", "EndpointSlice") => Self::EndpointSlice,
             ("apps", "Deployment") => Self::Deployment,
             ("apps", "ReplicaSet") => Self::ReplicaSet,
             ("apps", "StatefulSet") => Self::StatefulSet,
@@ -139,6 +155,12 @@ impl Builtin {
             Self::Secret => cols.extend([s("Type"), int("Data"), age_column()]),
             Self::ServiceAccount => cols.extend([int("Secrets"), age_column()]),
             Self::Endpoints => cols.extend([s("Endpoints"), age_column()]),
+            Self::EndpointSlice => cols.extend([
+                s("AddressType").describe("The IP protocol family for this EndpointSlice."),
+                s("Ports").describe("The ports for this EndpointSlice"),
+                s("Endpoints").describe("The endpoints for this EndpointSlice"),
+                age_column(),
+            ]),
             Self::Deployment => {
                 cols.extend([
                     s("Ready"),
@@ -263,6 +285,25 @@ impl Builtin {
             }
             Self::ServiceAccount => cells.extend([json!(array_at(obj, "/secrets").len()), age]),
             Self::Endpoints => cells.extend([text(endpoints_text(obj)), age]),
+            Self::EndpointSlice => {
+                let ports = array_at(obj, "/ports").iter().map(|p| {
+                    p.get("port")
+                        .and_then(Value::as_i64)
+                        .map(|n| n.to_string())
+                        .or_else(|| p.get("name").and_then(Value::as_str).map(str::to_string))
+                        .unwrap_or_else(|| "*".to_string())
+                });
+                let addresses = array_at(obj, "/endpoints")
+                    .iter()
+                    .flat_map(|e| array_at(e, "/addresses"))
+                    .map(|a| a.as_str().unwrap_or("").to_string());
+                cells.extend([
+                    text(str_at(obj, "/addressType")),
+                    text(first_three(ports)),
+                    text(first_three(addresses)),
+                    age,
+                ]);
+            }
             Self::Deployment => {
                 let (desired, c, i) = workload(obj);
                 cells.extend([

@@ -469,3 +469,41 @@ fn other_kinds_get_name_and_created_at() {
         ])
     );
 }
+
+#[test]
+fn endpoint_slices_list_three_ports_and_addresses_then_count_the_rest() {
+    let slice = |ports: Value, endpoints: Value| {
+        json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "addressType": "IPv4",
+            "metadata": {"name": "web-abc", "namespace": "prod", "creationTimestamp": "2026-11-22T09:55:00Z"},
+            "ports": ports, "endpoints": endpoints})
+    };
+    let many = slice(
+        json!([{"name": "http", "port": 80}, {"name": "named"}, {}]),
+        json!([{"addresses": ["10.0.0.1", "10.0.0.2"]}, {"addresses": ["10.0.0.3"]}, {"addresses": ["10.0.0.4", "10.0.0.5"]}]),
+    );
+    let empty = slice(json!([]), json!([]));
+    let t = table(
+        &builtin("discovery.k8s.io", "EndpointSlice"),
+        &[many, empty],
+        json!({}),
+        &opts(IncludeObject::None),
+    );
+    assert_eq!(
+        column_names(&t),
+        ["Name", "AddressType", "Ports", "Endpoints", "Age"]
+    );
+    assert_eq!(
+        cells(&t, 0),
+        json!([
+            "web-abc",
+            "IPv4",
+            "80,named,*",
+            "10.0.0.1,10.0.0.2,10.0.0.3 + 2 more...",
+            "5m"
+        ])
+    );
+    assert_eq!(
+        cells(&t, 1),
+        json!(["web-abc", "IPv4", "<unset>", "<unset>", "5m"])
+    );
+}

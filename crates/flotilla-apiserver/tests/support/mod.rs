@@ -38,6 +38,11 @@ impl Harness {
         }
     }
 
+    /// The port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.server.as_ref().map_or(0, |s| s.local_addr().port())
+    }
+
     /// Writes `content` to `name` in the test directory and returns its path.
     pub fn file(&self, name: &str, content: &str) -> String {
         let path = self.dir.path().join(name);
