@@ -1,6 +1,7 @@
 //! The admission plugins kube-apiserver enables by default that change a Pod on create (after defaulting,
-//! before validation): ServiceAccount (`spec.serviceAccountName` defaults to `default`; no token volume is
-//! projected, as there is no kubelet to mount it), DefaultTolerationSeconds (tolerate the not-ready and
+//! before validation): ServiceAccount (`spec.serviceAccountName` defaults to `default`, and unless automount
+//! is off a projected `kube-api-access-<suffix>` volume with the token, `kube-root-ca.crt` and the namespace
+//! is mounted read-only into every container and init container), DefaultTolerationSeconds (tolerate the not-ready and
 //! unreachable taints for 300 s) and Priority (`spec.priority` and `spec.preemptionPolicy` from the
 //! PriorityClass, or from the global default class, or 0).
 //!
@@ -19,14 +20,36 @@ const DEFAULT_TOLERATION_SECONDS: i64 = 300;
 const NOT_READY: &str = "node.kubernetes.io/not-ready";
 const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
 const PREEMPT_LOWER: &str = "PreemptLowerPriority";
+/// Prefix of the projected token volume's generated name.
+const TOKEN_VOLUME_PREFIX: &str = "kube-api-access-";
+/// Where in-cluster clients look for the token, CA and namespace.
+const TOKEN_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+/// The bound token's lifetime upstream projects (an hour plus seven seconds, so it can be told apart).
+const TOKEN_EXPIRATION_SECONDS: i64 = 3607;
+const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
 
 /// Applies the create-time Pod admission plugins to `pod`.
 pub fn admit_pod_create(ctx: &Ctx, pod: &mut Value) -> ApiResult<()> {
     let name = crate::meta::meta_str(pod, "name").unwrap_or("").to_string();
+    let ns = crate::meta::meta_str(pod, "namespace")
+        .unwrap_or("")
+        .to_string();
+    // Static pods' mirrors are left to the kubelet that wrote them.
+    let mirror = pod
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .is_some_and(|a| a.contains_key(MIRROR_ANNOTATION));
     let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
         return Ok(());
     };
-    service_account(spec);
+    if !mirror {
+        let sa_name = service_account(spec);
+        let sa = ctx
+            .store
+            .get(&ResKey::new("", "serviceaccounts"), &ns, &sa_name);
+        let sa_automount = sa.and_then(|sa| sa.get("automountServiceAccountToken")?.as_bool());
+        token_volume(spec, sa_automount);
+    }
     default_tolerations(spec);
     let classes = ctx
         .store
@@ -44,20 +67,92 @@ fn forbidden(name: &str, reason: &str) -> ApiError {
     )
 }
 
-fn service_account(spec: &mut Map<String, Value>) {
-    let named = spec
+/// Defaults `serviceAccountName`; returns the ServiceAccount the Pod runs as.
+fn service_account(spec: &mut Map<String, Value>) -> String {
+    if let Some(named) = spec
         .get("serviceAccountName")
         .and_then(Value::as_str)
-        .is_some_and(|s| !s.is_empty());
-    if !named {
-        // The deprecated `serviceAccount` alias wins when only it is given, as upstream's conversion does.
-        let sa = spec
-            .get("serviceAccount")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .unwrap_or("default")
-            .to_string();
-        spec.insert("serviceAccountName".to_string(), json!(sa));
+        .filter(|s| !s.is_empty())
+    {
+        return named.to_string();
+    }
+    // The deprecated `serviceAccount` alias wins when only it is given, as upstream's conversion does.
+    let sa = spec
+        .get("serviceAccount")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("default")
+        .to_string();
+    spec.insert("serviceAccountName".to_string(), json!(sa));
+    sa
+}
+
+/// Mounts the projected token volume into every container and init container that has nothing at the token
+/// path yet, adding the volume if one of them needed it (an existing `kube-api-access-*` volume is reused).
+/// The Pod's `automountServiceAccountToken` wins over its ServiceAccount's; both absent means on.
+fn token_volume(spec: &mut Map<String, Value>, sa_automount: Option<bool>) {
+    let automount = spec
+        .get("automountServiceAccountToken")
+        .and_then(Value::as_bool)
+        .or(sa_automount)
+        .unwrap_or(true);
+    if !automount {
+        return;
+    }
+    let existing = spec
+        .get("volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .find(|n| n.starts_with(TOKEN_VOLUME_PREFIX))
+        .map(str::to_string);
+    let volume_name = existing
+        .clone()
+        .unwrap_or_else(|| crate::meta::generate_name(TOKEN_VOLUME_PREFIX));
+    let mount = json!({"name": volume_name, "readOnly": true, "mountPath": TOKEN_MOUNT_PATH});
+    let mut mounted = false;
+    for list in ["initContainers", "containers"] {
+        for c in spec
+            .get_mut(list)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object_mut)
+        {
+            let mounts = c
+                .entry("volumeMounts")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if !mounts.is_array() {
+                *mounts = Value::Array(Vec::new());
+            }
+            let Some(mounts) = mounts.as_array_mut() else {
+                continue;
+            };
+            let taken = mounts
+                .iter()
+                .any(|m| m.get("mountPath").and_then(Value::as_str) == Some(TOKEN_MOUNT_PATH));
+            if !taken {
+                mounts.push(mount.clone());
+                mounted = true;
+            }
+        }
+    }
+    if mounted && existing.is_none() {
+        let volume = json!({"name": volume_name, "projected": {"defaultMode": 420, "sources": [
+            {"serviceAccountToken": {"expirationSeconds": TOKEN_EXPIRATION_SECONDS, "path": "token"}},
+            {"configMap": {"name": crate::controllers::published::ROOT_CA_CONFIGMAP, "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+        ]}});
+        let volumes = spec
+            .entry("volumes")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if !volumes.is_array() {
+            *volumes = Value::Array(Vec::new());
+        }
+        if let Some(volumes) = volumes.as_array_mut() {
+            volumes.push(volume);
+        }
     }
 }
 
@@ -202,6 +297,53 @@ mod tests {
         let mut s = spec(json!({"serviceAccountName": "mine"}));
         service_account(&mut s);
         assert_eq!(s["serviceAccountName"], json!("mine"));
+    }
+
+    #[test]
+    fn the_token_volume_is_mounted_unless_automount_is_off_or_the_path_is_taken() {
+        let mut s = spec(json!({"initContainers": [{"name": "i"}], "containers": [
+            {"name": "a"},
+            {"name": "b", "volumeMounts": [{"name": "own", "mountPath": TOKEN_MOUNT_PATH}]}]}));
+        token_volume(&mut s, None);
+        let volumes = s["volumes"].as_array().unwrap();
+        assert_eq!(volumes.len(), 1);
+        let name = volumes[0]["name"].as_str().unwrap().to_string();
+        assert!(
+            name.starts_with(TOKEN_VOLUME_PREFIX) && name.len() == TOKEN_VOLUME_PREFIX.len() + 5
+        );
+        let sources = &volumes[0]["projected"]["sources"];
+        assert_eq!(
+            sources[0]["serviceAccountToken"]["expirationSeconds"],
+            json!(3607)
+        );
+        assert_eq!(sources[1]["configMap"]["name"], json!("kube-root-ca.crt"));
+        let mount = json!([{"name": name, "readOnly": true, "mountPath": TOKEN_MOUNT_PATH}]);
+        assert_eq!(s["initContainers"][0]["volumeMounts"], mount);
+        assert_eq!(s["containers"][0]["volumeMounts"], mount);
+        assert_eq!(s["containers"][1]["volumeMounts"][0]["name"], json!("own"));
+        assert_eq!(
+            s["containers"][1]["volumeMounts"].as_array().unwrap().len(),
+            1
+        );
+        // The Pod's setting wins over its ServiceAccount's.
+        for (pod, sa, want) in [
+            (None, Some(false), false),
+            (Some(true), Some(false), true),
+            (Some(false), None, false),
+        ] {
+            let mut s = spec(json!({"containers": [{"name": "a"}]}));
+            if let Some(p) = pod {
+                s.insert("automountServiceAccountToken".into(), json!(p));
+            }
+            token_volume(&mut s, sa);
+            assert_eq!(s.contains_key("volumes"), want, "pod {pod:?} sa {sa:?}");
+        }
+        // Every container already mounting the path: no volume.
+        let mut s = spec(
+            json!({"containers": [{"name": "b", "volumeMounts": [{"name": "own", "mountPath": TOKEN_MOUNT_PATH}]}]}),
+        );
+        token_volume(&mut s, None);
+        assert!(!s.contains_key("volumes"));
     }
 
     #[test]

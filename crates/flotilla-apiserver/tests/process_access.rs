@@ -271,7 +271,8 @@ fn a_karmada_installs_webhook_configurations_apiservices_and_runtime_classes_app
 }
 
 /// What `kubectl get` shows of a fresh cluster (the `kubernetes` Service, the CA ConfigMap) and what `kubectl
-/// run` gets from Pod admission: the `default` ServiceAccount, the two 300 s NoExecute tolerations, priority 0
+/// run` gets from Pod admission: the `default` ServiceAccount and its token volume (unless automount is off), the
+/// two 300 s NoExecute tolerations, priority 0
 /// or the named class's value, and a refusal for a class that does not exist.
 #[test]
 fn a_fresh_cluster_and_pod_admission_look_like_kube_apiserver() {
@@ -312,6 +313,12 @@ fn a_fresh_cluster_and_pod_admission_look_like_kube_apiserver() {
         assert_eq!(spec["serviceAccountName"], json!("default"), "{pod}");
         assert_eq!(spec["priority"], json!(0), "{pod}");
         assert_eq!(spec["preemptionPolicy"], json!("PreemptLowerPriority"));
+        let volume = spec["volumes"][0]["name"].as_str().unwrap_or_default();
+        assert!(volume.starts_with("kube-api-access-"), "{pod}");
+        assert_eq!(
+            spec["containers"][0]["volumeMounts"],
+            json!([{"name": volume, "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}])
+        );
         assert_eq!(
             spec["tolerations"],
             json!([
@@ -327,11 +334,12 @@ fn a_fresh_cluster_and_pod_admission_look_like_kube_apiserver() {
                 "run",
                 &critical,
                 "--image=nginx",
-                r#"--overrides={"spec":{"priorityClassName":"system-cluster-critical"}}"#,
+                r#"--overrides={"spec":{"priorityClassName":"system-cluster-critical","automountServiceAccountToken":false}}"#,
             ],
         );
         let pod = get_json(bin, kc, &["get", "pod", &critical]);
         assert_eq!(pod["spec"]["priority"], json!(2_000_000_000), "{pod}");
+        assert!(pod["spec"].get("volumes").is_none(), "{pod}");
         let (ok, text) = support::kubectl(
             bin,
             kc,
