@@ -16,7 +16,7 @@ pub const HISTORY_PER_RESOURCE: usize = 8192;
 /// How much stored JSON each resource's history holds, at most (the newest event is always kept). Every
 /// retained version of an object is a whole `serde_json::Value`, several times its JSON size in memory, so
 /// a count alone lets a resource of large objects (Works carry their manifests) hold hundreds of megabytes.
-pub const HISTORY_BYTES_PER_RESOURCE: usize = 8 << 20;
+pub const HISTORY_BYTES_PER_RESOURCE: usize = 2 << 20;
 /// Capacity of each watcher's queue; a watcher further behind is closed and must resume.
 const CHANNEL_CAPACITY: usize = 4096;
 
