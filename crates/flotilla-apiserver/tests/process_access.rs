@@ -303,6 +303,15 @@ fn a_fresh_cluster_and_pod_admission_look_like_kube_apiserver() {
             row(&slices, "kubernetes")[1..4],
             ["IPv4", &port, "127.0.0.1"]
         );
+        let bindings = must_quiet(bin, kc, &["get", "clusterrolebinding", "-o", "wide"]);
+        let admin = row(&bindings, "cluster-admin");
+        assert_eq!(admin[1], "ClusterRole/cluster-admin", "{bindings}");
+        assert!(admin.contains(&"system:masters".to_string()), "{bindings}");
+        let described = must_quiet(bin, kc, &["describe", "clusterrole", "cluster-admin"]);
+        assert!(
+            described.contains("*.*") && described.contains("[*]"),
+            "{described}"
+        );
         let cms = must_quiet(bin, kc, &["get", "cm", "-n", "kube-system"]);
         assert_eq!(row(&cms, "kube-root-ca.crt")[1], "1", "{cms}");
 

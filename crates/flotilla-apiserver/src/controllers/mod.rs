@@ -136,6 +136,7 @@ pub async fn start(ctx: &Arc<Ctx>, config: &ServerConfig) -> Result<(), Error> {
     }
     // Before serving, so the first client already sees the `kubernetes` Service and `default`'s CA ConfigMap.
     published::resync(ctx).await;
+    published::bootstrap_rbac(ctx).await;
     tokio::spawn(published::run(ctx.clone()));
     tokio::spawn(crd::run(ctx.clone()));
     tokio::spawn(namespace::run(ctx.clone()));

@@ -3,7 +3,8 @@
 //! ConfigMap (its root-ca-cert-publisher: `ca.crt` is the server CA, restored when deleted or changed); and the `kubernetes` Service in `default` with its Endpoints and EndpointSlice (kube-apiserver's
 //! bootstrap controller: recreated when deleted, the endpoints pointed back at this server when changed).
 //! In-cluster clients (client-go's `rest.InClusterConfig`, kube-rs' `Config::incluster`) and tools that
-//! look for `kubernetes.default.svc` rely on them.
+//! look for `kubernetes.default.svc` rely on them. Also the `cluster-admin` ClusterRole and binding kube-apiserver's
+//! RBAC bootstrap creates.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -24,6 +25,7 @@ pub const ROOT_CA_CONFIGMAP: &str = "kube-root-ca.crt";
 pub const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
 const KUBERNETES: &str = "kubernetes";
 const DEFAULT_SERVICE_ACCOUNT: &str = "default";
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 const DESCRIPTION: &str = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";
 
 fn configmaps() -> ResKey {
@@ -153,6 +155,24 @@ async fn reconcile_namespace(ctx: &Ctx, ns: &str) {
             Ok(Outcome::Put(new))
         })
         .await;
+}
+
+/// Creates kube-apiserver's `cluster-admin` ClusterRole and its binding to `system:masters` where missing, as
+/// its RBAC bootstrap does at every start (roles are stored, not enforced, but installers and `kubectl
+/// describe` name them).
+pub async fn bootstrap_rbac(ctx: &Ctx) {
+    let meta = json!({"name": "cluster-admin",
+        "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
+        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}});
+    let role = json!({"metadata": meta, "rules": [
+        {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+        {"nonResourceURLs": ["*"], "verbs": ["*"]},
+    ]});
+    let _ = ensure(ctx, RBAC_GROUP, "v1", "clusterroles", role).await;
+    let binding = json!({"metadata": meta,
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": "system:masters"}]});
+    let _ = ensure(ctx, RBAC_GROUP, "v1", "clusterrolebindings", binding).await;
 }
 
 /// Publishes the `default` ServiceAccount and CA ConfigMap in every active namespace and the `kubernetes`
