@@ -1,9 +1,10 @@
-//! The admission plugins kube-apiserver enables by default that change a Pod on create (after defaulting,
-//! before validation): ServiceAccount (`spec.serviceAccountName` defaults to `default`, and unless automount
-//! is off a projected `kube-api-access-<suffix>` volume with the token, `kube-root-ca.crt` and the namespace
-//! is mounted read-only into every container and init container), DefaultTolerationSeconds (tolerate the not-ready and
-//! unreachable taints for 300 s) and Priority (`spec.priority` and `spec.preemptionPolicy` from the
-//! PriorityClass, or from the global default class, or 0).
+//! The admission plugins kube-apiserver enables by default that change an object on create (after
+//! defaulting, before validation): DefaultIngressClass, DefaultStorageClass, and for Pods ServiceAccount
+//! (`spec.serviceAccountName` defaults to `default`, and unless automount is off a projected
+//! `kube-api-access-<suffix>` volume with the token, `kube-root-ca.crt` and the namespace is mounted read-only
+//! into every container and init container), DefaultTolerationSeconds (tolerate the not-ready and unreachable
+//! taints for 300 s) and Priority (`spec.priority` and `spec.preemptionPolicy` from the PriorityClass, or from
+//! the global default class, or 0).
 //!
 //! Unlike upstream's ServiceAccount plugin, a missing ServiceAccount is not refused: ours appears a moment
 //! after its namespace (as upstream's does), and refusing would make a Pod created right after its
@@ -11,7 +12,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::catalog::ResKey;
+use crate::catalog::{ResKey, ResourceInfo};
 use crate::server::Ctx;
 use crate::status::{ApiError, ApiResult};
 
@@ -28,8 +29,114 @@ const TOKEN_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 const TOKEN_EXPIRATION_SECONDS: i64 = 3607;
 const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
 
+/// Applies the create-time mutating admission plugins to a new built-in object: the Pod ones above,
+/// DefaultIngressClass and DefaultStorageClass.
+pub fn admit_create(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
+    if info.custom {
+        return Ok(());
+    }
+    match (info.group.as_str(), info.plural.as_str()) {
+        ("", "pods") => admit_pod_create(ctx, obj),
+        ("networking.k8s.io", "ingresses") => default_ingress_class(ctx, obj),
+        ("", "persistentvolumeclaims") => {
+            default_storage_class(ctx, obj);
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The classes of `res` whose `annotation` is `"true"`, newest first (then by name).
+fn default_classes(ctx: &Ctx, res: &ResKey, annotation: &str) -> Vec<String> {
+    let mut found: Vec<(String, String)> = ctx
+        .store
+        .list(res, None)
+        .1
+        .iter()
+        .filter(|c| {
+            c.pointer("/metadata/annotations")
+                .and_then(|a| a.get(annotation))
+                .and_then(Value::as_str)
+                == Some("true")
+        })
+        .map(|c| {
+            let created = crate::meta::meta_str(c, "creationTimestamp").unwrap_or("");
+            let name = crate::meta::meta_str(c, "name").unwrap_or("");
+            (created.to_string(), name.to_string())
+        })
+        .collect();
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    found.into_iter().map(|(_, name)| name).collect()
+}
+
+fn has_annotation(obj: &Value, key: &str) -> bool {
+    obj.pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .is_some_and(|a| a.contains_key(key))
+}
+
+/// DefaultIngressClass: an Ingress naming no class (neither field nor legacy annotation) gets the one
+/// IngressClass marked default; several defaults refuse it, as upstream does.
+fn default_ingress_class(ctx: &Ctx, ing: &mut Value) -> ApiResult<()> {
+    let named = ing
+        .pointer("/spec/ingressClassName")
+        .is_some_and(|v| !v.is_null());
+    if named || has_annotation(ing, "kubernetes.io/ingress.class") {
+        return Ok(());
+    }
+    let defaults = default_classes(
+        ctx,
+        &ResKey::new("networking.k8s.io", "ingressclasses"),
+        "ingressclass.kubernetes.io/is-default-class",
+    );
+    match defaults.as_slice() {
+        [] => Ok(()),
+        [one] => {
+            if !ing.get("spec").is_some_and(Value::is_object) {
+                ing["spec"] = json!({});
+            }
+            ing["spec"]["ingressClassName"] = json!(one);
+            Ok(())
+        }
+        many => {
+            let name = crate::meta::meta_str(ing, "name").unwrap_or("");
+            Err(ApiError::forbidden(format!(
+                "ingresses.networking.k8s.io \"{name}\" is forbidden: Internal error occurred: {} default IngressClasses were found, only 1 allowed",
+                many.len()
+            ))
+            .with_details(Map::from_iter([
+                ("name".to_string(), json!(name)),
+                ("group".to_string(), json!("networking.k8s.io")),
+                ("kind".to_string(), json!("ingresses")),
+            ])))
+        }
+    }
+}
+
+/// DefaultStorageClass: a claim with no `storageClassName` at all (an empty one means "no class") and no
+/// beta annotation gets the default StorageClass, the newest when several are marked.
+fn default_storage_class(ctx: &Ctx, pvc: &mut Value) {
+    let named = pvc
+        .pointer("/spec/storageClassName")
+        .is_some_and(|v| !v.is_null());
+    if named || has_annotation(pvc, "volume.beta.kubernetes.io/storage-class") {
+        return;
+    }
+    let defaults = default_classes(
+        ctx,
+        &ResKey::new("storage.k8s.io", "storageclasses"),
+        "storageclass.kubernetes.io/is-default-class",
+    );
+    if let Some(newest) = defaults.first() {
+        if !pvc.get("spec").is_some_and(Value::is_object) {
+            pvc["spec"] = json!({});
+        }
+        pvc["spec"]["storageClassName"] = json!(newest);
+    }
+}
+
 /// Applies the create-time Pod admission plugins to `pod`.
-pub fn admit_pod_create(ctx: &Ctx, pod: &mut Value) -> ApiResult<()> {
+fn admit_pod_create(ctx: &Ctx, pod: &mut Value) -> ApiResult<()> {
     let name = crate::meta::meta_str(pod, "name").unwrap_or("").to_string();
     let ns = crate::meta::meta_str(pod, "namespace")
         .unwrap_or("")

@@ -22,6 +22,7 @@ fn is(info: &ResourceInfo, group: &str, plural: &str) -> bool {
 
 /// Adjusts a new object after the generic server fields are set.
 pub fn on_create(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
+    crate::admission::admit_create(ctx, info, obj)?;
     if is(info, "", "namespaces") {
         if obj.pointer("/spec/finalizers").is_none() {
             obj["spec"] = json!({"finalizers": ["kubernetes"]});
@@ -30,7 +31,6 @@ pub fn on_create(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value) -> ApiResult<(
     } else if is(info, "apiextensions.k8s.io", "customresourcedefinitions") {
         crate::crd::prepare_create(ctx, obj)?;
     } else if is(info, "", "pods") {
-        crate::admission::admit_pod_create(ctx, obj)?;
         crate::defaults::initial_pod_status(obj);
     } else if crate::event_views::serves_view(info) {
         *obj = crate::event_views::to_core(obj);

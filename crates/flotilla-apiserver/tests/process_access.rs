@@ -390,3 +390,74 @@ print("ok")
 "#;
     support::run_python(script, &h.kubeconfig);
 }
+
+/// DefaultIngressClass and DefaultStorageClass: new Ingresses and claims that name no class get the default
+/// one (the newest StorageClass when several are marked); two default IngressClasses refuse such an Ingress.
+#[test]
+fn ingresses_and_claims_get_the_default_class() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    let classes = h.file(
+        "classes.yaml",
+        r#"apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: nginx, annotations: {ingressclass.kubernetes.io/is-default-class: "true"}}
+spec: {controller: k8s.io/ingress-nginx}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: standard, annotations: {storageclass.kubernetes.io/is-default-class: "true"}}
+provisioner: rancher.io/local-path
+"#,
+    );
+    let claim = |name: &str, class: &str| {
+        format!(
+            "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: {name}}}\nspec: {{{class}accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 1Gi}}}}}}\n"
+        )
+    };
+    for (i, bin) in kubectl_bins().iter().enumerate() {
+        must(bin, kc, &["apply", "-f", &classes]);
+        let ing = format!("web{i}");
+        let rule = format!("--rule=foo{i}.com/bar=svc1:8080");
+        must(bin, kc, &["create", "ingress", &ing, &rule]);
+        let got = get_json(bin, kc, &["get", "ingress", &ing]);
+        assert_eq!(got["spec"]["ingressClassName"], json!("nginx"), "{got}");
+        let (pvc, none) = (format!("data{i}"), format!("none{i}"));
+        let file = h.file("pvc.yaml", &claim(&pvc, ""));
+        must(bin, kc, &["apply", "-f", &file]);
+        let got = get_json(bin, kc, &["get", "pvc", &pvc]);
+        assert_eq!(got["spec"]["storageClassName"], json!("standard"), "{got}");
+        // An empty class name means "no class" and stays.
+        let file = h.file("pvc.yaml", &claim(&none, "storageClassName: '', "));
+        must(bin, kc, &["apply", "-f", &file]);
+        let got = get_json(bin, kc, &["get", "pvc", &none]);
+        assert_eq!(got["spec"]["storageClassName"], json!(""), "{got}");
+    }
+    let bin = &kubectl_bins()[0];
+    let other = h.file(
+        "other.yaml",
+        "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: other}\nspec: {controller: example.com/x}\n",
+    );
+    must(bin, kc, &["apply", "-f", &other]);
+    // A second default StorageClass, created later (or in the same second, when the name breaks the tie): it wins.
+    let fast = h.file(
+        "fast.yaml",
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: fast, annotations: {storageclass.kubernetes.io/is-default-class: \"true\"}}\nprovisioner: example.com/fast\n",
+    );
+    must(bin, kc, &["apply", "-f", &fast]);
+    let file = h.file("pvc.yaml", &claim("later", ""));
+    must(bin, kc, &["apply", "-f", &file]);
+    let got = get_json(bin, kc, &["get", "pvc", "later"]);
+    assert_eq!(got["spec"]["storageClassName"], json!("fast"), "{got}");
+    let ann = "ingressclass.kubernetes.io/is-default-class=true";
+    must(bin, kc, &["annotate", "ingressclass", "other", ann]);
+    let (ok, text) = support::kubectl(
+        bin,
+        kc,
+        &["create", "ingress", "late", "--rule=x.com/=s:80"],
+    );
+    assert!(
+        !ok && text.contains("2 default IngressClasses were found, only 1 allowed"),
+        "{text}"
+    );
+}
