@@ -461,3 +461,35 @@ provisioner: rancher.io/local-path
         "{text}"
     );
 }
+
+/// LimitRanger: a Pod created in a namespace with a LimitRange gets its container defaults (the LimitRange's
+/// own defaults filled from max) and the annotation naming what was set.
+#[test]
+fn limit_ranges_default_new_pods() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    let range = h.file(
+        "range.yaml",
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: limits}\nspec:\n  limits:\n  - type: Container\n    max: {cpu: '2'}\n    defaultRequest: {memory: 64Mi}\n",
+    );
+    for (i, bin) in kubectl_bins().iter().enumerate() {
+        must(bin, kc, &["apply", "-f", &range]);
+        let stored = get_json(bin, kc, &["get", "limitrange", "limits"]);
+        assert_eq!(stored["spec"]["limits"][0]["default"], json!({"cpu": "2"}));
+        let pod = format!("limited{i}");
+        must(bin, kc, &["run", &pod, "--image=nginx"]);
+        let got = get_json(bin, kc, &["get", "pod", &pod]);
+        assert_eq!(
+            got["spec"]["containers"][0]["resources"],
+            json!({"limits": {"cpu": "2"}, "requests": {"cpu": "2", "memory": "64Mi"}}),
+            "{got}"
+        );
+        assert_eq!(
+            got["metadata"]["annotations"]["kubernetes.io/limit-ranger"],
+            json!(format!(
+                "LimitRanger plugin set: cpu, memory request for container {pod}; cpu limit for container {pod}"
+            ))
+        );
+        assert_eq!(got["status"]["qosClass"], json!("Burstable"));
+    }
+}

@@ -4,11 +4,13 @@
 //! `kube-api-access-<suffix>` volume with the token, `kube-root-ca.crt` and the namespace is mounted read-only
 //! into every container and init container), DefaultTolerationSeconds (tolerate the not-ready and unreachable
 //! taints for 300 s) and Priority (`spec.priority` and `spec.preemptionPolicy` from the PriorityClass, or from
-//! the global default class, or 0).
+//! the global default class, or 0), and LimitRanger's container defaults (`limit_ranger`).
 //!
 //! Unlike upstream's ServiceAccount plugin, a missing ServiceAccount is not refused: ours appears a moment
 //! after its namespace (as upstream's does), and refusing would make a Pod created right after its
 //! namespace fail here where kube-apiserver's plugin would have waited for the informer.
+
+mod limit_ranger;
 
 use serde_json::{Map, Value, json};
 
@@ -158,6 +160,11 @@ fn admit_pod_create(ctx: &Ctx, pod: &mut Value) -> ApiResult<()> {
         token_volume(spec, sa_automount);
     }
     default_tolerations(spec);
+    let ranges = ctx.store.list(&ResKey::new("", "limitranges"), Some(&ns)).1;
+    limit_ranger::apply(pod, &ranges.iter().map(AsRef::as_ref).collect::<Vec<_>>());
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
     let classes = ctx
         .store
         .list(&ResKey::new("scheduling.k8s.io", "priorityclasses"), None)

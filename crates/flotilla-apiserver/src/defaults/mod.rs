@@ -75,6 +75,7 @@ pub fn apply(object: &mut Value, kind: &KindInfo<'_>, allocations: &mut Allocati
         ("", "Service") => service::service(object, allocations),
         ("", "Secret") => secret(object),
         ("", "Namespace") => namespace(object),
+        ("", "LimitRange") => limit_range(object),
         ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
             webhooks(object, false)
         }
@@ -292,6 +293,41 @@ fn webhooks(object: &mut Value, mutating: bool) {
         let rules = hook.get_mut("rules").and_then(Value::as_array_mut);
         for rule in rules.into_iter().flatten().filter_map(Value::as_object_mut) {
             set_if_empty(rule, "scope", json!("*"));
+        }
+    }
+}
+
+/// A `Container` item's default limit falls back to its max, and its default request to the default limit,
+/// then to its min (upstream's `SetDefaults_LimitRangeItem`).
+fn limit_range(object: &mut Value) {
+    for item in object
+        .pointer_mut("/spec/limits")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        if item.get("type").and_then(Value::as_str) != Some("Container") {
+            continue;
+        }
+        let of = |item: &Map<String, Value>, key: &str| {
+            item.get(key)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let mut default = of(item, "default");
+        for (k, v) in of(item, "max") {
+            default.entry(k).or_insert(v);
+        }
+        let mut request = of(item, "defaultRequest");
+        for (k, v) in default.iter().chain(of(item, "min").iter()) {
+            request.entry(k.clone()).or_insert(v.clone());
+        }
+        for (key, map) in [("default", default), ("defaultRequest", request)] {
+            if !map.is_empty() {
+                item.insert(key.to_string(), Value::Object(map));
+            }
         }
     }
 }

@@ -280,3 +280,22 @@ fn secrets_namespaces_rbac_and_custom_resources() {
         "custom resources untouched"
     );
 }
+
+#[test]
+fn limit_range_container_items_default_from_max_and_min() {
+    let r = run(
+        "",
+        "LimitRange",
+        json!({"spec": {"limits": [
+            {"type": "Container", "max": {"cpu": "2", "memory": "1Gi"}, "min": {"cpu": "50m", "ephemeral-storage": "1Gi"}, "default": {"memory": "512Mi"}},
+            {"type": "Pod", "max": {"cpu": "4"}},
+        ]}}),
+    );
+    let item = &r["spec"]["limits"][0];
+    assert_eq!(item["default"], json!({"cpu": "2", "memory": "512Mi"}));
+    assert_eq!(
+        item["defaultRequest"],
+        json!({"cpu": "2", "memory": "512Mi", "ephemeral-storage": "1Gi"})
+    );
+    assert!(r["spec"]["limits"][1].get("default").is_none());
+}
