@@ -79,9 +79,14 @@ async fn reconcile_service(ctx: &Ctx) {
         "subsets": subsets,
     });
     let _ = ensure(ctx, "", "v1", "endpoints", ep).await;
-    repair(ctx, &ResKey::new("", "endpoints"), |obj| {
-        (obj.get("subsets") != Some(&subsets)).then(|| obj["subsets"] = subsets.clone())
-    })
+    let endpoints_key = ResKey::new("", "endpoints");
+    restore(
+        ctx,
+        &endpoints_key,
+        "default",
+        KUBERNETES,
+        &[("subsets", Some(&subsets))],
+    )
     .await;
     let (endpoints, ports, family) = slice_body(ctx);
     let slice = json!({
@@ -89,33 +94,33 @@ async fn reconcile_service(ctx: &Ctx) {
         "addressType": family, "endpoints": endpoints, "ports": ports,
     });
     let _ = ensure(ctx, "discovery.k8s.io", "v1", "endpointslices", slice).await;
-    repair(
-        ctx,
-        &ResKey::new("discovery.k8s.io", "endpointslices"),
-        |obj| {
-            let same = obj.get("endpoints") == Some(&endpoints) && obj.get("ports") == Some(&ports);
-            (!same).then(|| {
-                obj["endpoints"] = endpoints.clone();
-                obj["ports"] = ports.clone();
-            })
-        },
-    )
-    .await;
+    let fields = [("endpoints", Some(&endpoints)), ("ports", Some(&ports))];
+    let slices_key = ResKey::new("discovery.k8s.io", "endpointslices");
+    restore(ctx, &slices_key, "default", KUBERNETES, &fields).await;
 }
 
-/// Rewrites `default/kubernetes` of `res` when `fix` changes it (`Some(())`).
-async fn repair(ctx: &Ctx, res: &ResKey, fix: impl Fn(&mut Value) -> Option<()> + Send) {
+/// Sets each of `fields` (`None`: absent) on `ns/name` of `res` where the stored object differs; an object
+/// being deleted is left alone.
+async fn restore(ctx: &Ctx, res: &ResKey, ns: &str, name: &str, fields: &[(&str, Option<&Value>)]) {
     let _ = ctx
         .store
-        .write(res, "default", KUBERNETES, false, |cur| {
+        .write(res, ns, name, false, |cur| {
             let Some(cur) = cur.filter(|c| !meta::is_deleting(c)) else {
                 return Ok(Outcome::Unchanged);
             };
+            if fields.iter().all(|(k, want)| cur.get(*k) == *want) {
+                return Ok(Outcome::Unchanged);
+            }
             let mut new = cur.as_ref().clone();
-            Ok(match fix(&mut new) {
-                Some(()) => Outcome::Put(new),
-                None => Outcome::Unchanged,
-            })
+            if let Some(obj) = new.as_object_mut() {
+                for (k, want) in fields {
+                    match want {
+                        Some(v) => obj.insert((*k).to_string(), (*v).clone()),
+                        None => obj.remove(*k),
+                    };
+                }
+            }
+            Ok(Outcome::Put(new))
         })
         .await;
 }
@@ -138,23 +143,9 @@ async fn reconcile_namespace(ctx: &Ctx, ns: &str) {
         "data": data,
     });
     let _ = ensure(ctx, "", "v1", "configmaps", cm).await;
-    let _ = ctx
-        .store
-        .write(&configmaps(), ns, ROOT_CA_CONFIGMAP, false, |cur| {
-            let Some(cur) = cur.filter(|c| !meta::is_deleting(c)) else {
-                return Ok(Outcome::Unchanged);
-            };
-            if cur.get("data") == Some(&data) {
-                return Ok(Outcome::Unchanged);
-            }
-            let mut new = cur.as_ref().clone();
-            new["data"] = data.clone();
-            if let Some(m) = new.as_object_mut() {
-                m.remove("binaryData");
-            }
-            Ok(Outcome::Put(new))
-        })
-        .await;
+    // Upstream's publisher also clears binaryData.
+    let fields = [("data", Some(&data)), ("binaryData", None)];
+    restore(ctx, &configmaps(), ns, ROOT_CA_CONFIGMAP, &fields).await;
 }
 
 /// Creates kube-apiserver's `cluster-admin` ClusterRole and its binding to `system:masters` where missing, as
