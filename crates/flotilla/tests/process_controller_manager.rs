@@ -175,13 +175,19 @@ async fn join_run_controllers_propagate_and_unjoin() {
         member_configmaps.get("settings").await.ok()
     })
     .await;
-    let (code, metrics) = http_get(port, "/metrics").unwrap();
-    assert_eq!(code, 200);
-    assert!(
-        metrics
-            .contains("flotilla_controller_reconciles_total{controller=\"execution-controller\"}"),
-        "{metrics}"
-    );
+    // The counter moves when the reconcile returns, which can be a moment after its apply reached the member.
+    eventually(
+        "the execution controller's reconciles in /metrics",
+        || async {
+            let (code, metrics) = http_get(port, "/metrics")?;
+            (code == 200
+                && metrics.contains(
+                    "flotilla_controller_reconciles_total{controller=\"execution-controller\"}",
+                ))
+            .then_some(())
+        },
+    )
+    .await;
 
     let unjoined = flotilla(&[
         "unjoin",
