@@ -9,26 +9,24 @@
 mod support;
 
 use serde_json::json;
-use support::{Harness, get_json, header, kubectl_bins, must, must_quiet, row};
+use support::{Harness, get_json, header, kubectl_bins, kubectl_namespaces, must, must_quiet, row};
 
 #[test]
 fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
     let h = Harness::start();
     let kc = &h.kubeconfig;
-    for (i, bin) in kubectl_bins().iter().enumerate() {
-        let ns = format!("hpa{i}");
-        must(bin, kc, &["create", "namespace", &ns]);
+    for (_, bin, ns) in &kubectl_namespaces(kc, "hpa") {
         must(
             bin,
             kc,
-            &["-n", &ns, "create", "deployment", "web", "--image=nginx"],
+            &["-n", ns, "create", "deployment", "web", "--image=nginx"],
         );
         must(
             bin,
             kc,
             &[
                 "-n",
-                &ns,
+                ns,
                 "autoscale",
                 "deployment",
                 "web",
@@ -41,7 +39,7 @@ fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
             kc,
             &[
                 "-n",
-                &ns,
+                ns,
                 "get",
                 "horizontalpodautoscalers.v2.autoscaling",
                 "web",
@@ -58,7 +56,7 @@ fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
             kc,
             &[
                 "-n",
-                &ns,
+                ns,
                 "get",
                 "horizontalpodautoscalers.v1.autoscaling",
                 "web",
@@ -72,7 +70,7 @@ fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
             kc,
             &[
                 "-n",
-                &ns,
+                ns,
                 "patch",
                 "horizontalpodautoscalers.v1.autoscaling",
                 "web",
@@ -80,7 +78,7 @@ fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
                 r#"{"spec":{"targetCPUUtilizationPercentage":75}}"#,
             ],
         );
-        let table = must_quiet(bin, kc, &["-n", &ns, "get", "hpa"]);
+        let table = must_quiet(bin, kc, &["-n", ns, "get", "hpa"]);
         assert_eq!(
             header(&table),
             [
@@ -97,7 +95,7 @@ fn autoscale_writes_either_hpa_version_and_both_read_the_same_object() {
             table.contains("Deployment/web") && table.contains("cpu: <unknown>/75%"),
             "{table}"
         );
-        let described = must_quiet(bin, kc, &["-n", &ns, "describe", "hpa", "web"]);
+        let described = must_quiet(bin, kc, &["-n", ns, "describe", "hpa", "web"]);
         assert!(
             described.contains("/ 75%") && described.contains("Min replicas:"),
             "{described}"

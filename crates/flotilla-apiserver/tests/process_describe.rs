@@ -6,7 +6,10 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Harness, get_json, kubectl_bins, kubectl_split, must, must_quiet, run_python};
+use support::{
+    Harness, get_json, kubectl_bins, kubectl_namespaces, kubectl_split, must, must_quiet,
+    run_python,
+};
 
 const CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
 "metadata":{"name":"gadgets.example.io"},
@@ -36,15 +39,13 @@ fn names(list: &Value) -> Vec<String> {
 fn events_of_both_apis_show_in_get_events_and_describe() {
     let h = Harness::start();
     let kc = &h.kubeconfig;
-    for (i, bin) in kubectl_bins().iter().enumerate() {
-        let ns = format!("ev{i}");
-        must(bin, kc, &["create", "namespace", &ns]);
+    for (i, bin, ns) in &kubectl_namespaces(kc, "ev") {
         must(
             bin,
             kc,
-            &["-n", &ns, "create", "deployment", "web", "--image=nginx"],
+            &["-n", ns, "create", "deployment", "web", "--image=nginx"],
         );
-        let uid = get_json(bin, kc, &["-n", &ns, "get", "deployment", "web"])["metadata"]["uid"]
+        let uid = get_json(bin, kc, &["-n", ns, "get", "deployment", "web"])["metadata"]["uid"]
             .as_str()
             .unwrap()
             .to_string();
@@ -67,7 +68,7 @@ fn events_of_both_apis_show_in_get_events_and_describe() {
         must(bin, kc, &["create", "-f", &f_new]);
         must(bin, kc, &["create", "-f", &f_old]);
 
-        let table = must_quiet(bin, kc, &["-n", &ns, "get", "events"]);
+        let table = must_quiet(bin, kc, &["-n", ns, "get", "events"]);
         for want in [
             "ScaledUp",
             "scaled web up",
@@ -79,8 +80,8 @@ fn events_of_both_apis_show_in_get_events_and_describe() {
                 "{bin} get events lacks {want}:\n{table}"
             );
         }
-        let core = get_json(bin, kc, &["-n", &ns, "get", "events"]);
-        let newer = get_json(bin, kc, &["-n", &ns, "get", "events.events.k8s.io"]);
+        let core = get_json(bin, kc, &["-n", ns, "get", "events"]);
+        let newer = get_json(bin, kc, &["-n", ns, "get", "events.events.k8s.io"]);
         assert_eq!(names(&core), ["web.new", "web.old"]);
         assert_eq!(names(&newer), ["web.new", "web.old"]);
         let pick = |list: &Value, name: &str| {
@@ -105,12 +106,12 @@ fn events_of_both_apis_show_in_get_events_and_describe() {
         assert_eq!(old_new["deprecatedCount"], 2);
         assert_eq!(old_new["deprecatedSource"]["component"], "old-controller");
 
-        let for_web = must_quiet(bin, kc, &["-n", &ns, "events", "--for", "deployment/web"]);
+        let for_web = must_quiet(bin, kc, &["-n", ns, "events", "--for", "deployment/web"]);
         assert!(
             for_web.contains("ScaledUp") && for_web.contains("LegacyReason"),
             "{bin} events --for:\n{for_web}"
         );
-        let described = must_quiet(bin, kc, &["-n", &ns, "describe", "deployment", "web"]);
+        let described = must_quiet(bin, kc, &["-n", ns, "describe", "deployment", "web"]);
         let events = described
             .split_once("Events:")
             .map(|(_, e)| e)
@@ -134,10 +135,8 @@ fn describe_works_for_pods_namespaces_and_custom_resources() {
     let h = Harness::start();
     let kc = &h.kubeconfig;
     let crd = h.file("crd.json", CRD);
-    for (i, bin) in kubectl_bins().iter().enumerate() {
-        let ns = format!("desc{i}");
-        must(bin, kc, &["create", "namespace", &ns]);
-        if i == 0 {
+    for (i, bin, ns) in &kubectl_namespaces(kc, "desc") {
+        if *i == 0 {
             must(bin, kc, &["apply", "-f", &crd]);
             must(
                 bin,
@@ -155,25 +154,25 @@ fn describe_works_for_pods_namespaces_and_custom_resources() {
             kc,
             &[
                 "-n",
-                &ns,
+                ns,
                 "run",
                 "solo",
                 "--image=nginx",
                 "--labels=app=solo",
             ],
         );
-        let pod = must_quiet(bin, kc, &["-n", &ns, "describe", "pod", "solo"]);
+        let pod = must_quiet(bin, kc, &["-n", ns, "describe", "pod", "solo"]);
         assert!(
             pod.contains("solo") && pod.contains("nginx") && pod.contains("app=solo"),
             "{pod}"
         );
-        let namespace = must_quiet(bin, kc, &["describe", "namespace", &ns]);
+        let namespace = must_quiet(bin, kc, &["describe", "namespace", ns]);
         assert!(namespace.contains("Active"), "{namespace}");
         let gadget = json!({"apiVersion": "example.io/v1", "kind": "Gadget",
             "metadata": {"name": "g1", "namespace": ns}, "spec": {"size": 3, "color": "red"}});
         let f = h.file(&format!("gadget{i}.json"), &gadget.to_string());
         must(bin, kc, &["apply", "-f", &f]);
-        let custom = must_quiet(bin, kc, &["-n", &ns, "describe", "gadget", "g1"]);
+        let custom = must_quiet(bin, kc, &["-n", ns, "describe", "gadget", "g1"]);
         assert!(
             custom.contains("g1") && custom.contains("Gadget") && custom.contains("red"),
             "{custom}"
@@ -185,20 +184,18 @@ fn describe_works_for_pods_namespaces_and_custom_resources() {
 fn get_all_lists_the_all_category() {
     let h = Harness::start();
     let kc = &h.kubeconfig;
-    for (i, bin) in kubectl_bins().iter().enumerate() {
-        let ns = format!("all{i}");
-        must(bin, kc, &["create", "namespace", &ns]);
+    for (_, bin, ns) in &kubectl_namespaces(kc, "all") {
         must(
             bin,
             kc,
-            &["-n", &ns, "create", "deployment", "web", "--image=nginx"],
+            &["-n", ns, "create", "deployment", "web", "--image=nginx"],
         );
         must(
             bin,
             kc,
             &[
                 "-n",
-                &ns,
+                ns,
                 "create",
                 "service",
                 "clusterip",
@@ -211,7 +208,7 @@ fn get_all_lists_the_all_category() {
             kc,
             &[
                 "-n",
-                &ns,
+                ns,
                 "create",
                 "cronjob",
                 "tick",
@@ -224,14 +221,14 @@ fn get_all_lists_the_all_category() {
             kc,
             &[
                 "-n",
-                &ns,
+                ns,
                 "create",
                 "configmap",
                 "settings",
                 "--from-literal=a=b",
             ],
         );
-        let out = must_quiet(bin, kc, &["-n", &ns, "get", "all"]);
+        let out = must_quiet(bin, kc, &["-n", ns, "get", "all"]);
         for want in ["deployment.apps/web", "service/front", "cronjob.batch/tick"] {
             assert!(out.contains(want), "{bin} get all lacks {want}:\n{out}");
         }
@@ -282,13 +279,11 @@ fn cm(ns: &str, value: &str) -> String {
 fn diff_and_server_dry_run_change_nothing() {
     let h = Harness::start();
     let kc = &h.kubeconfig;
-    for (i, bin) in kubectl_bins().iter().enumerate() {
-        let ns = format!("dry{i}");
-        must(bin, kc, &["create", "namespace", &ns]);
-        let same = h.file(&format!("same{i}.json"), &cm(&ns, "1"));
-        let changed = h.file(&format!("changed{i}.json"), &cm(&ns, "2"));
+    for (i, bin, ns) in &kubectl_namespaces(kc, "dry") {
+        let same = h.file(&format!("same{i}.json"), &cm(ns, "1"));
+        let changed = h.file(&format!("changed{i}.json"), &cm(ns, "2"));
         must(bin, kc, &["apply", "-f", &same]);
-        let stored = get_json(bin, kc, &["-n", &ns, "get", "configmap", "conf"]);
+        let stored = get_json(bin, kc, &["-n", ns, "get", "configmap", "conf"]);
         let rv = stored["metadata"]["resourceVersion"].clone();
 
         for extra in [&[][..], &["--server-side", "--force-conflicts"][..]] {
@@ -320,7 +315,7 @@ fn diff_and_server_dry_run_change_nothing() {
         let dry = get_json(bin, kc, &["apply", "--dry-run=server", "-f", &changed]);
         assert_eq!(dry["data"]["a"], "2");
         assert_eq!(dry["metadata"]["resourceVersion"], rv);
-        let after = get_json(bin, kc, &["-n", &ns, "get", "configmap", "conf"]);
+        let after = get_json(bin, kc, &["-n", ns, "get", "configmap", "conf"]);
         assert_eq!(after["data"]["a"], "1", "a dry run persisted: {after}");
         assert_eq!(after["metadata"]["resourceVersion"], rv);
     }

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use support::{Harness, kubectl, kubectl_bins, must, row};
+use support::{Harness, kubectl, kubectl_bins, kubectl_namespaces, must, row};
 
 const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -41,9 +41,7 @@ spec:
 fn apply_with_validation_and_server_side_tables() {
     let h = Harness::start();
     let kc = &h.kubeconfig;
-    for (i, bin) in kubectl_bins().iter().enumerate() {
-        let ns = format!("tables-{i}");
-        must(bin, kc, &["create", "namespace", &ns]);
+    for (i, bin, ns) in &kubectl_namespaces(kc, "tables-") {
         // Default `--validate`: kubectl fetches /openapi/v3 (1.27+) or the protobuf /openapi/v2 (1.20) first.
         let deploy = h.file(
             &format!("deploy-{i}.yaml"),
@@ -54,7 +52,7 @@ fn apply_with_validation_and_server_side_tables() {
             ),
         );
         must(bin, kc, &["apply", "-f", &deploy]);
-        let out = must(bin, kc, &["get", "deployments", "-n", &ns]);
+        let out = must(bin, kc, &["get", "deployments", "-n", ns]);
         let header = row(&out, "NAME");
         assert_eq!(
             header,
@@ -82,7 +80,7 @@ fn apply_with_validation_and_server_side_tables() {
             ),
         );
         must(bin, kc, &["create", "-f", &cr]);
-        let out = must(bin, kc, &["get", "boxes", "-n", &ns]);
+        let out = must(bin, kc, &["get", "boxes", "-n", ns]);
         // Declared printer columns replace the implied Age column, as upstream.
         assert_eq!(row(&out, "NAME"), ["NAME", "SIZE", "COLOR"], "{out}");
         // The schema default shows in the printer column.
@@ -90,9 +88,9 @@ fn apply_with_validation_and_server_side_tables() {
 
         let out = must(bin, kc, &["get", "deployments", "-A"]);
         assert_eq!(row(&out, "NAMESPACE")[..2], ["NAMESPACE", "NAME"], "{out}");
-        assert_eq!(row(&out, &ns)[1], "web", "{out}");
-        let out = must(bin, kc, &["get", "namespace", &ns]);
-        assert_eq!(row(&out, &ns)[1], "Active", "{out}");
+        assert_eq!(row(&out, ns)[1], "web", "{out}");
+        let out = must(bin, kc, &["get", "namespace", ns]);
+        assert_eq!(row(&out, ns)[1], "Active", "{out}");
     }
 }
 
@@ -139,23 +137,21 @@ fn watch_until(bin: &str, kubeconfig: &Path, args: &[&str], expect: &str, then: 
 fn get_watch_prints_new_rows_and_namespace_deletion_completes() {
     let h = Harness::start();
     let kc = &h.kubeconfig;
-    for (i, bin) in kubectl_bins().iter().enumerate() {
-        let ns = format!("watched-{i}");
-        must(bin, kc, &["create", "namespace", &ns]);
-        must(bin, kc, &["create", "configmap", "first", "-n", &ns]);
+    for (_i, bin, ns) in &kubectl_namespaces(kc, "watched-") {
+        must(bin, kc, &["create", "configmap", "first", "-n", ns]);
         let create_second = || {
-            must(bin, kc, &["create", "configmap", "second", "-n", &ns]);
+            must(bin, kc, &["create", "configmap", "second", "-n", ns]);
         };
         watch_until(
             bin,
             kc,
-            &["get", "configmaps", "-n", &ns],
+            &["get", "configmaps", "-n", ns],
             "second",
             create_second,
         );
         // `kubectl delete namespace` waits until the namespace and its content are gone.
-        must(bin, kc, &["delete", "namespace", &ns, "--timeout=20s"]);
-        let (ok, text) = kubectl(bin, kc, &["get", "namespace", &ns]);
+        must(bin, kc, &["delete", "namespace", ns, "--timeout=20s"]);
+        let (ok, text) = kubectl(bin, kc, &["get", "namespace", ns]);
         assert!(!ok && text.contains("NotFound"), "{text}");
     }
 }

@@ -118,6 +118,19 @@ pub fn must(bin: &str, kubeconfig: &Path, args: &[&str]) -> String {
     text
 }
 
+/// One fresh namespace per kubectl under test: `(i, bin, "<prefix><i>")`, each created with that kubectl.
+pub fn kubectl_namespaces(kubeconfig: &Path, prefix: &str) -> Vec<(usize, String, String)> {
+    kubectl_bins()
+        .into_iter()
+        .enumerate()
+        .map(|(i, bin)| {
+            let ns = format!("{prefix}{i}");
+            must(&bin, kubeconfig, &["create", "namespace", &ns]);
+            (i, bin, ns)
+        })
+        .collect()
+}
+
 /// Runs kubectl with `-o json` and parses the output.
 pub fn get_json(bin: &str, kubeconfig: &Path, args: &[&str]) -> Value {
     let mut all = args.to_vec();
