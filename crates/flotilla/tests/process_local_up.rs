@@ -104,15 +104,10 @@ async fn wait_for_ready_clusters(control: &Client, expected: &[&str]) {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn embedded_mode_leaves_kubeconfigs_in_place_and_a_rerun_keeps_every_object() {
-    let dir = tempfile::tempdir().unwrap();
-    let _reaper = Reaper {
-        pid_files: vec![dir.path().join("data/flotilla-up.pid")],
-    };
-    let env = [("FLOTILLA_LOCAL_UP_MODE", "embedded")];
-    local_up(dir.path(), None, &env, &["--port", "0", "--members", "2"]);
-    let kube = dir.path().join("kube");
+/// Checks the two kubeconfigs the script leaves in `dir/kube` and returns a control-plane client once both
+/// members are joined and Ready.
+async fn kubeconfigs_in_place_with_two_ready_members(dir: &Path) -> Client {
+    let kube = dir.join("kube");
     assert_eq!(
         contexts(&kube.join("karmada.config")),
         ["karmada-apiserver"]
@@ -123,6 +118,18 @@ async fn embedded_mode_leaves_kubeconfigs_in_place_and_a_rerun_keeps_every_objec
     );
     let control = client(&kube.join("karmada.config"), "karmada-apiserver").await;
     wait_for_ready_clusters(&control, &["member1", "member2"]).await;
+    control
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_mode_leaves_kubeconfigs_in_place_and_a_rerun_keeps_every_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let _reaper = Reaper {
+        pid_files: vec![dir.path().join("data/flotilla-up.pid")],
+    };
+    let env = [("FLOTILLA_LOCAL_UP_MODE", "embedded")];
+    local_up(dir.path(), None, &env, &["--port", "0", "--members", "2"]);
+    let control = kubeconfigs_in_place_with_two_ready_members(dir.path()).await;
     let cms: Api<ConfigMap> = Api::namespaced(control, "default");
     cms.create(
         &PostParams::default(),
@@ -141,7 +148,7 @@ async fn embedded_mode_leaves_kubeconfigs_in_place_and_a_rerun_keeps_every_objec
         )),
         "{stderr}"
     );
-    let control = client(&kube.join("karmada.config"), "karmada-apiserver").await;
+    let control = kubeconfigs_in_place_with_two_ready_members(dir.path()).await;
     let cms: Api<ConfigMap> = Api::namespaced(control, "default");
     let kept = cms.get("kept").await.unwrap();
     assert_eq!(kept.data.unwrap()["k"], "v");
@@ -198,17 +205,7 @@ async fn kind_mode_installs_crds_runs_the_controller_manager_and_joins_members()
     let env = [("FLOTILLA_METRICS_ADDR", metrics_addr.as_str())];
     local_up(dir.path(), Some(&bin), &env, &["--members", "2"]);
 
-    let kube = dir.path().join("kube");
-    assert_eq!(
-        contexts(&kube.join("karmada.config")),
-        ["karmada-apiserver"]
-    );
-    assert_eq!(
-        contexts(&kube.join("members.config")),
-        ["member1", "member2"]
-    );
-    let control = client(&kube.join("karmada.config"), "karmada-apiserver").await;
-    wait_for_ready_clusters(&control, &["member1", "member2"]).await;
+    let control = kubeconfigs_in_place_with_two_ready_members(dir.path()).await;
     // The second run finds the clusters in place and only restarts the controller manager.
     let rerun = local_up(dir.path(), Some(&bin), &env, &["--members", "2"]);
     let stderr = String::from_utf8_lossy(&rerun.stderr);
