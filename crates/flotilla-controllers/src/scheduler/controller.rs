@@ -1,9 +1,11 @@
 //! The scheduler controller: watches ResourceBindings, ClusterResourceBindings and Clusters, decides which
 //! bindings need scheduling (§4.1, §4.2), runs the pure pipeline and writes the result back (§4.9).
 //!
-//! Retries: scheduler errors, capacity shortfalls (`Unschedulable`) and FitErrors that can clear up on their
-//! own (a member not serving the kind yet, a cluster not ready) back off and retry (controllers spec §0); any
-//! other FitError waits for a change to the binding or to a Cluster's labels or spec, as in Karmada.
+//! Retries go through the scheduler's priority queue (§4.1, [`super::queue`]): capacity shortfalls
+//! (`Unschedulable`) wait in the unschedulable queue (at most 5 minutes, or until a binding or Cluster event
+//! requeues them); scheduler errors and FitErrors that can clear up on their own (a member not serving the kind
+//! yet, a cluster not ready) back off; errors caused by a terminating namespace are dropped; any other FitError
+//! waits for a change to the binding or to a Cluster's labels or spec, as in Karmada.
 
 use std::collections::BTreeMap;
 use std::collections::HashSet;
@@ -28,13 +30,14 @@ use super::decision::{
     Decision, ScheduleReason, accepts, cluster_change_affects, cluster_update_trigger, decide,
     kind_newly_served,
 };
+use super::queue::{QueueTiming, Retry, SchedulingQueue, retry_of};
 use super::writeback::{
     condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
 };
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
-use crate::runtime::{self, Action, Change, Informer, Queue};
+use crate::runtime::{Action, Change, Informer};
 
 /// Name of the controller (metrics; events report as `flotilla-scheduler`).
 pub const NAME: &str = "scheduler";
@@ -78,7 +81,7 @@ impl<K> Binding for K where
 struct Scheduler {
     ctx: Context,
     recorder: EventRecorder,
-    queue: Arc<Queue<BindingKey>>,
+    queue: SchedulingQueue<BindingKey>,
     rb: Arc<Informer<ResourceBinding>>,
     crb: Arc<Informer<ClusterResourceBinding>>,
     clusters: Arc<Informer<Cluster>>,
@@ -92,7 +95,7 @@ struct Scheduler {
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
     let scheduler = Arc::new(Scheduler {
         recorder: ctx.recorder(NAME),
-        queue: Queue::new(ctx.options.backoff),
+        queue: SchedulingQueue::new(QueueTiming::default()),
         rb: ctx.informers.typed(),
         crb: ctx.informers.typed(),
         clusters: ctx.informers.typed(),
@@ -111,22 +114,16 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         () = shutdown.cancelled() => return,
     }
     scheduler.watch();
-    let workers = tokio::spawn(runtime::run(
-        NAME,
-        scheduler.queue.clone(),
-        scheduler.ctx.options.workers,
-        scheduler.ctx.metrics.clone(),
-        {
-            let scheduler = scheduler.clone();
-            move |key| {
-                let scheduler = scheduler.clone();
-                async move { scheduler.reconcile(key).await }
-            }
-        },
-    ));
+    let workers: Vec<_> = (0..scheduler.ctx.options.workers.max(1))
+        .map(|_| tokio::spawn(scheduler.clone().work()))
+        .collect();
     shutdown.cancelled().await;
     scheduler.queue.close();
-    let _ = workers.await;
+    for worker in workers {
+        if let Err(err) = worker.await {
+            tracing::error!(controller = NAME, error = %err, "scheduler worker ended abnormally");
+        }
+    }
 }
 
 /// Whether a binding change is a scheduling trigger: creation, a spec change (generation), the start of
@@ -144,6 +141,11 @@ fn binding_trigger<K: Binding>(scheduler_name: &str, change: &Change<'_, K>) -> 
         }
         Change::Deleted(_) => false,
     }
+}
+
+/// `spec.schedulePriority.priority`, 0 when absent.
+fn priority_of(spec: &ResourceBindingSpec) -> i32 {
+    spec.schedule_priority.as_ref().map_or(0, |p| p.priority)
 }
 
 fn key_of<K: Resource>(binding: &K) -> BindingKey {
@@ -164,7 +166,9 @@ impl Scheduler {
             if let Some(this) = this.upgrade()
                 && binding_trigger(this.scheduler_name(), &change)
             {
-                this.queue.add(key_of(change.object().as_ref()));
+                let binding = change.object();
+                this.queue
+                    .add(key_of(binding.as_ref()), priority_of(&binding.spec));
             }
         });
         let this = Arc::downgrade(self);
@@ -172,7 +176,9 @@ impl Scheduler {
             if let Some(this) = this.upgrade()
                 && binding_trigger(this.scheduler_name(), &change)
             {
-                this.queue.add(key_of(change.object().as_ref()));
+                let binding = change.object();
+                this.queue
+                    .add(key_of(binding.as_ref()), priority_of(&binding.spec));
             }
         });
         let this = Arc::downgrade(self);
@@ -219,7 +225,7 @@ impl Scheduler {
                 rb.status.as_ref(),
                 rb.metadata.generation,
             ) {
-                self.requeue(key_of(rb.as_ref()), force);
+                self.requeue(key_of(rb.as_ref()), priority_of(&rb.spec), force);
             }
         }
         for crb in self.crb.list() {
@@ -229,16 +235,67 @@ impl Scheduler {
                 crb.status.as_ref(),
                 crb.metadata.generation,
             ) {
-                self.requeue(key_of(crb.as_ref()), force);
+                self.requeue(key_of(crb.as_ref()), priority_of(&crb.spec), force);
             }
         }
     }
 
-    fn requeue(&self, key: BindingKey, force: bool) {
+    fn requeue(&self, key: BindingKey, priority: i32, force: bool) {
         if force {
             self.forced_set().insert(key.clone());
         }
-        self.queue.add(key);
+        self.queue.add(key, priority);
+    }
+
+    /// One worker: takes keys until the queue closes, records metrics and routes failures (§4.1 "Queue").
+    async fn work(self: Arc<Self>) {
+        while let Some(key) = self.queue.next().await {
+            let start = tokio::time::Instant::now();
+            let result = self.reconcile(key.clone()).await;
+            let elapsed = start.elapsed();
+            match result {
+                Ok(_) => {
+                    self.ctx.metrics.observe(NAME, elapsed, None);
+                    self.queue.forget(&key);
+                }
+                Err(err) => {
+                    self.ctx
+                        .metrics
+                        .observe(NAME, elapsed, Some(err.category()));
+                    let retry = retry_of(&err);
+                    let priority = self.current_priority(&key);
+                    match retry {
+                        Retry::Drop => self.queue.forget(&key),
+                        Retry::Backoff => {
+                            self.queue.add_backoff(key.clone(), priority);
+                        }
+                        Retry::Unschedulable => self.queue.add_unschedulable(key.clone(), priority),
+                    }
+                    tracing::debug!(
+                        controller = NAME,
+                        key = %key,
+                        error = %err.message(),
+                        retry = ?retry,
+                        "scheduling failed"
+                    );
+                }
+            }
+            self.queue.done(&key);
+            self.ctx.metrics.set_queue_depth(NAME, self.queue.len());
+        }
+    }
+
+    /// The binding's priority as the informer has it now (0 once it is gone).
+    fn current_priority(&self, key: &BindingKey) -> i32 {
+        if key.namespace.is_empty() {
+            self.crb
+                .get("", &key.name)
+                .map_or(0, |b| priority_of(&b.spec))
+        } else {
+            self.rb
+                .get(&key.namespace, &key.name)
+                .map_or(0, |b| priority_of(&b.spec))
+        }
     }
 
     fn forced_set(&self) -> std::sync::MutexGuard<'_, HashSet<BindingKey>> {
