@@ -2,15 +2,19 @@
 //! `NewClusterClientSet` does: host = `spec.apiEndpoint`, bearer token = Secret `token`, CA = Secret
 //! `caBundle` unless `insecureSkipTLSVerification`, optional `proxyURL` (`proxyHeader` is not supported).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use base64::Engine;
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::secret_keys;
 use k8s_openapi::api::core::v1::Secret;
+use kube::client::{ClientBuilder, DynBody};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config, ResourceExt};
 use serde_json::json;
+use tower::util::MapResponseLayer;
 
 use crate::error::{Error, Result};
 
@@ -47,6 +51,20 @@ pub fn kubeconfig_for(
 /// `MemberClient` naming the field at fault: an `apiEndpoint` that is not a URL with a host, a Secret
 /// without `token`, or without `caBundle` when TLS verification is on.
 pub async fn build_client(cluster: &Cluster, secret: &Secret, timeout: Duration) -> Result<Client> {
+    build_watched_client(cluster, secret, timeout, Arc::default()).await
+}
+
+/// As [`build_client`], and sets `rejected` whenever the member answers 401 Unauthorized (the credentials in
+/// the Secret were rotated or revoked), so the owner can rebuild the client from the Secret.
+///
+/// # Errors
+/// As [`build_client`].
+pub(super) async fn build_watched_client(
+    cluster: &Cluster,
+    secret: &Secret,
+    timeout: Duration,
+    rejected: Arc<AtomicBool>,
+) -> Result<Client> {
     let name = cluster.name_any();
     let fail = |reason: String| Error::MemberClient {
         cluster: name.clone(),
@@ -94,5 +112,13 @@ pub async fn build_client(cluster: &Cluster, secret: &Secret, timeout: Duration)
     config.connect_timeout = Some(timeout.min(Duration::from_secs(10)));
     // `spec.proxyHeader` (headers for the proxy's CONNECT) is not supported: kube's proxy connector sends
     // none. TODO(#5): support it when a user needs it.
-    Client::try_from(config).map_err(|err| fail(format!("failed to create a ClusterClient: {err}")))
+    let builder = ClientBuilder::try_from(config)
+        .map_err(|err| fail(format!("failed to create a ClusterClient: {err}")))?;
+    let watch_401 = MapResponseLayer::new(move |response: http::Response<Box<DynBody>>| {
+        if response.status() == http::StatusCode::UNAUTHORIZED {
+            rejected.store(true, Ordering::Relaxed);
+        }
+        response
+    });
+    Ok(builder.with_layer(&watch_401).build())
 }

@@ -8,6 +8,7 @@
 mod client;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -18,6 +19,8 @@ use kube::core::GroupVersionKind;
 use kube::{Api, Client, ResourceExt};
 
 pub use client::{build_client, kubeconfig_for};
+
+use client::build_watched_client;
 
 use crate::discovery::{ServedResource, resolve_kind};
 use crate::error::{Error, Result};
@@ -39,9 +42,16 @@ pub struct Member {
     started: Mutex<Vec<ServedResource>>,
     served: Mutex<HashMap<GroupVersionKind, ServedResource>>,
     hooks: Arc<RwLock<Vec<InformerHook>>>,
+    /// Set when the member answered 401: the credentials were rotated, the next [`Members::get`] rebuilds.
+    rejected: Arc<AtomicBool>,
 }
 
 impl Member {
+    /// Whether the member rejected this client's credentials (401) since it was built.
+    pub fn credentials_rejected(&self) -> bool {
+        self.rejected.load(Ordering::Relaxed)
+    }
+
     /// The member's served resource for `apiVersion`/`kind` (cached after the first lookup).
     ///
     /// # Errors
@@ -186,8 +196,8 @@ impl Members {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The member of `cluster`, building its client if needed (or if the Cluster's connection settings
-    /// changed).
+    /// The member of `cluster`, building its client if needed, or rebuilding it (from a fresh read of the
+    /// Secret) if the Cluster's connection settings changed or the member answered 401 to the cached client.
     ///
     /// # Errors
     /// `MemberClient` when the Cluster or its Secret does not allow building a client; `Kube` when the Secret
@@ -197,6 +207,7 @@ impl Members {
         let fingerprint = fingerprint(cluster);
         if let Some(entry) = self.lock().get(&name)
             && entry.fingerprint == fingerprint
+            && !entry.member.credentials_rejected()
         {
             return Ok(entry.member.clone());
         }
@@ -215,6 +226,7 @@ impl Members {
         if let Some(entry) = self.lock().get(&cluster.name_any())
             && entry.fingerprint == fingerprint
             && entry.secret_version == version
+            && !entry.member.credentials_rejected()
         {
             return Ok(entry.member.clone());
         }
@@ -270,7 +282,8 @@ impl Members {
             None => self.read_secret(cluster).await?,
         };
         let secret_version = secret.resource_version().unwrap_or_default();
-        let client = build_client(cluster, &secret, self.timeout).await?;
+        let rejected = Arc::new(AtomicBool::new(false));
+        let client = build_watched_client(cluster, &secret, self.timeout, rejected.clone()).await?;
         let member = Arc::new(Member {
             cluster: name.clone(),
             client: client.clone(),
@@ -278,6 +291,7 @@ impl Members {
             started: Mutex::default(),
             served: Mutex::default(),
             hooks: self.hooks.clone(),
+            rejected,
         });
         let previous = self.lock().insert(
             name,
@@ -319,3 +333,6 @@ fn fingerprint(cluster: &Cluster) -> String {
         headers.join(",")
     )
 }
+
+#[cfg(test)]
+mod tests;
