@@ -10,8 +10,9 @@ use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::watcher;
 use tokio::task::JoinHandle;
 
-/// The resources counted: (group, version, kind, plural).
-const RESOURCES: [(&str, &str, &str, &str); 7] = [
+/// The resources counted: (group, version, kind, plural). Events are counted once, through core v1: as in
+/// kube-apiserver, events.k8s.io/v1 is another view of the same objects.
+const RESOURCES: [(&str, &str, &str, &str); 6] = [
     ("apps", "v1", "Deployment", "deployments"),
     (
         "work.karmada.io",
@@ -20,7 +21,6 @@ const RESOURCES: [(&str, &str, &str, &str); 7] = [
         "resourcebindings",
     ),
     ("work.karmada.io", "v1alpha1", "Work", "works"),
-    ("events.k8s.io", "v1", "Event", "events"),
     ("", "v1", "Event", "events"),
     ("cluster.karmada.io", "v1alpha1", "Cluster", "clusters"),
     ("coordination.k8s.io", "v1", "Lease", "leases"),
