@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, ServiceAccount};
 use kube::api::{
     Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
@@ -24,21 +25,45 @@ where
         .expect("a decodable event")
 }
 
+/// Creates ConfigMap `name` and opens a watch from its resourceVersion: `(object, resourceVersion, events)`.
+async fn created_and_watched(
+    cms: &Api<ConfigMap>,
+    name: &str,
+) -> (
+    ConfigMap,
+    String,
+    BoxStream<'static, kube::Result<WatchEvent<ConfigMap>>>,
+) {
+    let cm = cms
+        .create(&PostParams::default(), &mk_cm(name, json!({})))
+        .await
+        .unwrap();
+    let rv = cm.metadata.resource_version.clone().unwrap();
+    let events = cms
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    (cm, rv, events)
+}
+
+/// The next event, which must be the real change (MODIFIED) after the writes a watcher must not hear.
+async fn first_modified<S>(events: &mut S) -> ConfigMap
+where
+    S: futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Unpin,
+{
+    match next_event(events).await {
+        WatchEvent::Modified(o) => o,
+        other => panic!("expected the real change first, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn unchanged_updates_take_no_resource_version_and_wake_no_watcher() {
     let dir = tempfile::tempdir().unwrap();
     let (server, client) = start(dir.path()).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
-    let cm = cms
-        .create(&PostParams::default(), &mk_cm("same", json!({})))
-        .await
-        .unwrap();
-    let rv = cm.metadata.resource_version.clone().unwrap();
-    let mut events = cms
-        .watch(&WatchParams::default(), &rv)
-        .await
-        .unwrap()
-        .boxed();
+    let (cm, rv, mut events) = created_and_watched(&cms, "same").await;
     let again = cms
         .replace("same", &PostParams::default(), &cm)
         .await
@@ -54,16 +79,11 @@ async fn unchanged_updates_take_no_resource_version_and_wake_no_watcher() {
         .replace("same", &PostParams::default(), &changed)
         .await
         .unwrap();
-    let first = next_event(&mut events).await;
-    match first {
-        WatchEvent::Modified(o) => {
-            assert_eq!(
-                o.metadata.resource_version,
-                changed.metadata.resource_version
-            )
-        }
-        other => panic!("expected the real change first, got {other:?}"),
-    }
+    let first = first_modified(&mut events).await;
+    assert_eq!(
+        first.metadata.resource_version,
+        changed.metadata.resource_version
+    );
     server.shutdown().await;
 }
 
@@ -220,16 +240,7 @@ async fn dry_run_updates_answer_the_live_version_and_persist_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (server, client) = start(dir.path()).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
-    let cm = cms
-        .create(&PostParams::default(), &mk_cm("dry", json!({})))
-        .await
-        .unwrap();
-    let rv = cm.metadata.resource_version.clone().unwrap();
-    let mut events = cms
-        .watch(&WatchParams::default(), &rv)
-        .await
-        .unwrap()
-        .boxed();
+    let (cm, rv, mut events) = created_and_watched(&cms, "dry").await;
     let value = |v: &str| json!({"data": {"k": v}});
     let dry = cms
         .patch(
@@ -266,11 +277,8 @@ async fn dry_run_updates_answer_the_live_version_and_persist_nothing() {
     cms.patch("dry", &PatchParams::default(), &Patch::Merge(value("real")))
         .await
         .unwrap();
-    let first = next_event(&mut events).await;
-    match first {
-        WatchEvent::Modified(o) => assert_eq!(o.data.unwrap()["k"], "real"),
-        other => panic!("expected the real change first, got {other:?}"),
-    }
+    let first = first_modified(&mut events).await;
+    assert_eq!(first.data.unwrap()["k"], "real");
     server.shutdown().await;
 }
 
