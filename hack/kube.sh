@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# Real Kubernetes clusters on loopback, for tests and `FLOTILLA_LOCAL_UP_MODE=kube`: kube-apiserver with etcd, and
+# for a member also kube-controller-manager with all its controllers, kube-scheduler and KWOK's fake Nodes, so
+# that real controllers give workloads their status. Nothing here is part of the product.
+#
+#   hack/kube.sh build                       build the binaries once (cached), print their directory
+#   hack/kube.sh up NAME DIR [ROLE]          start cluster NAME with its state in DIR/NAME; ROLE is member
+#                                            (default) or control-plane; prints the kubeconfig's path
+#   hack/kube.sh down DIR/NAME               stop it (its state stays; `up` again starts it afresh)
+#   hack/kube.sh running DIR/NAME            exit 0 when it runs and its API server is ready
+#
+# The binaries are built from the Go module proxy with the pinned modules in hack/kube/{k8s,etcd,kwok}
+# (kube-apiserver, kube-controller-manager and kube-scheduler v1.37.2, etcd v3.6.16, kwok v0.8.0) into
+# FLOTILLA_KUBE_CACHE (default ~/.cache/flotilla/kube-v1.37.2), about 13 minutes on 2 cores from an empty Go
+# cache; a later run finds them and takes seconds. A change to the pinned modules rebuilds.
+#
+# A control plane runs kube-controller-manager restricted as Karmada's karmada-apiserver's is (no workload
+# controllers, so templates keep the status Flotilla aggregates). A member gets FLOTILLA_KUBE_NODES (default 3)
+# fake Nodes named NAME-node-1.. with 32 CPUs, 256Gi memory and 110 pods each, labelled with zone NAME-zone-<i>
+# and region NAME-region. Memory: about 450 MB for a control plane and 650 MB for a member.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${FLOTILLA_KUBE_CACHE:-$HOME/.cache/flotilla/kube-v1.37.2}
+bin="$cache/bin"
+kube_version=v1.37.2
+
+say() { echo "kube: $*" >&2; }
+fail() { echo "kube: error: $*" >&2; exit 1; }
+
+# The hash of everything a build depends on: a change of a pinned module rebuilds.
+build_key() {
+  cat "$root"/hack/kube/*/go.mod "$root"/hack/kube/*/go.sum | sha256sum | cut -c1-16
+}
+
+build() {
+  local key
+  key=$(build_key)
+  if [ -f "$cache/built" ] && [ "$(cat "$cache/built")" = "$key" ]; then
+    echo "$bin"
+    return
+  fi
+  command -v go >/dev/null 2>&1 || fail "go is needed to build kube-apiserver, etcd and kwok"
+  mkdir -p "$bin"
+  local start=$SECONDS version=k8s.io/component-base/version
+  say "building kube-apiserver, kube-controller-manager, kube-scheduler $kube_version, etcd and kwok into $bin"
+  # Clients parse the server's /version, so stamp it as a release build would be.
+  (cd "$root/hack/kube/k8s" && go build -buildvcs=false -trimpath \
+    -ldflags "-s -w -X $version.gitVersion=$kube_version -X $version.gitMajor=1 -X $version.gitMinor=37 -X $version.gitTreeState=clean" \
+    -o "$bin/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler) >&2 || fail "building the Kubernetes binaries failed"
+  (cd "$root/hack/kube/etcd" && go build -buildvcs=false -trimpath -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3) >&2 \
+    || fail "building etcd failed"
+  (cd "$root/hack/kube/kwok" && go build -buildvcs=false -trimpath -ldflags "-s -w" -o "$bin/kwok" sigs.k8s.io/kwok/cmd/kwok) >&2 \
+    || fail "building kwok failed"
+  # KWOK's stage definitions ship in its module, next to its source.
+  local kwok_dir
+  kwok_dir=$(cd "$root/hack/kube/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok) || fail "cannot locate kwok's module"
+  rm -rf "$cache/stages" && mkdir -p "$cache/stages"
+  for stage in node/fast node/heartbeat-with-lease pod/fast; do
+    local file out="$cache/stages/${stage//\//-}.yaml"
+    for file in "$kwok_dir/kustomize/stage/$stage"/*.yaml; do
+      [ "$(basename "$file")" = kustomization.yaml ] && continue
+      { echo ---; cat "$file"; } >>"$out"
+    done
+    [ -s "$out" ] || fail "kwok's stage $stage is missing from $kwok_dir"
+  done
+  echo "$key" >"$cache/built"
+  say "built in $((SECONDS - start)) s"
+  echo "$bin"
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# Starts "$@" in the background with its output in $dir/logs/$1.log and its pid in $dir/pids/$1.
+spawn() {
+  local name=$1; shift
+  nohup "$@" >"$dir/logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$dir/pids/$name"
+}
+
+# Waits until `curl` of $1 answers 'ok' from the cluster's API server, or fails naming $2's log.
+wait_ok() {
+  local url=$1 what=$2 deadline=$((SECONDS + ${FLOTILLA_KUBE_TIMEOUT:-180}))
+  until [ "$(curl -fsS --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" "$url" 2>/dev/null)" = ok ]; do
+    kill -0 "$(cat "$dir/pids/$what")" 2>/dev/null || { tail -n 30 "$dir/logs/$what.log" >&2; fail "$what of $name exited (log: $dir/logs/$what.log)"; }
+    [ "$SECONDS" -lt "$deadline" ] || { tail -n 30 "$dir/logs/$what.log" >&2; fail "$what of $name was not ready in time (log: $dir/logs/$what.log)"; }
+    sleep 0.5
+  done
+}
+
+pki() {
+  local p="$dir/pki"
+  mkdir -p "$p"
+  [ -f "$p/ca.crt" ] && return
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=$name-ca" \
+    -keyout "$p/ca.key" -out "$p/ca.crt" 2>/dev/null
+  # The serving certificate names every address a client on this machine may use.
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" -keyout "$p/apiserver.key" -out "$p/apiserver.csr" 2>/dev/null
+  printf 'subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1,IP:10.96.0.1\nextendedKeyUsage=serverAuth\n' >"$p/apiserver.ext"
+  openssl x509 -req -in "$p/apiserver.csr" -CA "$p/ca.crt" -CAkey "$p/ca.key" -CAcreateserial -days 3650 \
+    -extfile "$p/apiserver.ext" -out "$p/apiserver.crt" 2>/dev/null
+  # The admin identity every component and the kubeconfig use (system:masters: cluster-admin).
+  openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=kubernetes-admin" -keyout "$p/admin.key" -out "$p/admin.csr" 2>/dev/null
+  printf 'extendedKeyUsage=clientAuth\n' >"$p/admin.ext"
+  openssl x509 -req -in "$p/admin.csr" -CA "$p/ca.crt" -CAkey "$p/ca.key" -CAcreateserial -days 3650 \
+    -extfile "$p/admin.ext" -out "$p/admin.crt" 2>/dev/null
+  openssl genrsa -out "$p/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$p/sa.key" -pubout -out "$p/sa.pub" 2>/dev/null
+}
+
+kubeconfig() {
+  local port=$1 b64="base64 -w0"
+  cat >"$dir/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: $name
+  cluster:
+    server: https://127.0.0.1:$port
+    certificate-authority-data: $($b64 <"$dir/pki/ca.crt")
+users:
+- name: $name-admin
+  user:
+    client-certificate-data: $($b64 <"$dir/pki/admin.crt")
+    client-key-data: $($b64 <"$dir/pki/admin.key")
+contexts:
+- name: $name
+  context:
+    cluster: $name
+    user: $name-admin
+current-context: $name
+EOF
+  chmod 600 "$dir/kubeconfig"
+}
+
+nodes() {
+  local count=${FLOTILLA_KUBE_NODES:-3} i body
+  for i in $(seq 1 "$count"); do
+    body=$(printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s","annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok","kubernetes.io/hostname":"%s","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64","topology.kubernetes.io/zone":"%s","topology.kubernetes.io/region":"%s"}},"status":{"allocatable":%s,"capacity":%s}}' \
+      "$name-node-$i" "$name-node-$i" "$name-zone-$i" "$name-region" "$node_resources" "$node_resources")
+    curl -fsS --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" \
+      -H 'Content-Type: application/json' -d "$body" "https://127.0.0.1:$(cat "$dir/port")/api/v1/nodes" >>"$dir/logs/nodes.log" 2>&1 \
+      || { cat "$dir/logs/nodes.log" >&2; fail "creating Node $name-node-$i failed"; }
+  done
+}
+node_resources='{"cpu":"32","memory":"256Gi","pods":"110","ephemeral-storage":"100Gi"}'
+
+up() {
+  [ $# -ge 2 ] || fail "usage: hack/kube.sh up NAME DIR [member|control-plane]"
+  name=$1
+  local role=${3:-member}
+  case "$role" in member | control-plane) ;; *) fail "ROLE must be member or control-plane, not '$role'" ;; esac
+  case "$name" in '' | *[!a-z0-9-]*) fail "NAME must be a DNS label, not '$name'" ;; esac
+  build >/dev/null
+  dir=$(mkdir -p "$2/$name" && cd "$2/$name" && pwd)
+  [ ! -f "$dir/pids/kube-apiserver" ] || ! kill -0 "$(cat "$dir/pids/kube-apiserver")" 2>/dev/null \
+    || fail "cluster $name is already running in $dir (hack/kube.sh down $dir)"
+  # A fresh cluster each time: etcd's data and the logs of an earlier run go.
+  rm -rf "$dir/etcd" "$dir/logs" "$dir/pids"
+  mkdir -p "$dir/logs" "$dir/pids"
+  pki
+  local etcd_port peer_port api_port
+  etcd_port=$(free_port); peer_port=$(free_port); api_port=$(free_port)
+  echo "$api_port" >"$dir/port"
+  kubeconfig "$api_port"
+  # etcd without fsync: these clusters are disposable, and fsync on shared disks dominates test time.
+  spawn etcd "$bin/etcd" --name "$name" --data-dir "$dir/etcd" --unsafe-no-fsync \
+    --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+    --initial-cluster "$name=http://127.0.0.1:$peer_port" --log-level warn
+  spawn kube-apiserver "$bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
+    --bind-address 127.0.0.1 --secure-port "$api_port" --advertise-address 127.0.0.1 \
+    --tls-cert-file "$dir/pki/apiserver.crt" --tls-private-key-file "$dir/pki/apiserver.key" \
+    --client-ca-file "$dir/pki/ca.crt" --authorization-mode Node,RBAC --allow-privileged \
+    --service-account-key-file "$dir/pki/sa.pub" --service-account-signing-key-file "$dir/pki/sa.key" \
+    --service-account-issuer "https://kubernetes.default.svc" --service-cluster-ip-range 10.96.0.0/16 \
+    --endpoint-reconciler-type none
+  wait_ok "https://127.0.0.1:$api_port/readyz" kube-apiserver
+  local controllers="*,bootstrapsigner,tokencleaner"
+  # Karmada's karmada-apiserver runs no workload controllers: the templates' status is Karmada's to write.
+  [ "$role" = control-plane ] && controllers="namespace,garbagecollector,serviceaccount-token,serviceaccount,ttl-after-finished,bootstrapsigner,tokencleaner,csrcleaner,csrsigning,csrapproving,clusterrole-aggregation,root-ca-cert-publisher"
+  spawn kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$dir/kubeconfig" \
+    --authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$(free_port)" --leader-elect=false --controllers "$controllers" \
+    --service-account-private-key-file "$dir/pki/sa.key" --root-ca-file "$dir/pki/ca.crt" \
+    --cluster-signing-cert-file "$dir/pki/ca.crt" --cluster-signing-key-file "$dir/pki/ca.key" \
+    --use-service-account-credentials=false
+  if [ "$role" = member ]; then
+    spawn kube-scheduler "$bin/kube-scheduler" --kubeconfig "$dir/kubeconfig" \
+      --authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \
+      --bind-address 127.0.0.1 --secure-port "$(free_port)" --leader-elect=false
+    spawn kwok "$bin/kwok" --kubeconfig "$dir/kubeconfig" --manage-all-nodes=false \
+      --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+      --server-address "127.0.0.1:$(free_port)" --cidr 10.240.0.0/16 --node-ip 10.250.0.1 \
+      --config "$cache/stages/node-fast.yaml" --config "$cache/stages/node-heartbeat-with-lease.yaml" \
+      --config "$cache/stages/pod-fast.yaml"
+    nodes
+  fi
+  say "cluster $name ($role) is up on https://127.0.0.1:$api_port (state and logs in $dir)"
+  echo "$dir/kubeconfig"
+}
+
+down() {
+  [ $# -ge 1 ] || fail "usage: hack/kube.sh down DIR/NAME"
+  dir=$1
+  [ -d "$dir/pids" ] || return 0
+  local component pid
+  # Clients first, etcd last, so nothing logs a storm of connection errors on the way down.
+  for component in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+    [ -f "$dir/pids/$component" ] || continue
+    pid=$(cat "$dir/pids/$component")
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    rm -f "$dir/pids/$component"
+  done
+}
+
+running() {
+  [ $# -ge 1 ] || fail "usage: hack/kube.sh running DIR/NAME"
+  dir=$1
+  [ -f "$dir/pids/kube-apiserver" ] && kill -0 "$(cat "$dir/pids/kube-apiserver")" 2>/dev/null && [ -f "$dir/port" ] || return 1
+  [ "$(curl -fsS --max-time 5 --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" \
+    "https://127.0.0.1:$(cat "$dir/port")/readyz" 2>/dev/null)" = ok ]
+}
+
+case "${1:-}" in
+  build) build ;;
+  running) shift; running "$@" ;;
+  up) shift; up "$@" ;;
+  down) shift; down "$@" ;;
+  *) fail "usage: hack/kube.sh build | up NAME DIR [member|control-plane] | down DIR/NAME | running DIR/NAME" ;;
+esac
