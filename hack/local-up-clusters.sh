@@ -1,22 +1,28 @@
-# Sourced by hack/local-up.sh when Docker and kind work (never run on its own): kind clusters karmada-host and
-# member1..N, Flotilla's CRDs installed in karmada-host (the karmada-apiserver), `flotilla controller-manager`
-# running against it in the background, and every member joined in Push mode with `flotilla join`.
-# Uses what local-up.sh set: root, bin, data_dir, kube_dir, pid_file, log_file, ready_timeout, say, fail.
-# Environment: FLOTILLA_METRICS_ADDR (default 127.0.0.1:8080), KIND_NODE_IMAGE (kind's default when unset).
+# Sourced by hack/local-up.sh in kind and kube modes (never run on its own): clusters karmada-host and member1..N,
+# Flotilla's CRDs installed in karmada-host (the karmada-apiserver), `flotilla controller-manager` running against
+# it in the background, the example interpreter webhook when asked, and every member joined in Push mode with
+# `flotilla join`. kind mode makes kind clusters; kube mode starts real kube-apiservers with hack/kube.sh (members
+# with kube-controller-manager, kube-scheduler and KWOK's fake Nodes). A rerun keeps clusters that still run.
+# Uses what local-up.sh set: root, bin, mode, data_dir, kube_dir, pid_file, log_file, ready_timeout, say, fail.
+# Environment: FLOTILLA_METRICS_ADDR (default 127.0.0.1:8080), FLOTILLA_WEBHOOK_ADDR (default 127.0.0.1:8445),
+# KIND_NODE_IMAGE (kind's default when unset).
 
 members=3
+webhook=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --members) [ $# -ge 2 ] || fail "--members needs a number"; members=$2; shift 2 ;;
     --members=*) members=${1#--members=}; shift ;;
-    *) fail "in kind mode only --members N is supported, not '$1' (FLOTILLA_LOCAL_UP_MODE=embedded for the rest)" ;;
+    --webhook-example) webhook=true; shift ;;
+    *) fail "in $mode mode only --members N and --webhook-example are supported, not '$1' (FLOTILLA_LOCAL_UP_MODE=embedded for the rest)" ;;
   esac
 done
 case "$members" in ''|*[!0-9]*|0) fail "--members must be a positive number, not '$members'" ;; esac
-for tool in kubectl curl; do command -v "$tool" >/dev/null 2>&1 || fail "$tool is needed in kind mode"; done
+for tool in kubectl curl; do command -v "$tool" >/dev/null 2>&1 || fail "$tool is needed in $mode mode"; done
 metrics_addr=${FLOTILLA_METRICS_ADDR:-127.0.0.1:8080}
-kind_dir="$data_dir/kind"
-mkdir -p "$kind_dir"
+webhook_addr=${FLOTILLA_WEBHOOK_ADDR:-127.0.0.1:8445}
+clusters_dir="$data_dir/$mode"
+mkdir -p "$clusters_dir"
 
 # Creates kind cluster $1 (kept when it already exists) and writes its kubeconfig, context renamed to $2, to $3.
 kind_cluster() {
@@ -32,11 +38,35 @@ kind_cluster() {
     || fail "could not rename context kind-$name to $context"
 }
 
-kind_cluster karmada-host karmada-apiserver "$kube_dir/karmada.config"
+# Starts real cluster $1 (kept when it still runs) with hack/kube.sh and writes its kubeconfig, context renamed
+# to $2, to $3; $4 is its role (member or control-plane).
+kube_cluster() {
+  local name=$1 context=$2 out=$3 role=$4 config
+  if "$root/hack/kube.sh" running "$clusters_dir/$name"; then
+    config="$clusters_dir/$name/kubeconfig"
+  else
+    say "starting cluster $name ($role)"
+    config=$("$root/hack/kube.sh" up "$name" "$clusters_dir" "$role") || fail "starting cluster $name failed"
+  fi
+  cp "$config" "$out"
+  if [ "$name" != "$context" ]; then
+    kubectl --kubeconfig "$out" config rename-context "$name" "$context" >/dev/null \
+      || fail "could not rename context $name to $context"
+  fi
+}
+
+cluster() {
+  case "$mode" in
+    kind) kind_cluster "$1" "$2" "$3" ;;
+    kube) kube_cluster "$@" ;;
+  esac
+}
+
+cluster karmada-host karmada-apiserver "$kube_dir/karmada.config" control-plane
 member_configs=()
 for i in $(seq 1 "$members"); do
-  kind_cluster "member$i" "member$i" "$kind_dir/member$i.config"
-  member_configs+=("$kind_dir/member$i.config")
+  cluster "member$i" "member$i" "$clusters_dir/member$i.config" member
+  member_configs+=("$clusters_dir/member$i.config")
 done
 (IFS=:; KUBECONFIG="${member_configs[*]}" kubectl config view --flatten) >"$kube_dir/members.config" \
   || fail "could not merge the members' kubeconfigs"
@@ -61,19 +91,39 @@ until [ "$(curl -fsS "http://$metrics_addr/readyz" 2>/dev/null)" = ok ]; do
   sleep 0.2
 done
 
+if [ "$webhook" = true ]; then
+  webhook_out="$data_dir/webhook-example.out"
+  : >"$webhook_out"
+  nohup "$bin" webhook-example --listen "$webhook_addr" --configuration-out "$data_dir/webhook-configuration.yaml" \
+    >"$webhook_out" 2>"$data_dir/webhook-example.log" </dev/null &
+  echo $! >"$webhook_pid_file"
+  deadline=$((SECONDS + ready_timeout))
+  until grep -q '^ready: ' "$webhook_out"; do
+    kill -0 "$(cat "$webhook_pid_file")" 2>/dev/null || { tail -n 20 "$data_dir/webhook-example.log" >&2; fail "the example webhook exited"; }
+    [ "$SECONDS" -lt "$deadline" ] || fail "the example webhook was not ready within ${ready_timeout}s"
+    sleep 0.1
+  done
+  kubectl "${karmada[@]}" apply -f "$data_dir/webhook-configuration.yaml" >&2 || fail "registering the example webhook failed"
+  say "example interpreter webhook serving on $webhook_addr (pid $(cat "$webhook_pid_file"))"
+fi
+
 for i in $(seq 1 "$members"); do
   say "joining member$i"
   "$bin" join "member$i" --kubeconfig "$kube_dir/karmada.config" --karmada-context karmada-apiserver \
     --cluster-kubeconfig "$kube_dir/members.config" --cluster-context "member$i" >&2 || fail "joining member$i failed"
 done
 
+case "$mode" in
+  kind) where="kind cluster karmada-host"; keep="the kind clusters stay; \`kind delete clusters karmada-host member1 ...\` removes them" ;;
+  kube) where="real cluster karmada-host (kube-apiserver, state in $clusters_dir)"; keep="hack/local-down.sh also stops the clusters" ;;
+esac
 cat <<MSG
 
-Flotilla's controller manager is running against kind cluster karmada-host (pid $pid; log $log_file).
+Flotilla's controller manager is running against $where (pid $pid; log $log_file).
 
   export KUBECONFIG=$kube_dir/karmada.config        # context karmada-apiserver
   kubectl get clusters
   kubectl --kubeconfig $kube_dir/members.config --context member1 get deployments
 
-To stop it:  kill $pid     (the kind clusters stay; \`kind delete clusters karmada-host member1 ...\` removes them)
+To stop it:  kill $pid     ($keep)
 MSG

@@ -2,16 +2,23 @@
 # Starts a local Flotilla and leaves ~/.kube/karmada.config (context karmada-apiserver) and
 # ~/.kube/members.config (contexts member1..N) in place, as Karmada's hack/local-up-karmada.sh does.
 #
-# With a working Docker and kind it creates kind clusters karmada-host and member1..N, installs Flotilla's CRDs
-# in karmada-host (which then serves as the karmada-apiserver), runs `flotilla controller-manager` against it in
-# the background and joins the members with `flotilla join` (hack/local-up-kind.sh). Otherwise it runs the
-# embedded environment, `flotilla up`, in the background (data dir ~/.flotilla).
+# Modes (FLOTILLA_LOCAL_UP_MODE):
+#   embedded  `flotilla up` in the background (data dir ~/.flotilla): API servers, simulated members and controllers
+#             in one process.
+#   kind      kind clusters karmada-host and member1..N (needs a working Docker and kind).
+#   kube      real clusters on loopback built by hack/kube.sh: kube-apiserver and etcd for karmada-host, and for
+#             each member also kube-controller-manager, kube-scheduler and KWOK's fake Nodes (needs Go; the first
+#             run builds them, about 13 minutes on 2 cores; about 0.5 GB for karmada-host and 0.65 GB per member).
+#   auto      (default) kind when Docker and kind work, else embedded.
+# In kind and kube modes Flotilla's CRDs are installed in karmada-host (the karmada-apiserver), `flotilla
+# controller-manager` runs against it in the background, and the members are joined with `flotilla join`
+# (hack/local-up-clusters.sh). hack/local-down.sh stops whatever this script started.
 #
-# Arguments are passed to `flotilla up` (e.g. --webhook-example, --members 2); in kind mode only --members N.
-# Environment: FLOTILLA_LOCAL_UP_MODE (auto, embedded or kind; default auto), FLOTILLA_DATA_DIR (default
-# ~/.flotilla), FLOTILLA_PROFILE (debug or release, default debug: the first build is much faster),
-# FLOTILLA_READY_TIMEOUT (seconds, default 60), KUBE_DIR (default ~/.kube), FLOTILLA_BIN (a flotilla binary to
-# use instead of building one).
+# Arguments are passed to `flotilla up` (e.g. --webhook-example, --members 2); in kind and kube modes only
+# --members N and --webhook-example.
+# Environment: FLOTILLA_LOCAL_UP_MODE, FLOTILLA_DATA_DIR (default ~/.flotilla), FLOTILLA_PROFILE (debug or release,
+# default debug: the first build is much faster), FLOTILLA_READY_TIMEOUT (seconds, default 60), KUBE_DIR (default
+# ~/.kube), FLOTILLA_BIN (a flotilla binary to use instead of building one).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +28,7 @@ ready_timeout=${FLOTILLA_READY_TIMEOUT:-60}
 kube_dir=${KUBE_DIR:-$HOME/.kube}
 mode=${FLOTILLA_LOCAL_UP_MODE:-auto}
 pid_file="$data_dir/flotilla-up.pid"
+webhook_pid_file="$data_dir/webhook-example.pid"
 out_file="$data_dir/flotilla-up.out"
 log_file="$data_dir/flotilla-up.log"
 
@@ -32,8 +40,9 @@ have_kind() { command -v docker >/dev/null 2>&1 && command -v kind >/dev/null 2>
 case "$mode" in
   auto) if have_kind; then mode=kind; else say "no working Docker and kind found; starting the embedded environment."; mode=embedded; fi ;;
   kind) have_kind || fail "FLOTILLA_LOCAL_UP_MODE=kind needs a working Docker and kind" ;;
+  kube) command -v go >/dev/null 2>&1 || fail "FLOTILLA_LOCAL_UP_MODE=kube needs Go to build kube-apiserver and its companions" ;;
   embedded) ;;
-  *) fail "FLOTILLA_LOCAL_UP_MODE must be auto, embedded or kind, not '$mode'" ;;
+  *) fail "FLOTILLA_LOCAL_UP_MODE must be auto, embedded, kind or kube, not '$mode'" ;;
 esac
 
 if [ -n "${FLOTILLA_BIN:-}" ]; then
@@ -52,24 +61,17 @@ fi
 
 mkdir -p "$data_dir" "$kube_dir"
 
-# A previous run of this script on the same data dir: stop it first (the store resumes on the next start).
-stop_previous() {
-  if [ -f "$pid_file" ]; then
-    old=$(cat "$pid_file")
-    if [ -n "$old" ] && kill -0 "$old" 2>/dev/null && grep -q flotilla "/proc/$old/cmdline" 2>/dev/null; then
-      say "stopping the previous flotilla (pid $old)"
-      kill -TERM "$old"
-      for _ in $(seq 1 100); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
-      kill -0 "$old" 2>/dev/null && fail "pid $old did not stop; stop it and run again"
-    fi
-    rm -f "$pid_file"
-  fi
-}
-stop_previous
+# A previous run of this script on the same data dir: stop its processes first (the store resumes on the next
+# start; kind and kube clusters that still run are kept).
+FLOTILLA_DATA_DIR=$data_dir "$root/hack/local-down.sh" --keep-clusters || fail "could not stop the previous run"
 
-if [ "$mode" = kind ]; then
-  # shellcheck source=hack/local-up-kind.sh
-  . "$root/hack/local-up-kind.sh"
+if [ "$mode" = kind ] || [ "$mode" = kube ]; then
+  if [ "$mode" = kube ]; then
+    say "building (once) and starting real clusters with hack/kube.sh..."
+    "$root/hack/kube.sh" build >/dev/null || fail "building the Kubernetes binaries failed"
+  fi
+  # shellcheck source=hack/local-up-clusters.sh
+  . "$root/hack/local-up-clusters.sh"
   exit 0
 fi
 

@@ -1,10 +1,36 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need on a fresh machine, then runs every check CI runs.
+# The test command: installs what the tests need on a fresh machine, then runs every check CI runs. The e2e
+# scenarios run in both worlds: each embedded-world test starts its own Flotilla in-process; the kube world (real
+# kube-apiservers with real workload controllers and KWOK nodes, `flotilla controller-manager` and the example
+# webhook) is started here once, with hack/local-up.sh in kube mode, and stopped when the script ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 eval "$(hack/test-deps.sh)"
 export CARGO_TERM_COLOR=never
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo nextest run --workspace --locked --no-fail-fast --profile ci
-cargo test --workspace --doc --locked
+cargo nextest run --workspace --locked --profile ci --no-run
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+kube_world=$(mktemp -d "${TMPDIR:-/tmp}/flotilla-kube-world.XXXXXX")
+stop_kube_world() {
+  FLOTILLA_DATA_DIR="$kube_world/data" hack/local-down.sh || true
+  rm -rf "$kube_world"
+}
+trap stop_kube_world EXIT
+echo "test: starting the kube world (state in $kube_world)" >&2
+PATH="$root/.venv/bin:$PATH" FLOTILLA_LOCAL_UP_MODE=kube FLOTILLA_DATA_DIR="$kube_world/data" KUBE_DIR="$kube_world/kube" \
+  FLOTILLA_BIN="$root/target/debug/flotilla" FLOTILLA_METRICS_ADDR="127.0.0.1:$(free_port)" \
+  FLOTILLA_WEBHOOK_ADDR="127.0.0.1:$(free_port)" FLOTILLA_READY_TIMEOUT=180 \
+  hack/local-up.sh --webhook-example >&2 || { tail -n 50 "$kube_world"/data/*.log >&2 || true; exit 1; }
+export FLOTILLA_E2E_KUBE_DIR="$kube_world/kube"
+
+status=0
+cargo nextest run --workspace --locked --no-fail-fast --profile ci || status=$?
+cargo test --workspace --doc --locked || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "test: the kube world's controller manager log ends:" >&2
+  tail -n 40 "$kube_world/data/flotilla-up.log" >&2 || true
+fi
+exit "$status"

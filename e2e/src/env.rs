@@ -1,6 +1,9 @@
-//! The environment a scenario runs against: an external Flotilla named by `KARMADA_KUBECONFIG` and
-//! `MEMBERS_KUBECONFIG`, or one started in-process (the library behind `flotilla up`) on free ports in a temporary
-//! data dir.
+//! The environment a scenario runs against, in one of two worlds. The embedded world is an external Flotilla named
+//! by `KARMADA_KUBECONFIG` and `MEMBERS_KUBECONFIG`, or one started in-process (the library behind `flotilla up`)
+//! on free ports in a temporary data dir. The kube world is real kube-apiservers with real workload controllers
+//! and KWOK nodes, with `flotilla controller-manager` against the control plane, as
+//! `FLOTILLA_LOCAL_UP_MODE=kube hack/local-up.sh --webhook-example` leaves them: `FLOTILLA_E2E_KUBE_DIR` names
+//! the directory holding its `karmada.config` and `members.config` (hack/test.sh starts one and sets it).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,6 +24,16 @@ use crate::resources::{self, CLUSTER, DEPLOYMENT, EVENT, RESOURCE_BINDING, WORK,
 
 /// Context of the control plane in `karmada.config`.
 const KARMADA_CONTEXT: &str = "karmada-apiserver";
+
+/// Which API servers a scenario runs against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum World {
+    /// Flotilla's embedded API servers and simulated members (or an external environment named by
+    /// `KARMADA_KUBECONFIG` and `MEMBERS_KUBECONFIG`).
+    Embedded,
+    /// Real kube-apiservers with real workload controllers, named by `FLOTILLA_E2E_KUBE_DIR`.
+    Kube,
+}
 
 /// What a scenario needs from its environment.
 #[derive(Clone, Copy, Debug, Default)]
@@ -72,17 +85,38 @@ async fn client_for(path: &Path, context: Option<&str>) -> anyhow::Result<Client
 }
 
 impl Env {
-    /// The environment named by `KARMADA_KUBECONFIG`/`MEMBERS_KUBECONFIG`, or a fresh in-process one.
+    /// The embedded world's environment: the one named by `KARMADA_KUBECONFIG`/`MEMBERS_KUBECONFIG`, or a fresh
+    /// in-process one.
     ///
     /// # Errors
     /// When the kubeconfigs cannot be used or the in-process environment cannot start.
     pub async fn start(options: Options) -> anyhow::Result<Env> {
-        let env = match (
-            std::env::var_os("KARMADA_KUBECONFIG"),
-            std::env::var_os("MEMBERS_KUBECONFIG"),
-        ) {
-            (Some(karmada), Some(members)) => Env::external(karmada.into(), members.into()).await?,
-            _ => Env::in_process(options).await?,
+        Env::start_in(World::Embedded, options).await
+    }
+
+    /// The environment of `world`.
+    ///
+    /// # Errors
+    /// When the kubeconfigs cannot be used, the in-process environment cannot start, or the kube world is not
+    /// running.
+    pub async fn start_in(world: World, options: Options) -> anyhow::Result<Env> {
+        let env = match world {
+            World::Kube => {
+                let dir = std::env::var_os("FLOTILLA_E2E_KUBE_DIR").map(PathBuf::from).context(
+                    "the kube world is not running: FLOTILLA_E2E_KUBE_DIR must name the KUBE_DIR of \
+                     `FLOTILLA_LOCAL_UP_MODE=kube hack/local-up.sh --webhook-example` (hack/test.sh starts one)",
+                )?;
+                Env::external(dir.join("karmada.config"), dir.join("members.config")).await?
+            }
+            World::Embedded => match (
+                std::env::var_os("KARMADA_KUBECONFIG"),
+                std::env::var_os("MEMBERS_KUBECONFIG"),
+            ) {
+                (Some(karmada), Some(members)) => {
+                    Env::external(karmada.into(), members.into()).await?
+                }
+                _ => Env::in_process(options).await?,
+            },
         };
         let mut env = env;
         if options.webhook_example && env.owned.is_none() {

@@ -27,42 +27,41 @@ async fn a_wait_that_times_out_reports_the_last_state() {
     assert!(err.ends_with(&format!("last seen: round {last}")), "{err}");
 }
 
-#[tokio::test]
-async fn the_environment_has_every_member_registered_and_usable_kubeconfigs() -> anyhow::Result<()>
-{
-    let env = Env::start(Options::default()).await?;
-    let ns = env.namespace("harness").await?;
-    let result = async {
-        let clusters = CLUSTER
-            .list(&env.karmada, None)
-            .await
-            .map_err(anyhow::Error::msg)?;
-        let mut names: Vec<&str> = clusters
-            .iter()
-            .filter_map(|c| c.pointer("/metadata/name").and_then(|n| n.as_str()))
-            .collect();
-        names.sort_unstable();
-        let members: Vec<&str> = env.members.iter().map(|(n, _)| n.as_str()).collect();
-        anyhow::ensure!(
-            names == members,
-            "clusters {names:?} vs member contexts {members:?}"
-        );
-        let out = env
-            .kubectl_karmada(&Kubectl::machine(), &["get", "clusters", "-o", "name"])
+flotilla_e2e::scenario!(
+    the_environment_has_every_member_registered_and_usable_kubeconfigs,
+    "harness",
+    Options::default(),
+    environment_is_complete
+);
+
+async fn environment_is_complete(env: &Env, _ns: &str) -> anyhow::Result<()> {
+    let clusters = CLUSTER
+        .list(&env.karmada, None)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let mut names: Vec<&str> = clusters
+        .iter()
+        .filter_map(|c| c.pointer("/metadata/name").and_then(|n| n.as_str()))
+        .collect();
+    names.sort_unstable();
+    let members: Vec<&str> = env.members.iter().map(|(n, _)| n.as_str()).collect();
+    anyhow::ensure!(
+        names == members,
+        "clusters {names:?} vs member contexts {members:?}"
+    );
+    let out = env
+        .kubectl_karmada(&Kubectl::machine(), &["get", "clusters", "-o", "name"])
+        .await?;
+    anyhow::ensure!(out.contains("cluster.cluster.karmada.io/member1"), "{out}");
+    for (name, _) in &env.members {
+        let out = Kubectl::newest()
+            .run(
+                &env.members_config,
+                Some(name),
+                &["get", "nodes", "-o", "name"],
+            )
             .await?;
-        anyhow::ensure!(out.contains("cluster.cluster.karmada.io/member1"), "{out}");
-        for (name, _) in &env.members {
-            let out = Kubectl::newest()
-                .run(
-                    &env.members_config,
-                    Some(name),
-                    &["get", "nodes", "-o", "name"],
-                )
-                .await?;
-            anyhow::ensure!(out.lines().count() >= 1, "{name} has no nodes: {out}");
-        }
-        Ok(())
+        anyhow::ensure!(out.lines().count() >= 1, "{name} has no nodes: {out}");
     }
-    .await;
-    env.finish(&ns, result).await
+    Ok(())
 }

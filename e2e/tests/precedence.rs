@@ -17,16 +17,14 @@ use flotilla_e2e::{Env, Kubectl, Options, example, testdata, wait_for};
 const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
 const REVISED_BY: &str = "/metadata/annotations/e2e.flotilla.io~1revised-by";
 
-#[tokio::test]
-async fn customization_beats_webhook_and_replaces_native_retain() -> anyhow::Result<()> {
-    let env = Env::start(Options {
+flotilla_e2e::scenario!(
+    customization_beats_webhook_and_replaces_native_retain,
+    "precedence",
+    Options {
         webhook_example: true,
-    })
-    .await?;
-    let ns = env.namespace("precedence").await?;
-    let result = precedence(&env, &ns.name).await;
-    env.finish(&ns, result).await
-}
+    },
+    precedence
+);
 
 /// Touches the template with increasing values until every member shows the latest touch and `check` holds
 /// (the interpreter learns of a new or deleted customization asynchronously, so one touch may be too early).

@@ -8,15 +8,14 @@ use flotilla_e2e::resources::{
 use flotilla_e2e::steps::{apply, control_object, member_object, member_object_gone};
 use flotilla_e2e::{Env, Kubectl, Options, example, testdata};
 
-/// Scenario 1: `nginx-deployment.yaml` puts Deployment nginx with 2 replicas in member1 and member2 (not member3),
-/// and the template's status aggregates both members' status.
-#[tokio::test]
-async fn nginx_deployment_reaches_two_members_and_status_aggregates() -> anyhow::Result<()> {
-    let env = Env::start(Options::default()).await?;
-    let ns = env.namespace("nginx").await?;
-    let result = nginx(&env, &ns.name).await;
-    env.finish(&ns, result).await
-}
+flotilla_e2e::scenario!(
+    /// Scenario 1: `nginx-deployment.yaml` puts Deployment nginx with 2 replicas in member1 and member2 (not
+    /// member3), and the template's status aggregates both members' status.
+    nginx_deployment_reaches_two_members_and_status_aggregates,
+    "nginx",
+    Options::default(),
+    nginx
+);
 
 async fn nginx(env: &Env, ns: &str) -> anyhow::Result<()> {
     // The machine's kubectl, as a user would.
@@ -88,15 +87,14 @@ async fn nginx(env: &Env, ns: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Scenario 4: an OverridePolicy changes the image in member2 only; deleting only the PropagationPolicy leaves the
-/// member objects; deleting the template removes them.
-#[tokio::test]
-async fn override_policy_then_policy_and_template_deletion() -> anyhow::Result<()> {
-    let env = Env::start(Options::default()).await?;
-    let ns = env.namespace("override").await?;
-    let result = override_and_delete(&env, &ns.name).await;
-    env.finish(&ns, result).await
-}
+flotilla_e2e::scenario!(
+    /// Scenario 4: an OverridePolicy changes the image in member2 only; deleting only the PropagationPolicy leaves
+    /// the member objects; deleting the template removes them.
+    override_policy_then_policy_and_template_deletion,
+    "override",
+    Options::default(),
+    override_and_delete
+);
 
 fn image(d: &serde_json::Value) -> Option<&str> {
     text(d, "/spec/template/spec/containers/0/image")

@@ -13,16 +13,14 @@ use flotilla_e2e::{Env, Kubectl, Options, example};
 
 const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
 
-#[tokio::test]
-async fn workload_walkthrough_with_the_example_webhook() -> anyhow::Result<()> {
-    let env = Env::start(Options {
+flotilla_e2e::scenario!(
+    workload_walkthrough_with_the_example_webhook,
+    "workload",
+    Options {
         webhook_example: true,
-    })
-    .await?;
-    let ns = env.namespace("workload").await?;
-    let result = walkthrough(&env, &ns.name).await;
-    env.finish(&ns, result).await
-}
+    },
+    walkthrough
+);
 
 async fn walkthrough(env: &Env, ns: &str) -> anyhow::Result<()> {
     // The newest kubectl (1.37), as a user with a current client would.

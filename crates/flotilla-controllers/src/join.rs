@@ -28,6 +28,11 @@ pub struct Registration {
     pub token: String,
     /// PEM CA bundle of the member's serving certificate.
     pub ca_bundle: Option<Vec<u8>>,
+    /// Skip verifying the member's serving certificate (`spec.insecureSkipTLSVerification`), as the member
+    /// kubeconfig's `insecure-skip-tls-verify` asks.
+    pub insecure_skip_tls_verification: bool,
+    /// Proxy to reach the member through (`spec.proxyURL`); empty for none.
+    pub proxy_url: String,
     /// Unique id of the member (Karmada uses its `kube-system` namespace uid); empty leaves `spec.id` unset.
     pub id: String,
 }
@@ -63,6 +68,8 @@ pub async fn register(control: &Client, registration: &Registration) -> Result<C
         spec.sync_mode = ClusterSyncMode::Push;
         spec.api_endpoint.clone_from(&registration.api_endpoint);
         spec.secret_ref.clone_from(&secret_ref);
+        spec.insecure_skip_tls_verification = registration.insecure_skip_tls_verification;
+        spec.proxy_url.clone_from(&registration.proxy_url);
         if !registration.id.is_empty() {
             spec.id.clone_from(&registration.id);
         }

@@ -47,6 +47,12 @@ fn one_line(err: &anyhow::Error) -> String {
 /// Logs to stderr, filtered by `RUST_LOG` (default `info`).
 fn init_logging() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // kube-client warns "Server cert bypassed" on every TLS handshake with a member whose certificate is not
+    // verified; the member client reports that once per cluster instead.
+    let filter = match "kube_client::client::tls=error".parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     // A second initialisation (tests calling `main` twice) keeps the first subscriber.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

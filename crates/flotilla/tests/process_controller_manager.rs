@@ -205,3 +205,132 @@ async fn join_run_controllers_propagate_and_unjoin() {
     assert!(clusters.get_opt("member1").await.unwrap().is_none());
     assert!(secrets.get_opt("member1").await.unwrap().is_none());
 }
+
+/// A member kubeconfig that says `insecure-skip-tls-verify: true` and carries no CA (as many kind and cloud
+/// kubeconfigs do) registers a Cluster with `spec.insecureSkipTLSVerification`, which then becomes Ready; the
+/// controller manager says once that the member's certificate is not verified, instead of once per handshake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn join_with_an_insecure_kubeconfig_becomes_ready_and_warns_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let control = server(&dir.path().join("control")).await;
+    let member = server(&dir.path().join("member1")).await;
+    let karmada_config = dir.path().join("karmada.config");
+    let member_config = dir.path().join("member1.config");
+    std::fs::write(&karmada_config, control.kubeconfig("karmada-apiserver")).unwrap();
+    let insecure: String = member
+        .kubeconfig("member1")
+        .lines()
+        .map(
+            |line| match line.split_once("certificate-authority-data:") {
+                Some((indent, _)) => format!("{indent}insecure-skip-tls-verify: true\n"),
+                None => format!("{line}\n"),
+            },
+        )
+        .collect();
+    assert!(
+        insecure.contains("insecure-skip-tls-verify: true"),
+        "{insecure}"
+    );
+    std::fs::write(&member_config, insecure).unwrap();
+    let control_client = client(&control.kubeconfig("karmada-apiserver")).await;
+    let crds: Api<CustomResourceDefinition> = Api::all(control_client.clone());
+    for crd in flotilla_api::crds::all() {
+        crds.create(&PostParams::default(), &crd).await.unwrap();
+    }
+    let clusters: Api<Cluster> = Api::all(control_client.clone());
+    eventually("the Cluster CRD to be served", || async {
+        clusters.list(&Default::default()).await.ok()
+    })
+    .await;
+
+    let joined = flotilla(&[
+        "join",
+        "member1",
+        "--kubeconfig",
+        karmada_config.to_str().unwrap(),
+        "--cluster-kubeconfig",
+        member_config.to_str().unwrap(),
+    ]);
+    assert!(
+        joined.status.success(),
+        "{}",
+        String::from_utf8_lossy(&joined.stderr)
+    );
+    let cluster = clusters.get("member1").await.unwrap();
+    assert!(cluster.spec.insecure_skip_tls_verification);
+    let secrets: Api<Secret> = Api::namespaced(control_client.clone(), "karmada-cluster");
+    let secret = secrets.get("member1").await.unwrap();
+    assert!(!secret.data.as_ref().unwrap().contains_key("caBundle"));
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let log = dir.path().join("controller-manager.log");
+    let _manager = Proc(
+        Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args([
+                "controller-manager",
+                "--kubeconfig",
+                karmada_config.to_str().unwrap(),
+            ])
+            .args([
+                "--metrics-addr",
+                &format!("127.0.0.1:{port}"),
+                "--cluster-status-update-frequency",
+                "1s",
+            ])
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let heartbeat = |cluster: &Cluster| {
+        cluster.status.as_ref().and_then(|s| {
+            s.conditions
+                .iter()
+                .find(|c| c.type_ == "Ready" && c.status == "True")
+                .map(|c| c.last_transition_time.0)
+        })
+    };
+    eventually("member1 to be Ready", || async {
+        heartbeat(&clusters.get("member1").await.ok()?)
+    })
+    .await;
+    // Several status rounds later (each one connects to the member again), still one warning.
+    let configmaps: Api<ConfigMap> = Api::namespaced(control_client.clone(), "default");
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "probe"}, "data": {"a": "1"}})).unwrap();
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap();
+    let policies: Api<PropagationPolicy> = Api::namespaced(control_client.clone(), "default");
+    let policy: PropagationPolicy = serde_json::from_value(json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "probe", "namespace": "default"},
+        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "probe"}],
+                 "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}
+    }))
+    .unwrap();
+    policies
+        .create(&PostParams::default(), &policy)
+        .await
+        .unwrap();
+    let member_configmaps: Api<ConfigMap> =
+        Api::namespaced(client(&member.kubeconfig("member1")).await, "default");
+    eventually(
+        "the ConfigMap in member1 through the unverified connection",
+        || async { member_configmaps.get("probe").await.ok() },
+    )
+    .await;
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        text.matches("serving certificate is not verified").count(),
+        1,
+        "{text}"
+    );
+    assert!(!text.contains("Server cert bypassed"), "{text}");
+}

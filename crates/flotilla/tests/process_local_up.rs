@@ -222,13 +222,15 @@ fn kind_mode_refuses_flags_it_cannot_honour() {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("bin");
     fake_kind(&bin, &dir.path().join("kind-state"));
-    let out = script(dir.path(), Some(&bin), &["--webhook-example"])
+    let out = script(dir.path(), Some(&bin), &["--no-simulator"])
         .output()
         .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("in kind mode only --members N is supported, not '--webhook-example'"),
+        stderr.contains(
+            "in kind mode only --members N and --webhook-example are supported, not '--no-simulator'"
+        ),
         "{stderr}"
     );
 }

@@ -2,8 +2,9 @@
 //! `NewClusterClientSet` does: host = `spec.apiEndpoint`, bearer token = Secret `token`, CA = Secret
 //! `caBundle` unless `insecureSkipTLSVerification`, optional `proxyURL` (`proxyHeader` is not supported).
 
-use std::sync::Arc;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::Duration;
 
 use base64::Engine;
@@ -17,6 +18,24 @@ use serde_json::json;
 use tower::util::MapResponseLayer;
 
 use crate::error::{Error, Result};
+
+/// Clusters whose disabled TLS verification was already reported.
+static INSECURE_REPORTED: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
+
+/// Reports once per cluster and process that its serving certificate is not verified. kube-client warns on
+/// every TLS handshake instead, dozens of lines a minute per member; the binary silences that warning.
+fn warn_insecure_once(cluster: &str) {
+    let first = INSECURE_REPORTED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(cluster.to_owned());
+    if first {
+        tracing::warn!(
+            cluster,
+            "the member's serving certificate is not verified (spec.insecureSkipTLSVerification is true)"
+        );
+    }
+}
 
 /// A kubeconfig (as JSON) reaching `cluster` with `token` and the PEM `ca_bundle`.
 pub fn kubeconfig_for(
@@ -102,6 +121,9 @@ pub(super) async fn build_watched_client(
             "the secret {secret_name} has no {:?} and spec.insecureSkipTLSVerification is false",
             secret_keys::CA_BUNDLE
         )));
+    }
+    if cluster.spec.insecure_skip_tls_verification {
+        warn_insecure_once(&name);
     }
     let kubeconfig: Kubeconfig =
         serde_json::from_value(kubeconfig_for(cluster, &token, ca.as_deref()))

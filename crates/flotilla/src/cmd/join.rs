@@ -5,17 +5,17 @@
 //! certificates, as kind's kubeconfigs do), a ServiceAccount with cluster-admin rights is created in the
 //! member and its token used, like karmadactl's.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
 use base64::Engine;
 use flotilla_controllers::join::{Registration, member_id, register};
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleRef, Subject};
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
-use serde_yaml::Value;
+use secrecy::ExposeSecret;
 
 use super::kube_access;
 
@@ -46,86 +46,55 @@ pub struct Args {
 struct MemberAccess {
     server: String,
     ca_bundle: Option<Vec<u8>>,
+    insecure: bool,
+    proxy_url: String,
     token: Option<String>,
 }
 
-/// Reads server, CA and token of a context from a kubeconfig document.
-fn member_access(
-    document: &str,
-    context: Option<&str>,
-    base: &Path,
-) -> anyhow::Result<MemberAccess> {
-    let doc: Value = serde_yaml::from_str(document).context("the member kubeconfig is not YAML")?;
-    let context = match context {
-        Some(name) => name.to_owned(),
-        None => doc["current-context"]
-            .as_str()
-            .ok_or_else(|| {
-                anyhow!("the member kubeconfig has no current-context; pass --cluster-context")
-            })?
-            .to_owned(),
-    };
-    let named = |list: &str, name: &str| -> Option<Value> {
-        doc[list]
-            .as_sequence()?
-            .iter()
-            .find(|item| item["name"].as_str() == Some(name))
-            .cloned()
-    };
-    let ctx = named("contexts", &context)
-        .ok_or_else(|| anyhow!("context {context:?} is not in the member kubeconfig"))?;
-    let cluster_name = ctx["context"]["cluster"].as_str().unwrap_or_default();
-    let user_name = ctx["context"]["user"].as_str().unwrap_or_default();
-    let cluster = named("clusters", cluster_name).ok_or_else(|| {
-        anyhow!("cluster {cluster_name:?} of context {context:?} is not in the member kubeconfig")
-    })?;
-    let server = cluster["cluster"]["server"]
-        .as_str()
-        .ok_or_else(|| anyhow!("cluster {cluster_name:?} in the member kubeconfig has no server"))?
-        .to_owned();
-    let resolve = |file: &str| {
-        if Path::new(file).is_absolute() {
-            PathBuf::from(file)
-        } else {
-            base.join(file)
+/// Server, CA, TLS verification, proxy and token of the member, from the client configuration kube resolved
+/// from the member kubeconfig exactly as for any client (relative paths, `*-data` and file forms, merged
+/// files), so every kubeconfig kubectl accepts reads the same here.
+fn member_access(config: &kube::Config) -> anyhow::Result<MemberAccess> {
+    let ca_bundle = match (&config.root_cert_file, &config.root_cert) {
+        (Some(path), _) => {
+            Some(std::fs::read(path).with_context(|| format!("failed to read {}", path.display()))?)
         }
+        (None, Some(ders)) => Some(ders.iter().map(|der| pem_certificate(der)).collect::<String>().into_bytes()),
+        (None, None) => None,
     };
-    let ca_bundle = if let Some(data) = cluster["cluster"]["certificate-authority-data"].as_str() {
-        Some(
-            base64::engine::general_purpose::STANDARD
-                .decode(data.trim())
-                .context("certificate-authority-data of the member kubeconfig is not base64")?,
-        )
-    } else if let Some(file) = cluster["cluster"]["certificate-authority"].as_str() {
-        let path = resolve(file);
-        Some(std::fs::read(&path).with_context(|| format!("failed to read {}", path.display()))?)
-    } else {
-        None
-    };
-    let user = named("users", user_name)
-        .map(|u| u["user"].clone())
-        .unwrap_or(Value::Null);
-    let token = if let Some(token) = user["token"].as_str() {
-        Some(token.to_owned())
-    } else if let Some(file) = user["tokenFile"]
-        .as_str()
-        .or_else(|| user["token-file"].as_str())
-    {
-        let path = resolve(file);
-        Some(
-            std::fs::read_to_string(&path)
-                .with_context(|| format!("failed to read {}", path.display()))?
+    let token = match (&config.auth_info.token, &config.auth_info.token_file) {
+        (Some(token), _) => Some(token.expose_secret().to_owned()),
+        (None, Some(file)) => Some(
+            std::fs::read_to_string(file)
+                .with_context(|| format!("failed to read the token file {file}"))?
                 .trim()
                 .to_owned(),
-        )
-    } else {
-        None
+        ),
+        (None, None) => None,
     };
     Ok(MemberAccess {
-        server,
+        server: config.cluster_url.to_string().trim_end_matches('/').to_owned(),
         ca_bundle,
+        insecure: config.accept_invalid_certs,
+        proxy_url: config
+            .proxy_url
+            .as_ref()
+            .map(|url| url.to_string().trim_end_matches('/').to_owned())
+            .unwrap_or_default(),
         token,
     })
+}
+
+/// One DER certificate as a PEM block (the form `caBundle` holds).
+fn pem_certificate(der: &[u8]) -> String {
+    let body = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
+    for line in body.as_bytes().chunks(64) {
+        pem.push_str(&String::from_utf8_lossy(line));
+        pem.push('\n');
+    }
+    pem.push_str("-----END CERTIFICATE-----\n");
+    pem
 }
 
 /// Registers the member with the control plane.
@@ -134,14 +103,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .await
         .context("failed to reach the control plane")?;
     let path = &args.cluster_kubeconfig;
-    let document = std::fs::read_to_string(path)
-        .with_context(|| format!("failed to read {}", path.display()))?;
-    let base = path.parent().unwrap_or_else(|| Path::new("."));
-    let access = member_access(&document, args.cluster_context.as_deref(), base)
-        .with_context(|| format!("invalid member kubeconfig {}", path.display()))?;
-    let member = kube_access::client(Some(path), args.cluster_context.as_deref())
+    let config = kube_access::config(Some(path), args.cluster_context.as_deref())
         .await
-        .context("failed to reach the member cluster")?;
+        .with_context(|| format!("invalid member kubeconfig {}", path.display()))?;
+    let access = member_access(&config)
+        .with_context(|| format!("invalid member kubeconfig {}", path.display()))?;
+    let member = kube::Client::try_from(config).context("failed to reach the member cluster")?;
     let token = match access.token {
         Some(token) => token,
         None => service_account_token(&member, &args.name).await?,
@@ -154,6 +121,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         api_endpoint: access.server,
         token,
         ca_bundle: access.ca_bundle,
+        insecure_skip_tls_verification: access.insecure,
+        proxy_url: access.proxy_url,
         id,
     };
     register(&control, &registration)
@@ -267,20 +236,107 @@ async fn service_account_token(member: &Client, cluster: &str) -> anyhow::Result
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use std::path::Path;
+
     use super::*;
 
-    #[test]
-    fn member_access_reads_server_ca_and_token_of_the_context() {
+    /// The access `join` reads from the kubeconfig `text` written as `dir/config`, for `context`.
+    async fn access(dir: &Path, text: &str, context: Option<&str>) -> anyhow::Result<MemberAccess> {
+        let path = dir.join("config");
+        std::fs::write(&path, text).unwrap();
+        member_access(&kube_access::config(Some(&path), context).await?)
+    }
+
+    fn kubeconfig(cluster: &str, user: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: m\nclusters:\n- name: c\n  cluster:\n{cluster}\nusers:\n\
+             - name: u\n  user:\n{user}\ncontexts:\n- name: m\n  context: {{cluster: c, user: u}}\n"
+        )
+    }
+
+    fn ca_pem() -> String {
+        let key = rcgen::KeyPair::generate().unwrap();
+        rcgen::CertificateParams::new(vec!["member".into()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap()
+            .pem()
+    }
+
+    #[tokio::test]
+    async fn member_access_reads_server_ca_data_and_token_of_the_context() {
+        let dir = tempfile::tempdir().unwrap();
         let doc = flotilla_apiserver::kubeconfig::render(
             "https://127.0.0.1:7444",
-            "PEM-DATA",
+            &ca_pem(),
             "t0ken",
             "member1",
         );
-        let access = member_access(&doc, None, Path::new(".")).unwrap();
-        assert_eq!(access.server, "https://127.0.0.1:7444");
-        assert_eq!(access.ca_bundle.as_deref(), Some(b"PEM-DATA".as_slice()));
-        assert_eq!(access.token.as_deref(), Some("t0ken"));
-        assert!(member_access(&doc, Some("nope"), Path::new(".")).is_err());
+        let got = access(dir.path(), &doc, None).await.unwrap();
+        assert_eq!(got.server, "https://127.0.0.1:7444");
+        // The bundle is the same certificate, whatever line wrapping the kubeconfig's PEM had.
+        let der = |pem: &[u8]| rustls_pemfile::certs(&mut &pem[..]).collect::<Result<Vec<_>, _>>().unwrap();
+        assert_eq!(der(got.ca_bundle.as_deref().unwrap()), der(ca_pem_of(&doc).as_bytes()));
+        assert_eq!(got.token.as_deref(), Some("t0ken"));
+        assert!(!got.insecure);
+        assert!(access(dir.path(), &doc, Some("nope")).await.is_err());
+    }
+
+    fn ca_pem_of(doc: &str) -> String {
+        let data = doc
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("certificate-authority-data: "))
+            .unwrap();
+        String::from_utf8(base64::engine::general_purpose::STANDARD.decode(data.trim()).unwrap()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn insecure_skip_tls_verify_and_a_proxy_carry_over_to_the_cluster() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = kubeconfig(
+            "    server: https://10.0.0.9:6443\n    insecure-skip-tls-verify: true\n    proxy-url: http://proxy.local:3128",
+            "    token: abc",
+        );
+        let got = access(dir.path(), &doc, None).await.unwrap();
+        assert!(got.insecure, "{got:?}");
+        assert_eq!(got.ca_bundle, None);
+        assert_eq!(got.proxy_url, "http://proxy.local:3128");
+        assert_eq!(got.server, "https://10.0.0.9:6443");
+    }
+
+    #[tokio::test]
+    async fn files_named_relative_to_the_kubeconfig_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let pem = ca_pem();
+        std::fs::write(dir.path().join("ca.crt"), &pem).unwrap();
+        std::fs::write(dir.path().join("token"), "from-file\n").unwrap();
+        let doc = kubeconfig(
+            "    server: https://127.0.0.1:6443\n    certificate-authority: ca.crt",
+            "    tokenFile: token",
+        );
+        let got = access(dir.path(), &doc, None).await.unwrap();
+        assert_eq!(got.token.as_deref(), Some("from-file"));
+        assert!(got.ca_bundle.is_some_and(|b| String::from_utf8(b).unwrap().contains("BEGIN CERTIFICATE")));
+    }
+
+    #[tokio::test]
+    async fn a_client_certificate_user_has_no_token_so_join_makes_a_service_account() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["admin".into()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let b64 = |s: String| base64::engine::general_purpose::STANDARD.encode(s);
+        let doc = kubeconfig(
+            &format!("    server: https://127.0.0.1:6443\n    certificate-authority-data: {}", b64(ca_pem())),
+            &format!(
+                "    client-certificate-data: {}\n    client-key-data: {}",
+                b64(cert.pem()),
+                b64(key.serialize_pem())
+            ),
+        );
+        let got = access(dir.path(), &doc, None).await.unwrap();
+        assert_eq!(got.token, None);
     }
 }

@@ -284,6 +284,7 @@ async fn register(control: &kube::Client, member: &Member) -> anyhow::Result<()>
         token: member.server.admin_token().to_string(),
         ca_bundle: Some(member.server.ca_pem().as_bytes().to_vec()),
         id,
+        ..Registration::default()
     };
     join::register(control, &registration)
         .await
