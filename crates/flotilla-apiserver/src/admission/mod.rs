@@ -11,6 +11,7 @@
 //! namespace fail here where kube-apiserver's plugin would have waited for the informer.
 
 mod limit_ranger;
+pub mod webhooks;
 
 use serde_json::{Map, Value, json};
 
