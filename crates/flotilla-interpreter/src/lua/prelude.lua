@@ -322,7 +322,45 @@ getmetatable("").__index = S
 -- Returns false and Karmada's message when the function is missing.
 -- Arguments come as (is_container, value) pairs; a container is a slot code (see bridge/mod.rs), made a table
 -- here, with room for a typical object's top-level members.
-local ENV = { __index = G }
+--
+-- A script's globals behave as one plain table of globals, as in standard Lua: a script may assign a name the
+-- library also has (`error = ''`), and assigning nil to it afterwards leaves it nil, not the library's function.
+-- Until a script assigns a library name its environment reads through G directly, the fast path; the first such
+-- assignment switches that environment to SHADOWING, which keeps library names in a side table (NIL marks one
+-- assigned nil), so a nil never lets G show through again.
+local NIL = {}
+local SIDES = setmetatable({}, { __mode = "k" })
+local SHADOWING = {
+    __index = function(env, k)
+        local v = SIDES[env][k]
+        if v == nil then
+            return G[k]
+        elseif v == NIL then
+            return nil
+        end
+        return v
+    end,
+    __newindex = function(env, k, v)
+        if G[k] == nil then
+            rawset(env, k, v)
+        elseif v == nil then
+            SIDES[env][k] = NIL
+        else
+            SIDES[env][k] = v
+        end
+    end,
+}
+local ENV = {
+    __index = G,
+    __newindex = function(env, k, v)
+        if G[k] == nil then
+            rawset(env, k, v)
+            return
+        end
+        SIDES[env] = { [k] = if v == nil then NIL else v }
+        setmetatable(env, SHADOWING)
+    end,
+}
 local function invoke(chunk, name, c1, a1, c2, a2)
     -- Presized for `_G`, the function and a few globals the script sets, so defining them does not rehash.
     local env = setmetatable(table.clone(TEMPLATES[3]), ENV)

@@ -509,3 +509,37 @@ fn generalized_iteration_sees_only_members() {
     want["kinds"] = out["kinds"].clone();
     assert_eq!(out, want);
 }
+
+/// A script's globals are one plain table: a global that shadows a library name and is then assigned nil is nil,
+/// as Karmada's FlinkDeployment AggregateStatus relies on (`error = ''`, later `error = currentStatus.error`).
+#[test]
+fn a_global_that_shadows_a_library_name_stays_nil_once_assigned_nil() {
+    let source = r#"
+        function InterpretHealth(obj)
+            error = ''
+            error = obj.status.error
+            if error ~= nil then
+                return false
+            end
+            print = nil
+            tostring = 'shadow'
+            return type(print) == 'nil' and tostring == 'shadow' and type(pairs) == 'function'
+        end"#;
+    let object = json!({"kind": "X", "status": {}});
+    assert_eq!(health(source, object.clone()), Ok(true));
+    // The library is intact for the next call, in the same state.
+    let vm = vm();
+    let script = vm.script("shadow", source);
+    for _ in 0..3 {
+        assert!(matches!(
+            vm.call_blocking(
+                &script,
+                Request::InterpretHealth {
+                    object: object.clone()
+                }
+            ),
+            Ok(Response::Healthy(true))
+        ));
+    }
+    assert_eq!(eval("type(error)"), "function");
+}
