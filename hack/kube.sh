@@ -192,9 +192,12 @@ up() {
     spawn kube-scheduler "$bin/kube-scheduler" --kubeconfig "$dir/kubeconfig" \
       --authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \
       --bind-address 127.0.0.1 --secure-port "$(free_port)" --leader-elect=false
+    # KWOK renews each fake Node's Lease (the heartbeat stage only rewrites node status every ten minutes, so
+    # without leases the node lifecycle controller marks the Nodes NotReady after 40 s and evicts their pods).
     spawn kwok "$bin/kwok" --kubeconfig "$dir/kubeconfig" --manage-all-nodes=false \
       --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
       --server-address "127.0.0.1:$(free_port)" --cidr 10.240.0.0/16 --node-ip 10.250.0.1 \
+      --node-lease-duration-seconds 40 \
       --config "$cache/stages/node-fast.yaml" --config "$cache/stages/node-heartbeat-with-lease.yaml" \
       --config "$cache/stages/pod-fast.yaml"
     nodes

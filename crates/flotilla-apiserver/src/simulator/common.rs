@@ -64,8 +64,8 @@ pub(crate) enum Stamps {
     UpdateAndTransition,
     /// Jobs: `lastProbeTime` and `lastTransitionTime`.
     ProbeAndTransition,
-    /// Pods and most other kinds: `lastTransitionTime` only.
-    Transition,
+    /// Pods: `lastTransitionTime`, and `lastProbeTime` always null (the kubelet does not probe conditions).
+    NullProbeAndTransition,
 }
 
 /// The conditions list for `wanted`, keeping the timestamps of conditions that did not change, as the real
@@ -124,7 +124,9 @@ pub(crate) fn conditions(
                     };
                     m.insert("lastProbeTime".into(), probe);
                 }
-                Stamps::Transition => {}
+                Stamps::NullProbeAndTransition => {
+                    m.insert("lastProbeTime".into(), Value::Null);
+                }
             }
             m.insert("lastTransitionTime".into(), transition);
             if !c.reason.is_empty() {
@@ -140,24 +142,20 @@ pub(crate) fn conditions(
 }
 
 /// A short, stable hash of a pod template, used where the real controllers name a revision
-/// (`<name>-<hash>`); it changes whenever the template does.
+/// (`<name>-<hash>`); it changes whenever the template does. Spelled as the real controllers spell theirs: the
+/// decimal digits of a 32-bit hash, each mapped into Kubernetes' vowel-free alphabet (`SafeEncodeString`), so it
+/// has their length and characters (`5d46bb5569`), though not their value (theirs hashes Go's dump of the type).
 pub(crate) fn template_hash(obj: &Value) -> String {
     let template = obj
         .pointer("/spec/template")
         .map(Value::to_string)
         .unwrap_or_default();
-    let hash = fnv32(template.as_bytes());
-    // Kubernetes spells hashes without vowels so they never form words.
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut out = String::new();
-    let mut rest = hash;
-    loop {
-        out.push(char::from(ALPHABET[(rest % 27) as usize]));
-        rest /= 27;
-        if rest == 0 {
-            return out;
-        }
-    }
+    fnv32(template.as_bytes())
+        .to_string()
+        .bytes()
+        .map(|digit| char::from(ALPHABET[usize::from(digit) % ALPHABET.len()]))
+        .collect()
 }
 
 /// FNV-1a, 32 bits: stable across processes and versions, unlike the standard library's hasher.

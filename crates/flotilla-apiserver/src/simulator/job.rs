@@ -33,6 +33,10 @@ pub(crate) fn job(obj: &Value, now: &str) -> Value {
     let completions = int_at(obj, "/spec/completions").unwrap_or(1).max(0);
     let parallelism = int_at(obj, "/spec/parallelism").unwrap_or(1).max(0);
     let mut status = current.clone();
+    // Set on every sync by the real controller: pods being terminated (JobPodReplacementPolicy, on by default)
+    // and finished pods not yet counted (none: the simulator counts them at once).
+    status.insert("terminating".into(), json!(0));
+    status.insert("uncountedTerminatedPods".into(), json!({}));
     if !current.contains_key("startTime") {
         let active = parallelism.min(completions);
         status.insert("startTime".into(), json!(now));

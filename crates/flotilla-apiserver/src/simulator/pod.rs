@@ -61,6 +61,7 @@ fn container_statuses(
                 "image": image,
                 "imageID": "",
                 "containerID": format!("flotilla://{}/{cname}", name(obj)),
+                "lastState": {},
                 "ready": true,
                 "started": !init,
                 "restartCount": 0,
@@ -104,7 +105,7 @@ pub(crate) fn pod(obj: &Value, now: &str) -> Value {
     .collect();
     status.insert(
         "conditions".into(),
-        conditions(&current, &wanted, Stamps::Transition, now),
+        conditions(&current, &wanted, Stamps::NullProbeAndTransition, now),
     );
     let ip = match current.get("podIP").and_then(Value::as_str) {
         Some(ip) if !ip.is_empty() => ip.to_string(),

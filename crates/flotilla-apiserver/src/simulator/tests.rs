@@ -327,3 +327,45 @@ fn template_hash_follows_the_template() {
     assert_eq!(common::template_hash(&a), common::template_hash(&a.clone()));
     assert_ne!(common::template_hash(&a), common::template_hash(&b));
 }
+
+/// Fields a real v1.37 member (kube-controller-manager with KWOK nodes) always reports, seen side by side with
+/// the simulator's: Deployment `terminatingReplicas`, Job `terminating` and `uncountedTerminatedPods`, Pod
+/// conditions' null `lastProbeTime` and containers' empty `lastState`, and revision hashes spelled as theirs.
+#[test]
+fn statuses_carry_what_real_controllers_always_set() {
+    let mut d = mk_deployment(Some(2), 1);
+    assert!(settle(Kind::Deployment, &mut d, &[], T0));
+    assert_eq!(d["status"]["terminatingReplicas"], 0);
+    let message = d["status"]["conditions"][1]["message"].as_str().unwrap();
+    let hash = message
+        .strip_prefix("ReplicaSet \"nginx-")
+        .and_then(|m| m.strip_suffix("\" has successfully progressed."))
+        .unwrap();
+    assert!(
+        (1..=10).contains(&hash.len()) && hash.chars().all(|c| "456789bcdf".contains(c)),
+        "{hash}"
+    );
+
+    let mut job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "generation": 1},
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}});
+    assert!(settle(Kind::Job, &mut job, &[], T0));
+    assert!(settle(Kind::Job, &mut job, &[], T1));
+    assert_eq!(job["status"]["succeeded"], 1);
+    assert_eq!(job["status"]["terminating"], 0);
+    assert_eq!(job["status"]["uncountedTerminatedPods"], json!({}));
+
+    let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "u"},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    assert!(settle(Kind::Pod, &mut pod, &[], T0));
+    for condition in pod["status"]["conditions"].as_array().unwrap() {
+        assert_eq!(
+            condition.get("lastProbeTime"),
+            Some(&Value::Null),
+            "{condition}"
+        );
+    }
+    assert_eq!(
+        pod["status"]["containerStatuses"][0]["lastState"],
+        json!({})
+    );
+}

@@ -32,9 +32,9 @@ pub(crate) fn deployment(obj: &Value, now: &str) -> Value {
     ] {
         put_nonzero(&mut status, key, replicas);
     }
-    for key in ["unavailableReplicas", "terminatingReplicas"] {
-        status.remove(key);
-    }
+    status.remove("unavailableReplicas");
+    // A pointer the controller always sets (DeploymentReplicaSetTerminatingReplicas, on by default).
+    status.insert("terminatingReplicas".into(), json!(0));
     let paused = obj.pointer("/spec/paused").and_then(Value::as_bool) == Some(true);
     let replica_set = format!("{}-{}", name(obj), template_hash(obj));
     let progressing = if paused {
