@@ -277,13 +277,19 @@ impl Env {
             let api: Api<Namespace> = Api::all(self.karmada.clone());
             let _ = api.delete(&ns.name, &DeleteParams::default()).await;
         }
+        self.stop().await;
+        result
+    }
+
+    /// Stops what this environment started itself (an in-process Flotilla, the example webhook); an external one
+    /// keeps running.
+    pub async fn stop(mut self) {
         if let Some(webhook) = self.webhook.take() {
             webhook.shutdown().await;
         }
         if let Some(environment) = self.owned.take() {
             environment.shutdown().await;
         }
-        result
     }
 
     /// Clusters, bindings, Works, events and member objects related to `ns`, for a failure report.
