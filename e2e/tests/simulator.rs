@@ -24,8 +24,11 @@ fn pod_template(app: &str) -> Value {
     json!({"metadata": {"labels": {"app": app}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
 }
 
+/// Whether a status has settled.
+type Settled = fn(&Value) -> bool;
+
 /// The workloads, and when each has settled.
-fn workloads() -> Vec<(Res, Value, fn(&Value) -> bool)> {
+fn workloads() -> Vec<(Res, Value, Settled)> {
     let selector = |app: &str| json!({"matchLabels": {"app": app}});
     vec![
         (

@@ -57,15 +57,15 @@ pub(crate) struct Cond<'a> {
     pub message: String,
 }
 
-/// Which timestamp fields a kind's conditions carry.
+/// Which timestamp fields a kind's conditions carry besides `lastTransitionTime`.
 #[derive(Clone, Copy)]
 pub(crate) enum Stamps {
     /// Deployments: `lastUpdateTime` (moves when reason or message change) and `lastTransitionTime`.
-    UpdateAndTransition,
+    Update,
     /// Jobs: `lastProbeTime` and `lastTransitionTime`.
-    ProbeAndTransition,
+    Probe,
     /// Pods: `lastTransitionTime`, and `lastProbeTime` always null (the kubelet does not probe conditions).
-    NullProbeAndTransition,
+    NullProbe,
 }
 
 /// The conditions list for `wanted`, keeping the timestamps of conditions that did not change, as the real
@@ -108,7 +108,7 @@ pub(crate) fn conditions(
             m.insert("type".into(), json!(c.kind));
             m.insert("status".into(), json!(c.status));
             match stamps {
-                Stamps::UpdateAndTransition => {
+                Stamps::Update => {
                     let update = if same_status && same_text {
                         old_time("lastUpdateTime")
                     } else {
@@ -116,7 +116,7 @@ pub(crate) fn conditions(
                     };
                     m.insert("lastUpdateTime".into(), update);
                 }
-                Stamps::ProbeAndTransition => {
+                Stamps::Probe => {
                     let probe = if same_status && same_text {
                         old_time("lastProbeTime")
                     } else {
@@ -124,7 +124,7 @@ pub(crate) fn conditions(
                     };
                     m.insert("lastProbeTime".into(), probe);
                 }
-                Stamps::NullProbeAndTransition => {
+                Stamps::NullProbe => {
                     m.insert("lastProbeTime".into(), Value::Null);
                 }
             }

@@ -83,7 +83,7 @@ pub(crate) fn job(obj: &Value, now: &str) -> Value {
     ];
     status.insert(
         "conditions".into(),
-        conditions(&current, &wanted, Stamps::ProbeAndTransition, now),
+        conditions(&current, &wanted, Stamps::Probe, now),
     );
     Value::Object(status)
 }

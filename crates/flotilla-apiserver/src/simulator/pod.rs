@@ -105,7 +105,7 @@ pub(crate) fn pod(obj: &Value, now: &str) -> Value {
     .collect();
     status.insert(
         "conditions".into(),
-        conditions(&current, &wanted, Stamps::NullProbeAndTransition, now),
+        conditions(&current, &wanted, Stamps::NullProbe, now),
     );
     let ip = match current.get("podIP").and_then(Value::as_str) {
         Some(ip) if !ip.is_empty() => ip.to_string(),

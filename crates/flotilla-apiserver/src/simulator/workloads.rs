@@ -63,7 +63,7 @@ pub(crate) fn deployment(obj: &Value, now: &str) -> Value {
     ];
     status.insert(
         "conditions".into(),
-        conditions(&current, &wanted, Stamps::UpdateAndTransition, now),
+        conditions(&current, &wanted, Stamps::Update, now),
     );
     Value::Object(status)
 }
