@@ -257,11 +257,22 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, ctx: Arc<Ctx>
                 let ctx = ctx.clone();
                 async move { Ok::<_, Infallible>(dispatch(ctx, req).await) }
             });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(tls), service);
-            tokio::select! {
-                _ = conn => {}
-                _ = shutdown.cancelled() => {}
+            let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+            let io = TokioIo::new(tls);
+            if h2 {
+                let conn =
+                    hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                        .serve_connection(io, service);
+                tokio::select! {
+                    _ = conn => {}
+                    _ = shutdown.cancelled() => {}
+                }
+            } else {
+                let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+                tokio::select! {
+                    _ = conn => {}
+                    _ = shutdown.cancelled() => {}
+                }
             }
         });
     }

@@ -187,7 +187,8 @@ pub fn ensure(dir: &Path, extra_hosts: &[String]) -> Result<Certs, TlsError> {
     })
 }
 
-/// A rustls server configuration (TLS 1.2 and 1.3, HTTP/1.1 only) for the serving certificate.
+/// A rustls server configuration (TLS 1.2 and 1.3) for the serving certificate, offering HTTP/2 and HTTP/1.1 by
+/// ALPN as kube-apiserver does (client-go speaks HTTP/2 whenever the server offers it).
 pub fn server_config(certs: &Certs) -> Result<Arc<ServerConfig>, TlsError> {
     let chain: Vec<CertificateDer<'static>> =
         CertificateDer::pem_slice_iter(certs.cert_pem.as_bytes())
@@ -206,7 +207,7 @@ pub fn server_config(certs: &Certs) -> Result<Arc<ServerConfig>, TlsError> {
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .map_err(TlsError::Rustls)?;
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(cfg))
 }
 

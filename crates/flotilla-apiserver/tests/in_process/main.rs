@@ -5,6 +5,7 @@ mod common;
 mod crd;
 mod crud;
 mod gc;
+mod http2;
 mod kube_runtime;
 mod leases_events;
 mod published;
