@@ -94,6 +94,11 @@ pub enum PatchError {
     /// The patch is well-formed but does not apply (failed `test`, missing path): `422 Invalid`, no details.
     #[error("{0}")]
     Invalid(String),
+    /// A JSON patch operation that does not apply: `422 Invalid` with kube-apiserver's generic message and empty
+    /// details; the JSON-patch library's words (kept here, for logs and tests) do not reach the client, as
+    /// upstream drops them.
+    #[error("{0}")]
+    Unapplied(String),
     /// More than [`MAX_JSON_PATCH_OPERATIONS`] operations: `413 RequestEntityTooLarge`.
     #[error(
         "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {0}"
@@ -125,6 +130,19 @@ impl PatchError {
         match self {
             Self::BadRequest(_) => Status::failure(&message, "BadRequest").with_code(400),
             Self::Invalid(_) => Status::failure(&message, "Invalid").with_code(422),
+            Self::Unapplied(_) => Status::failure(
+                "the server rejected our request due to an error in our request",
+                "Invalid",
+            )
+            .with_code(422)
+            .with_details(StatusDetails {
+                name: String::new(),
+                group: String::new(),
+                kind: String::new(),
+                uid: String::new(),
+                causes: Vec::new(),
+                retry_after_seconds: 0,
+            }),
             Self::TooManyOperations(_) => Status::failure(
                 &format!("Request entity too large: {message}"),
                 "RequestEntityTooLarge",
@@ -295,7 +313,7 @@ pub fn validate_field_manager(manager: &str) -> Vec<FieldError> {
 /// still applies its status/spec split, preconditions, defaulting and validation).
 ///
 /// Errors: [`PatchError::UnsupportedMediaType`] for strategic merge patch on a custom resource;
-/// [`PatchError::BadRequest`] for a body that is not JSON of the right shape; [`PatchError::Invalid`] when a
+/// [`PatchError::BadRequest`] for a body that is not JSON of the right shape; [`PatchError::Unapplied`] when a
 /// JSON patch does not apply; [`PatchError::TooManyOperations`]; [`PatchError::Internal`] for strategic merge
 /// patch failures upstream leaves unclassified. Server-side apply has its own entry point (it needs the field
 /// manager and ownership records) and gives [`PatchError::BadRequest`] here.
