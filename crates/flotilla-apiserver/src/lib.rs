@@ -1,5 +1,4 @@
-//! The embedded Kubernetes-compatible API server (apiserver spec), its durable store and the member workload
-//! simulator.
+//! The embedded Kubernetes-compatible API server (apiserver spec) and its durable store.
 //!
 //! Invariants: every acknowledged write is on disk before the response; resourceVersion is one decimal counter
 //! that never goes backwards, across restarts too. This crate knows nothing of Karmada: it serves any CRD.
@@ -40,7 +39,6 @@ pub mod protobuf;
 pub mod schema;
 pub mod selector;
 pub mod server;
-pub mod simulator;
 pub mod status;
 pub mod store;
 pub mod table;

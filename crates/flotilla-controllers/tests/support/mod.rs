@@ -10,11 +10,11 @@ use std::time::Duration;
 use flotilla_api::cluster::v1alpha1::{
     Cluster, ClusterSpec, ClusterSyncMode, LocalSecretReference,
 };
-use flotilla_apiserver::simulator::{Simulator, SimulatorConfig};
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 use flotilla_controllers::manager::{self, ManagerHandle, ManagerOptions};
 use flotilla_controllers::runtime::Backoff;
 use flotilla_controllers::{Interpreter, Options};
+use flotilla_simulator::{Simulator, SimulatorConfig};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

@@ -49,4 +49,6 @@ subcommands! {
     Interpret => interpret,
     /// Serve the example interpreter webhook for the Workload CRD on /interpreter-workload.
     WebhookExample => webhook_example,
+    /// Run the member workload simulator alone against any cluster (what `up` runs per member).
+    Simulate => simulate,
 }

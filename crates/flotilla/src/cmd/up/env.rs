@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use flotilla_apiserver::simulator::{Simulator, SimulatorConfig};
+use flotilla_simulator::{Simulator, SimulatorConfig};
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 use flotilla_controllers::join::{self, Registration};
 use flotilla_controllers::manager::{self, ManagerHandle, ManagerOptions};
@@ -56,7 +56,7 @@ impl UpConfig {
             data_dir: data_dir.into(),
             port: 7443,
             simulator: true,
-            simulator_delay: flotilla_apiserver::simulator::DEFAULT_DELAY,
+            simulator_delay: flotilla_simulator::DEFAULT_DELAY,
             webhook_example: false,
             nodes_per_member: 3,
             controllers: true,

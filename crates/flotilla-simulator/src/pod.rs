@@ -72,11 +72,6 @@ fn container_statuses(
     Some(Value::Array(statuses))
 }
 
-/// The pod's QoS class, computed once for defaulting and simulation alike.
-fn qos_class(obj: &Value) -> &'static str {
-    crate::defaults::qos_class(obj)
-}
-
 /// The pod's status once running (or its current status when it already finished).
 pub(crate) fn pod(obj: &Value, now: &str) -> Value {
     let current = status_of(obj);
@@ -114,7 +109,7 @@ pub(crate) fn pod(obj: &Value, now: &str) -> Value {
     status.insert("podIP".into(), json!(ip));
     status.insert("podIPs".into(), json!([{"ip": ip}]));
     status.insert("startTime".into(), kept_time(&current, "startTime", now));
-    status.insert("qosClass".into(), json!(qos_class(obj)));
+    // `qosClass` is the API server's, set when the Pod was created; the status keeps it.
     for (spec_list, status_list) in [
         ("containers", "containerStatuses"),
         ("initContainers", "initContainerStatuses"),

@@ -13,8 +13,8 @@ use kube::{Client, Config, ResourceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use flotilla_apiserver::simulator::{Simulator, SimulatorConfig};
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
+use flotilla_simulator::{Simulator, SimulatorConfig};
 
 const DEADLINE: Duration = Duration::from_secs(15);
 

@@ -158,6 +158,13 @@ pub(crate) fn template_hash(obj: &Value) -> String {
         .collect()
 }
 
+/// The current time in RFC 3339 at second precision, as status timestamps are written.
+pub(crate) fn now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
 /// FNV-1a, 32 bits: stable across processes and versions, unlike the standard library's hasher.
 pub(crate) fn fnv32(bytes: &[u8]) -> u32 {
     let mut hash: u32 = 0x811c_9dc5;

@@ -132,7 +132,7 @@ pub(super) fn spawn(
 /// Waits the simulated delay, then writes the status the real controllers would, if it differs.
 async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindCtx>) -> Result<Action, Error> {
     let nodes = ctx.nodes().await;
-    let now = crate::meta::now();
+    let now = crate::common::now();
     if pending_status(ctx.kind, &ctx.encode(&object)?, &nodes, &now).is_none() {
         return Ok(Action::await_change());
     }
@@ -146,7 +146,7 @@ async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindCtx>) -> Result<Acti
         return Ok(Action::await_change());
     };
     let nodes = ctx.nodes().await;
-    let now = crate::meta::now();
+    let now = crate::common::now();
     let Some(status) = pending_status(ctx.kind, &ctx.encode(&latest)?, &nodes, &now) else {
         return Ok(Action::await_change());
     };
@@ -188,7 +188,7 @@ fn error_policy(object: Arc<DynamicObject>, error: &Error, ctx: Arc<KindCtx>) ->
     tracing::warn!(
         cluster = %ctx.config.cluster,
         object = %KindCtx::describe(&object),
-        error = %crate::simulator::display_chain(error),
+        error = %crate::display_chain(error),
         "simulator: status update failed; retrying"
     );
     Action::requeue(ERROR_RETRY)

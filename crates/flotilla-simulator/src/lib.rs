@@ -13,7 +13,9 @@
 //!   unchanged conditions and start times are kept);
 //! * objects being deleted, finished Jobs and finished Pods are not touched.
 //!
-//! It runs against any API server (it needs only a kube [`Client`]); `flotilla up` starts one per member.
+//! It runs against any API server (it needs only a kube [`Client`]): `flotilla up` starts one per member, and
+//! `flotilla simulate` runs one alone against any cluster. Real members need none: their own controllers, scheduler
+//! and nodes report real status, and where the two differ the real one is right (docs/COMPATIBILITY.md).
 
 mod common;
 mod job;

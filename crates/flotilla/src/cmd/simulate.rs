@@ -1,0 +1,48 @@
+//! `flotilla simulate`: the member workload simulator alone, as a client of any API server (cli spec): it sets
+//! the status of the built-in workloads the way their controllers and the kubelet would, until SIGINT or SIGTERM.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use flotilla_simulator::{DEFAULT_DELAY, Simulator, SimulatorConfig};
+
+use super::kube_access;
+
+/// Arguments of `flotilla simulate`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Kubeconfig of the cluster; without it, in-cluster configuration or KUBECONFIG.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Context in `--kubeconfig` (default: its current context).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// How long after a change the new status is reported, in milliseconds (the time pods would take to start).
+    #[arg(long, default_value_t = DEFAULT_DELAY.as_millis() as u64)]
+    pub delay_ms: u64,
+}
+
+/// Simulates until SIGINT or SIGTERM.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let client = kube_access::client(args.kubeconfig.as_deref(), args.context.as_deref())
+        .await
+        .context("failed to reach the cluster")?;
+    // Fail now on an unreachable or refusing server, not in the simulator's background loops.
+    client
+        .apiserver_version()
+        .await
+        .context("the cluster's API server did not answer")?;
+    let simulator = Simulator::start(
+        client,
+        SimulatorConfig {
+            delay: Duration::from_millis(args.delay_ms),
+            cluster: args.context.clone().unwrap_or_default(),
+        },
+    );
+    println!("ready: simulating");
+    tracing::info!("member workload simulator running");
+    crate::shutdown_signal().await;
+    simulator.shutdown().await;
+    Ok(())
+}
