@@ -135,6 +135,20 @@ pub enum BindingRef {
 }
 
 impl BindingRef {
+    /// The reference of `binding`.
+    pub fn of<B: BindingObject>(binding: &B) -> Self {
+        if B::CLUSTER_SCOPED {
+            BindingRef::Cluster {
+                name: binding.name_any(),
+            }
+        } else {
+            BindingRef::Namespaced {
+                namespace: binding.namespace().unwrap_or_default(),
+                name: binding.name_any(),
+            }
+        }
+    }
+
     /// The binding named by an object's `resourcebinding.karmada.io/*` or `clusterresourcebinding.karmada.io/name`
     /// annotations.
     pub fn from_annotations(map: &std::collections::BTreeMap<String, String>) -> Option<Self> {
