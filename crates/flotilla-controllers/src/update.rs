@@ -220,21 +220,13 @@ pub async fn add_finalizer<K>(
 where
     K: Resource + Clone + Serialize + DeserializeOwned + Debug,
 {
-    let name = obj.name_any();
-    update(
-        api,
-        what,
-        &name,
-        Some(obj),
-        Part::Object,
-        |mut obj| async move {
-            let missing = !obj.finalizers().iter().any(|f| f == finalizer);
-            if missing {
-                obj.finalizers_mut().push(finalizer.to_owned());
-            }
-            Ok(Edit::of(obj, missing))
-        },
-    )
+    edit_finalizers(api, what, obj, |finalizers| {
+        let missing = !finalizers.iter().any(|f| f == finalizer);
+        if missing {
+            finalizers.push(finalizer.to_owned());
+        }
+        missing
+    })
     .await
 }
 
@@ -246,7 +238,27 @@ pub async fn remove_finalizer<K>(api: &Api<K>, what: &str, obj: K, finalizer: &s
 where
     K: Resource + Clone + Serialize + DeserializeOwned + Debug,
 {
+    edit_finalizers(api, what, obj, |finalizers| {
+        let before = finalizers.len();
+        finalizers.retain(|f| f != finalizer);
+        finalizers.len() != before
+    })
+    .await?;
+    Ok(())
+}
+
+/// Applies `edit` (which says whether it changed anything) to the finalizers of `obj`.
+async fn edit_finalizers<K>(
+    api: &Api<K>,
+    what: &str,
+    obj: K,
+    edit: impl Fn(&mut Vec<String>) -> bool,
+) -> Result<Written<K>>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + Debug,
+{
     let name = obj.name_any();
+    let edit = &edit;
     update(
         api,
         what,
@@ -254,14 +266,11 @@ where
         Some(obj),
         Part::Object,
         |mut obj| async move {
-            let before = obj.finalizers().len();
-            obj.finalizers_mut().retain(|f| f != finalizer);
-            let changed = obj.finalizers().len() != before;
+            let changed = edit(obj.finalizers_mut());
             Ok(Edit::of(obj, changed))
         },
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 async fn read<K>(api: &Api<K>, what: &str, name: &str) -> Result<Option<K>>

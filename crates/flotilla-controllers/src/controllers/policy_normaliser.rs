@@ -10,14 +10,14 @@ use std::sync::Arc;
 use flotilla_api::names::{finalizers, labels};
 use flotilla_api::policy::v1alpha1::{ClusterPropagationPolicy, PropagationPolicy};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Api, Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::runtime::{Action, Controller, Informer};
+use crate::runtime::{Action, Controller};
 use crate::update::{Edit, Part};
 
 /// Name of the controller (metrics).
@@ -61,67 +61,55 @@ fn needs_normalising<K: Resource>(obj: &K, id_label: &str, finalizer: &str) -> b
 
 /// Runs the normaliser until `shutdown` is cancelled.
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
-    let pp = ctx.informers.typed::<PropagationPolicy>();
-    let cpp = ctx.informers.typed::<ClusterPropagationPolicy>();
-    let pp_runner = normaliser(
-        &pp,
-        &ctx,
-        labels::PROPAGATION_POLICY_PERMANENT_ID,
-        finalizers::PROPAGATION_POLICY,
-    );
-    let cpp_runner = normaliser(
-        &cpp,
-        &ctx,
-        labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
-        finalizers::CLUSTER_PROPAGATION_POLICY,
-    );
-    let client = Arc::new(ctx.client.clone());
     tokio::join!(
-        pp_runner.run(
+        normaliser::<PropagationPolicy>(
+            &ctx,
             shutdown.clone(),
-            client.clone(),
-            |client, policy| async move {
-                let namespace = policy.namespace().unwrap_or_default();
-                let api = Api::<PropagationPolicy>::namespaced(client.as_ref().clone(), &namespace);
-                update(
-                    api,
-                    &policy.name_any(),
-                    labels::PROPAGATION_POLICY_PERMANENT_ID,
-                    finalizers::PROPAGATION_POLICY,
-                )
-                .await
-                .map(|()| Action::await_change())
-            }
+            labels::PROPAGATION_POLICY_PERMANENT_ID,
+            finalizers::PROPAGATION_POLICY,
+            |client, policy| Api::namespaced(client, &policy.namespace().unwrap_or_default()),
         ),
-        cpp_runner.run(shutdown, client, |client, policy| async move {
-            let api = Api::<ClusterPropagationPolicy>::all(client.as_ref().clone());
-            update(
-                api,
-                &policy.name_any(),
-                labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
-                finalizers::CLUSTER_PROPAGATION_POLICY,
-            )
-            .await
-            .map(|()| Action::await_change())
-        }),
+        normaliser::<ClusterPropagationPolicy>(
+            &ctx,
+            shutdown,
+            labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+            finalizers::CLUSTER_PROPAGATION_POLICY,
+            |client, _| Api::all(client),
+        ),
     );
 }
 
-/// The normaliser of one policy kind, triggered by every policy that needs normalising.
-fn normaliser<K>(
-    informer: &Informer<K>,
+/// Normalises the policies of one kind (each reached through `api`) until `shutdown` is cancelled.
+async fn normaliser<K>(
     ctx: &Context,
+    shutdown: CancellationToken,
     id_label: &'static str,
     finalizer: &'static str,
-) -> Controller<K>
-where
-    K: Resource<DynamicType = ()> + Clone + std::fmt::Debug + Send + Sync + 'static,
+    api: fn(Client, &K) -> Api<K>,
+) where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
 {
-    let runner = Controller::new(NAME, informer, ctx).workers(WORKERS);
-    runner.reconcile_changes(informer, move |change| {
+    let informer = ctx.informers.typed::<K>();
+    let runner = Controller::new(NAME, &informer, ctx).workers(WORKERS);
+    runner.reconcile_changes(&informer, move |change| {
         needs_normalising(change.object().as_ref(), id_label, finalizer)
     });
+    let client = Arc::new(ctx.client.clone());
     runner
+        .run(shutdown, client, move |client, policy| async move {
+            let api = api(client.as_ref().clone(), &policy);
+            update(api, &policy.name_any(), id_label, finalizer)
+                .await
+                .map(|()| Action::await_change())
+        })
+        .await;
 }
 
 async fn update<K>(api: Api<K>, name: &str, id_label: &str, finalizer: &str) -> Result<()>

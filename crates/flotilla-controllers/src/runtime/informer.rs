@@ -92,14 +92,7 @@ where
         config: watcher::Config,
         description: impl Into<String>,
     ) -> (Arc<Self>, JoinHandle<()>) {
-        let writer = Writer::new(dyntype.clone());
-        let informer = Arc::new(Informer {
-            description: description.into(),
-            dyntype,
-            store: writer.as_reader(),
-            handlers: Mutex::new(Vec::new()),
-            synced: watch::Sender::new(false),
-        });
+        let (informer, writer) = Self::detached(dyntype, description);
         let task = tokio::spawn({
             let informer = informer.clone();
             async move { informer.run(api, config, writer).await }
@@ -107,12 +100,14 @@ where
         (informer, task)
     }
 
-    /// An informer fed by the returned writer instead of a watch (tests drive [`Informer::apply`]).
-    #[cfg(test)]
-    pub(super) fn detached(dyntype: K::DynamicType, description: &str) -> (Arc<Self>, Writer<K>) {
+    /// An informer fed by the returned writer (through [`Informer::apply`]) rather than by a watch.
+    pub(super) fn detached(
+        dyntype: K::DynamicType,
+        description: impl Into<String>,
+    ) -> (Arc<Self>, Writer<K>) {
         let writer = Writer::new(dyntype.clone());
         let informer = Arc::new(Informer {
-            description: description.to_owned(),
+            description: description.into(),
             dyntype,
             store: writer.as_reader(),
             handlers: Mutex::new(Vec::new()),

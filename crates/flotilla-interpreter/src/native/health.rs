@@ -49,11 +49,10 @@ pub(super) fn service(object: &Value) -> Result<bool, NativeError> {
     let ingress = svc
         .status
         .and_then(|s| s.load_balancer)
-        .and_then(|lb| lb.ingress)
-        .unwrap_or_default();
-    Ok(ingress
-        .iter()
-        .any(|i| has_address(i.hostname.as_deref(), i.ip.as_deref())))
+        .and_then(|lb| lb.ingress);
+    Ok(any_address(
+        ingress.iter().flatten().map(|i| (&i.hostname, &i.ip)),
+    ))
 }
 
 /// Ingresses: healthy once the load balancer has an address.
@@ -62,11 +61,10 @@ pub(super) fn ingress(object: &Value) -> Result<bool, NativeError> {
     let ingress = ing
         .status
         .and_then(|s| s.load_balancer)
-        .and_then(|lb| lb.ingress)
-        .unwrap_or_default();
-    Ok(ingress
-        .iter()
-        .any(|i| has_address(i.hostname.as_deref(), i.ip.as_deref())))
+        .and_then(|lb| lb.ingress);
+    Ok(any_address(
+        ingress.iter().flatten().map(|i| (&i.hostname, &i.ip)),
+    ))
 }
 
 /// PersistentVolumeClaims: healthy once bound.
@@ -98,8 +96,14 @@ pub(super) fn pod_disruption_budget(object: &Value) -> Result<bool, NativeError>
     Ok(status.current_healthy >= status.desired_healthy)
 }
 
-fn has_address(hostname: Option<&str>, ip: Option<&str>) -> bool {
-    hostname.is_some_and(|h| !h.is_empty()) || ip.is_some_and(|i| !i.is_empty())
+/// Whether one of the load balancer's ingress points, as `(hostname, ip)`, has an address.
+fn any_address<'a>(
+    points: impl IntoIterator<Item = (&'a Option<String>, &'a Option<String>)>,
+) -> bool {
+    let set = |field: &Option<String>| field.as_deref().is_some_and(|v| !v.is_empty());
+    points
+        .into_iter()
+        .any(|(hostname, ip)| set(hostname) || set(ip))
 }
 
 /// An integer of `.status` (0 when absent); another type fails as Go's typed decoding does.

@@ -16,7 +16,7 @@ use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::bindings::BindingRef;
+use crate::bindings;
 use crate::context::Context;
 use crate::events::EventRecorder;
 use crate::runtime::{self, Change, Controller, Informer, Trigger};
@@ -66,16 +66,14 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
     rb.reconcile_changes(&controller.rb, runtime::spec_changed);
     crb.reconcile_changes(&controller.crb, runtime::spec_changed);
     controller.watch_overrides(&rb.trigger(), &crb.trigger());
-    tokio::join!(
-        rb.run(
-            shutdown.clone(),
-            controller.clone(),
-            |controller, rb| async move { controller.reconcile(BindingRef::of(rb.as_ref())).await }
-        ),
-        crb.run(shutdown, controller, |controller, crb| async move {
-            controller.reconcile(BindingRef::of(crb.as_ref())).await
-        }),
-    );
+    bindings::run_both(
+        rb,
+        crb,
+        shutdown,
+        controller,
+        |controller, key| async move { controller.reconcile(key).await },
+    )
+    .await;
 }
 
 impl BindingController {

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::build::{aggregated_items, fully_applied};
 use crate::api::get_opt;
-use crate::bindings::{BindingObject, BindingRef};
+use crate::bindings::{self, BindingObject, BindingRef};
 use crate::conditions::set_condition;
 use crate::context::Context;
 use crate::controllers::binding::build::expected_clusters;
@@ -93,16 +93,14 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
             None => {}
         }
     });
-    tokio::join!(
-        rb.run(
-            shutdown.clone(),
-            controller.clone(),
-            |controller, rb| async move { controller.reconcile(BindingRef::of(rb.as_ref())).await }
-        ),
-        crb.run(shutdown, controller, |controller, crb| async move {
-            controller.reconcile(BindingRef::of(crb.as_ref())).await
-        }),
-    );
+    bindings::run_both(
+        rb,
+        crb,
+        shutdown,
+        controller,
+        |controller, key| async move { controller.reconcile(key).await },
+    )
+    .await;
 }
 
 impl BindingStatusController {

@@ -446,15 +446,7 @@ impl Distributor {
             false,
             create,
             |mut existing| async move {
-                let owner = existing
-                    .owner_references()
-                    .iter()
-                    .find(|o| o.controller == Some(true))
-                    .map(|o| o.uid.clone());
-                if owner
-                    .as_deref()
-                    .is_some_and(|uid| uid != objects::uid(dependency))
-                {
+                if existing.owned_by_another(objects::uid(dependency)) {
                     return Err(Error::waiting(format!(
                         "{} of a previous object to be garbage collected",
                         existing.describe()

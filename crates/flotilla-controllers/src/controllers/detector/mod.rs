@@ -35,7 +35,7 @@ use self::filter::{
 use crate::context::Context;
 use crate::error::Result;
 use crate::events::EventRecorder;
-use crate::runtime::{Action, Change, Controller, Informer, Trigger};
+use crate::runtime::{self, Action, Change, Controller, Informer, Trigger};
 use crate::templates::{TemplateKey, with_type};
 
 /// Name of the controller (metrics, events `flotilla-resource-detector`).
@@ -183,17 +183,10 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
 /// Whether a policy change asks for a policy reconcile: creation, generation change, the start of deletion,
 /// its permanent id changing, or its finalizers changing.
 fn policy_relevant<K: Resource>(change: &Change<'_, K>, id_label: &str) -> bool {
-    match change {
-        Change::Added(_) => true,
-        Change::Updated { old, new } => {
-            old.meta().generation != new.meta().generation
-                || (old.meta().deletion_timestamp.is_none()
-                    && new.meta().deletion_timestamp.is_some())
-                || old.labels().get(id_label) != new.labels().get(id_label)
-                || old.finalizers() != new.finalizers()
-        }
-        Change::Deleted(_) => false,
-    }
+    runtime::spec_changed(change)
+        || matches!(change, Change::Updated { old, new }
+            if old.labels().get(id_label) != new.labels().get(id_label)
+                || old.finalizers() != new.finalizers())
 }
 
 impl Detector {

@@ -423,12 +423,7 @@ async fn upsert_binding<B: BindingObject>(
         known_absent,
         create,
         |mut existing| async move {
-            let owner = existing
-                .owner_references()
-                .iter()
-                .find(|o| o.controller == Some(true))
-                .map(|o| o.uid.clone());
-            if owner.as_deref().is_some_and(|uid| uid != template_uid) {
+            if existing.owned_by_another(template_uid) {
                 return Err(Error::waiting(format!(
                     "{what} of a previous template with the same name to be garbage collected"
                 )));
