@@ -4,15 +4,17 @@
 //!
 //! Requests go through kube-runtime's [`scheduler`] before the applier: it holds requests that ask to wait
 //! (a coalescing window) and folds every request for an object into the earliest one, so a burst of changes
-//! within the window gives one reconcile. The applier's own scheduler then keeps an object that is being
-//! reconciled from running twice (a request meanwhile runs once afterwards) and holds the error policy's and
-//! the reconciler's requeues.
+//! within the window gives one reconcile; a request for an object whose reconcile is already due and not
+//! started is dropped at once, since that reconcile will see the change. The applier's own scheduler then
+//! keeps an object that is being reconciled from running twice (a request meanwhile runs once afterwards)
+//! and holds the error policy's and the reconciler's requeues. Reconciles take turns for the `workers`
+//! permits first come, first served.
 //!
-//! Guarantees: an object is reconciled by one task at a time, with the object as the shared store holds it
-//! when the reconcile starts; a request for an object that is no longer in the store is dropped (deletions are
-//! seen by change handlers); on shutdown no new reconcile starts and the running ones finish.
+//! Guarantees: an object is reconciled by one task at a time; reconciles read the object (by its key) when
+//! they get their turn; a request for an object that is no longer in the store is dropped (deletions are seen
+//! by change handlers); on shutdown no new reconcile starts and the running ones finish.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -28,7 +30,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::scheduler::{ScheduleRequest, scheduler};
 use kube::runtime::{Config, applier};
 use prometheus::IntGauge;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -67,12 +69,13 @@ impl Backoff {
     }
 }
 
-/// Objects requested and not yet being reconciled, counted in the controller's queue-depth gauge.
+/// Objects requested and not yet being reconciled, with when they are due; counted in the controller's
+/// queue-depth gauge.
 struct Pending<K: Resource>
 where
     K::DynamicType: Eq + Hash,
 {
-    keys: Mutex<HashSet<ObjectRef<K>>>,
+    keys: Mutex<HashMap<ObjectRef<K>, Instant>>,
     gauge: IntGauge,
 }
 
@@ -80,16 +83,27 @@ impl<K: Resource> Pending<K>
 where
     K::DynamicType: Eq + Hash + Clone,
 {
-    fn requested(&self, key: &ObjectRef<K>) {
+    /// Records a request due at `run_at`; whether it must be sent on, which it need not when a reconcile of
+    /// the object is already due no later (that reconcile has not started, so it will see the change).
+    fn requested(&self, key: &ObjectRef<K>, run_at: Instant) -> bool {
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-        if keys.insert(key.clone()) {
-            self.gauge.inc();
+        match keys.get_mut(key) {
+            Some(due) if *due <= run_at => false,
+            Some(due) => {
+                *due = run_at;
+                true
+            }
+            None => {
+                keys.insert(key.clone(), run_at);
+                self.gauge.inc();
+                true
+            }
         }
     }
 
     fn started(&self, key: &ObjectRef<K>) {
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
-        if keys.remove(key) {
+        if keys.remove(key).is_some() {
             self.gauge.dec();
         }
     }
@@ -151,7 +165,9 @@ where
     }
 
     fn request(&self, key: ObjectRef<K>, run_at: Instant) {
-        self.pending.requested(&key);
+        if !self.pending.requested(&key, run_at) {
+            return;
+        }
         // Fails only once the controller stopped, when there is nothing left to do.
         let _ = self.requests.unbounded_send(ScheduleRequest {
             message: key,
@@ -169,7 +185,7 @@ where
     store: Store<K>,
     trigger: Trigger<K>,
     requests: mpsc::UnboundedReceiver<ScheduleRequest<ObjectRef<K>>>,
-    workers: usize,
+    permits: Arc<Semaphore>,
     backoff: Backoff,
     metrics: Metrics,
     /// Turns true once the store is synced; the applier starts then.
@@ -182,6 +198,8 @@ where
     K::DynamicType: Eq + Hash,
 {
     name: &'static str,
+    permits: Arc<Semaphore>,
+    shutdown: CancellationToken,
     state: Arc<C>,
     reconcile: F,
     metrics: Metrics,
@@ -233,7 +251,7 @@ where
                 }),
             },
             requests,
-            workers: workers.max(1),
+            permits: Arc::new(Semaphore::new(workers.max(1))),
             backoff,
             metrics,
             synced: None,
@@ -243,7 +261,15 @@ where
     /// Concurrent reconciles, instead of the manager's `workers` option.
     #[must_use]
     pub fn workers(mut self, workers: usize) -> Self {
-        self.workers = workers.max(1);
+        self.permits = Arc::new(Semaphore::new(workers.max(1)));
+        self
+    }
+
+    /// Reconciles take their turn from `permits`, shared with other controllers (several appliers that
+    /// together act as one controller).
+    #[must_use]
+    pub fn permits(mut self, permits: Arc<Semaphore>) -> Self {
+        self.permits = permits;
         self
     }
 
@@ -283,9 +309,10 @@ where
                 () = shutdown.cancelled() => return,
             }
         }
-        let workers = self.workers;
         let runner = Arc::new(Runner {
             name: self.name,
+            permits: self.permits,
+            shutdown: shutdown.clone(),
             state,
             reconcile,
             metrics: self.metrics,
@@ -298,14 +325,16 @@ where
         let requests = scheduler(self.requests)
             .take_until(shutdown.cancelled_owned())
             .map(Ok::<_, Infallible>);
-        let config = Config::default().concurrency(u16::try_from(workers).unwrap_or(u16::MAX));
+        // No concurrency limit in the applier: reconciles wait for a permit of `permits` (first come, first
+        // served) instead, since requests the applier holds back for a free slot are taken in no particular
+        // order (a hash set), which delays the last step of a pipeline for every object alike.
         let results = applier(
             |obj, runner: Arc<Runner<K, C, F>>| runner.start(obj),
             |obj, err, runner| runner.error_policy(&obj, err),
             runner.clone(),
             self.store,
             requests,
-            config,
+            Config::default(),
         );
         results
             .for_each(|result| {
@@ -345,29 +374,38 @@ where
         }
     }
 
-    /// Starts one reconcile on its own task (so reconciles of one controller use every core) under its span.
+    /// Starts one reconcile on its own task (so reconciles of one controller use every core) once it has a
+    /// permit, under its span. Reconciles read the object when they run, not when they were handed it.
     fn start(self: Arc<Self>, obj: Arc<K>) -> BoxFuture<'static, Result<Action>> {
         let key = ObjectRef::from_obj_with(obj.as_ref(), self.dyntype.clone());
-        self.pending.started(&key);
         let object = describe::<K>(&key);
         let span = reconcile_span(self.name, &object);
-        let work = observed(
-            self.name,
-            self.metrics.clone(),
-            (self.reconcile)(self.state.clone(), obj),
-        );
+        let work = (self.reconcile)(self.state.clone(), obj);
+        let this = self.clone();
+        let task = tokio::spawn(async move {
+            let _permit = tokio::select! {
+                permit = this.permits.clone().acquire_owned() => permit.ok(),
+                // Shutting down: what has not started does not start.
+                () = this.shutdown.cancelled() => return None,
+            };
+            this.pending.started(&key);
+            let result = observed(this.name, this.metrics.clone(), work)
+                .instrument(span)
+                .await;
+            if result.is_ok() {
+                this.failures_mut().remove(&key);
+            }
+            Some(result)
+        });
         Box::pin(async move {
-            let result = match tokio::spawn(work.instrument(span)).await {
-                Ok(result) => result,
+            match task.await {
+                Ok(Some(result)) => result,
+                Ok(None) => Ok(Action::await_change()),
                 Err(err) => {
                     tracing::error!(controller = self.name, object, error = %err, "reconcile panicked");
                     Err(Error::Panicked { object })
                 }
-            };
-            if result.is_ok() {
-                self.failures_mut().remove(&key);
             }
-            result
         })
     }
 

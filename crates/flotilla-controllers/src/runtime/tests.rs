@@ -35,6 +35,8 @@ fn mk_config_map(name: &str, version: &str) -> ConfigMap {
 struct Script {
     /// Start times of each object's reconciles.
     runs: Mutex<HashMap<String, Vec<Instant>>>,
+    /// Every reconcile's object, in the order they started.
+    order: Mutex<Vec<String>>,
     /// Errors to answer with, per object, first to last.
     errors: Mutex<HashMap<String, Vec<Error>>>,
     /// Reconciles of `gate:` objects wait for a permit here.
@@ -47,6 +49,7 @@ impl Default for Script {
     fn default() -> Self {
         Script {
             runs: Mutex::default(),
+            order: Mutex::default(),
             errors: Mutex::default(),
             gate: Semaphore::new(0),
             running: Mutex::default(),
@@ -72,6 +75,7 @@ impl Script {
             .entry(name.clone())
             .or_default()
             .push(Instant::now());
+        self.order.lock().unwrap().push(name.clone());
         *self.running.lock().unwrap() += 1;
         if name.starts_with("gate") {
             self.gate.acquire().await.unwrap().forget();
@@ -180,6 +184,30 @@ async fn requests_fold_and_a_request_while_running_runs_once_afterwards() {
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert_eq!(script.runs("gate-a").len(), 2);
     assert_eq!(script.runs("b").len(), 1);
+    shutdown.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn reconciles_take_their_turn_in_the_order_they_were_requested() {
+    let script = Arc::new(Script::default());
+    let names = ["gate", "x3", "x1", "x5", "x2", "x4"];
+    let (trigger, shutdown, task) = start(&names, 1, &script);
+    for name in names {
+        trigger.reconcile_ref(key(&trigger, name));
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    until("the gate to run", || script.runs("gate").len() == 1).await;
+    script.gate.add_permits(1);
+    until("every run", || {
+        names.iter().all(|n| script.runs(n).len() == 1)
+    })
+    .await;
+    assert_eq!(
+        script.order.lock().unwrap().as_slice(),
+        names,
+        "first come, first served"
+    );
     shutdown.cancel();
     task.await.unwrap();
 }

@@ -92,7 +92,7 @@ pub struct Detector {
     /// Whether every request of a template since its last reconcile was a Lazy-only change (§3.8).
     lazy: Mutex<HashMap<TemplateKey, bool>>,
     /// Template reconciles of every kind share the detector's worker count, as one queue would.
-    permits: Semaphore,
+    permits: Arc<Semaphore>,
     skipped: SkippedApis,
     watched: Mutex<HashMap<String, Watched>>,
     pp: Arc<Informer<PropagationPolicy>>,
@@ -109,7 +109,7 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         recorder: ctx.recorder(NAME),
         waiting: Mutex::default(),
         lazy: Mutex::default(),
-        permits: Semaphore::new(ctx.options.workers.max(1)),
+        permits: Arc::new(Semaphore::new(ctx.options.workers.max(1))),
         skipped: SkippedApis::parse(&ctx.options.skipped_propagating_apis),
         watched: Mutex::default(),
         pp: ctx.informers.typed(),
@@ -280,7 +280,7 @@ impl Detector {
                 continue;
             }
             let informer = self.ctx.informers.dynamic(&resource);
-            let runner = Controller::new(NAME, &informer, &self.ctx);
+            let runner = Controller::new(NAME, &informer, &self.ctx).permits(self.permits.clone());
             let trigger = runner.trigger();
             let detector = Arc::downgrade(self);
             let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
@@ -355,15 +355,13 @@ impl Detector {
         self.request(trigger, object, key, lazy);
     }
 
-    /// One template reconcile, within the detector's worker count.
+    /// One template reconcile.
     async fn reconcile_template_object(
         &self,
         api_version: &str,
         kind: &str,
         template: &DynamicObject,
     ) -> Result<Action> {
-        // The semaphore is never closed, so acquiring only waits.
-        let _permit = self.permits.acquire().await.ok();
         let key = TemplateKey {
             api_version: api_version.to_owned(),
             kind: kind.to_owned(),

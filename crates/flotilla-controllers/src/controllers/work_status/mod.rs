@@ -106,7 +106,14 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
     });
     runner
         .run(shutdown, controller, |controller, work| async move {
-            controller.reconcile(&work).await
+            // The Work as it is now: the reconcile may have waited for its turn.
+            let current = controller
+                .works
+                .get(&work.namespace().unwrap_or_default(), &work.name_any());
+            match current {
+                Some(work) => controller.reconcile(&work).await,
+                None => Ok(Action::await_change()),
+            }
         })
         .await;
 }
