@@ -2,6 +2,7 @@
 //! binding, status and dependency code is written once for both kinds.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use flotilla_api::names::{annotations, finalizers, labels};
 use flotilla_api::work::v1alpha2::{
@@ -11,6 +12,10 @@ use kube::core::object::{HasSpec, HasStatus};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Result;
+use crate::runtime::{Action, Controller};
 
 /// A ResourceBinding or a ClusterResourceBinding.
 pub trait BindingObject:
@@ -82,6 +87,15 @@ pub trait BindingObject:
         }
     }
 
+    /// Whether the binding's controlling owner is another object than the one with `uid` (a previous object
+    /// of the same name, whose binding awaits garbage collection).
+    fn owned_by_another(&self, uid: &str) -> bool {
+        self.owner_references()
+            .iter()
+            .find(|o| o.controller == Some(true))
+            .is_some_and(|o| o.uid != uid)
+    }
+
     /// The permanent id, if set.
     fn permanent_id(&self) -> Option<String> {
         self.labels()
@@ -135,6 +149,20 @@ pub enum BindingRef {
 }
 
 impl BindingRef {
+    /// The reference of `binding`.
+    pub fn of<B: BindingObject>(binding: &B) -> Self {
+        if B::CLUSTER_SCOPED {
+            BindingRef::Cluster {
+                name: binding.name_any(),
+            }
+        } else {
+            BindingRef::Namespaced {
+                namespace: binding.namespace().unwrap_or_default(),
+                name: binding.name_any(),
+            }
+        }
+    }
+
     /// The binding named by an object's `resourcebinding.karmada.io/*` or `clusterresourcebinding.karmada.io/name`
     /// annotations.
     pub fn from_annotations(map: &std::collections::BTreeMap<String, String>) -> Option<Self> {
@@ -161,4 +189,28 @@ impl std::fmt::Display for BindingRef {
             BindingRef::Cluster { name } => write!(f, "ClusterResourceBinding {name}"),
         }
     }
+}
+
+/// Runs a controller of ResourceBindings and one of ClusterResourceBindings until `shutdown` is cancelled,
+/// both reconciling with `reconcile(state, binding)`.
+pub async fn run_both<C, F, Fut>(
+    rb: Controller<ResourceBinding>,
+    crb: Controller<ClusterResourceBinding>,
+    shutdown: CancellationToken,
+    state: Arc<C>,
+    reconcile: F,
+) where
+    C: Send + Sync + 'static,
+    F: Fn(Arc<C>, BindingRef) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Action>> + Send + 'static,
+{
+    let crb_reconcile = reconcile.clone();
+    tokio::join!(
+        rb.run(shutdown.clone(), state.clone(), move |state, rb| {
+            reconcile(state, BindingRef::of(rb.as_ref()))
+        }),
+        crb.run(shutdown, state, move |state, crb| {
+            crb_reconcile(state, BindingRef::of(crb.as_ref()))
+        }),
+    );
 }

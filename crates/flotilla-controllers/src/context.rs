@@ -57,28 +57,6 @@ impl Context {
         }
     }
 
-    /// Runs a controller's workers over `queue` with this context's worker count and metrics until
-    /// `shutdown` (see [`crate::runtime::run_until`]).
-    pub async fn serve<K, C, F, Fut>(
-        &self,
-        controller: &'static str,
-        queue: Arc<crate::runtime::Queue<K>>,
-        shutdown: tokio_util::sync::CancellationToken,
-        state: Arc<C>,
-        reconcile: F,
-    ) where
-        K: Clone + Eq + std::hash::Hash + std::fmt::Display + Send + Sync + 'static,
-        C: Send + Sync + 'static,
-        F: Fn(Arc<C>, K) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = crate::Result<crate::runtime::Action>> + Send + 'static,
-    {
-        let (workers, metrics) = (self.options.workers, self.metrics.clone());
-        crate::runtime::run_until(
-            controller, queue, workers, metrics, shutdown, state, reconcile,
-        )
-        .await;
-    }
-
     /// An event recorder reporting as `flotilla-<controller>`.
     pub fn recorder(&self, controller: &str) -> EventRecorder {
         self.events.recorder(controller)

@@ -87,6 +87,12 @@ pub enum Error {
     /// Several independent steps failed (e.g. one Work per cluster); each is reported.
     #[error("{}", join_errors(.0))]
     Multiple(Vec<Error>),
+    /// A reconcile panicked (a bug); retried with backoff.
+    #[error("reconcile of {object} panicked")]
+    Panicked {
+        /// `Kind namespace/name`.
+        object: String,
+    },
     /// Scheduling a binding failed in a way that may clear up (no capacity, a member not serving the kind
     /// yet, a scheduler error); the `Scheduled` condition already says why. Retried with backoff.
     #[error("failed to schedule {object}: {message}")]
@@ -138,6 +144,7 @@ impl Error {
             Error::Waiting { .. } => "waiting",
             Error::Conflict { .. } => "member_conflict",
             Error::Schedule { .. } => "schedule",
+            Error::Panicked { .. } => "panicked",
             Error::Multiple(errors) => match errors.first() {
                 Some(first) if errors.iter().all(|e| e.category() == first.category()) => {
                     first.category()
@@ -160,6 +167,12 @@ impl Error {
     /// Whether this is an API "409 Conflict" (optimistic concurrency), which callers retry at once.
     pub fn is_conflict(&self) -> bool {
         matches!(self, Error::Kube { source: kube::Error::Api(status), .. } if status.code == 409)
+    }
+
+    /// Whether this is a failed write (create, update or patch) rather than a read.
+    pub fn is_write(&self) -> bool {
+        matches!(self, Error::Kube { action, .. }
+            if ["create", "update", "patch"].iter().any(|verb| action.starts_with(verb)))
     }
 
     /// Whether this is an API "404 Not Found".

@@ -28,6 +28,7 @@ pub mod runtime;
 pub mod scheduler;
 pub mod selector;
 pub mod templates;
+pub mod update;
 pub mod works;
 
 pub use context::{Context, Options};

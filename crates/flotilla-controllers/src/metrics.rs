@@ -85,6 +85,11 @@ impl Metrics {
         }
     }
 
+    /// The queue-depth gauge of `controller`.
+    pub fn queue_depth(&self, controller: &str) -> prometheus::IntGauge {
+        self.queue_depth.with_label_values(&[controller])
+    }
+
     /// Sets the queue depth of `controller`.
     pub fn set_queue_depth(&self, controller: &str, depth: usize) {
         self.queue_depth

@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 use flotilla_api::names::{annotations, labels};
 use flotilla_api::work::v1alpha1::{Manifest, Work, WorkSpec, WorkloadTemplate};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::PostParams;
 use kube::{Api, Client, ResourceExt};
 use serde_json::Value;
 
-use crate::error::{Error, Result, is_already_exists, is_conflict, is_not_found};
+use crate::error::{Error, Result, is_not_found};
 use crate::objects;
 use crate::prune::prune_for_work;
+use crate::update::{self, Edit, Written};
 
 /// Everything a Work is made of.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -178,45 +178,28 @@ pub async fn create_or_update_work(
     known_absent: bool,
 ) -> Result<WorkWrite> {
     let api: Api<Work> = Api::namespaced(client.clone(), &desired.namespace);
-    let what = || format!("Work {}/{}", desired.namespace, desired.name);
-    for attempt in 0..5 {
-        let existing = if attempt == 0 && known_absent {
-            None
-        } else {
-            match api.get(&desired.name).await {
-                Ok(work) => Some(work),
-                Err(err) if is_not_found(&err) => None,
-                Err(source) => return Err(Error::kube("get", what(), source)),
+    let what = &format!("Work {}/{}", desired.namespace, desired.name);
+    let create = || Ok(new_work(desired, finalizer));
+    let written = update::create_or_update(
+        &api,
+        what,
+        &desired.name,
+        known_absent,
+        create,
+        |mut work| async move {
+            if work.metadata.deletion_timestamp.is_some() {
+                return Err(Error::waiting(format!("{what} to finish deleting")));
             }
-        };
-        match existing {
-            None => match api
-                .create(&PostParams::default(), &new_work(desired, finalizer))
-                .await
-            {
-                Ok(_) => return Ok(WorkWrite::Created),
-                Err(err) if is_already_exists(&err) => continue,
-                Err(source) => return Err(Error::kube("create", what(), source)),
-            },
-            Some(mut work) => {
-                if work.metadata.deletion_timestamp.is_some() {
-                    return Err(Error::waiting(format!("{} to finish deleting", what())));
-                }
-                if !merge_work(&mut work, desired, finalizer) {
-                    return Ok(WorkWrite::Unchanged);
-                }
-                match api
-                    .replace(&desired.name, &PostParams::default(), &work)
-                    .await
-                {
-                    Ok(_) => return Ok(WorkWrite::Updated),
-                    Err(err) if is_conflict(&err) => continue,
-                    Err(source) => return Err(Error::kube("update", what(), source)),
-                }
-            }
-        }
-    }
-    Err(Error::waiting(format!("{} to stop changing", what())))
+            let changed = merge_work(&mut work, desired, finalizer);
+            Ok(Edit::of(work, changed))
+        },
+    )
+    .await?;
+    Ok(match written {
+        Written::Created(_) => WorkWrite::Created,
+        Written::Updated(_) => WorkWrite::Updated,
+        Written::Unchanged(_) | Written::Gone => WorkWrite::Unchanged,
+    })
 }
 
 /// Deletes a Work, ignoring NotFound.

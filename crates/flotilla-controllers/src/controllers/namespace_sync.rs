@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::names::work_name;
 use crate::objects;
 use crate::overrides::apply_overrides;
-use crate::runtime::{Action, Change, Informer, Queue};
+use crate::runtime::{Action, Change, Controller, Informer};
 use crate::works::{DesiredWork, create_or_update_work, decorate_manifest};
 
 /// Name of the controller (metrics).
@@ -85,7 +85,6 @@ struct NamespaceSync {
 
 /// Runs the namespace sync controller until `shutdown` is cancelled.
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
-    let queue: Arc<Queue<String>> = Queue::new(ctx.options.backoff);
     let controller = Arc::new(NamespaceSync {
         namespaces: ctx.informers.typed(),
         clusters: ctx.informers.typed(),
@@ -96,19 +95,17 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         () = async { controller.clusters.wait_synced().await; controller.cop.wait_synced().await } => {}
         () = shutdown.cancelled() => return,
     }
-    let q = queue.clone();
-    controller
-        .namespaces
-        .add_handler(move |change| q.add(change.object().name_any()));
-    let (q, this) = (queue.clone(), Arc::downgrade(&controller));
+    let runner = Controller::new(NAME, &controller.namespaces, &controller.ctx);
+    runner.reconcile_changes(&controller.namespaces, |_| true);
+    let (trigger, this) = (runner.trigger(), Arc::downgrade(&controller));
     controller.clusters.add_handler(move |change| {
         if let (Change::Added(_), Some(this)) = (change, this.upgrade()) {
             for ns in this.namespaces.list() {
-                q.add(ns.name_any());
+                trigger.reconcile(&ns);
             }
         }
     });
-    let (q, this) = (queue.clone(), Arc::downgrade(&controller));
+    let (trigger, this) = (runner.trigger(), Arc::downgrade(&controller));
     controller.cop.add_handler(move |change| {
         let Some(this) = this.upgrade() else { return };
         let policies = match change {
@@ -122,33 +119,28 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
                 }
                 if selector.name.is_empty() {
                     for ns in this.namespaces.list() {
-                        q.add(ns.name_any());
+                        trigger.reconcile(&ns);
                     }
                 } else {
-                    q.add(selector.name.clone());
+                    trigger.reconcile_ref(trigger.object_ref("", &selector.name));
                 }
             }
         }
     });
-    let ctx = controller.ctx.clone();
-    let queue = queue.clone();
-    ctx.serve(
-        NAME,
-        queue,
-        shutdown,
-        controller,
-        |controller, key| async move { controller.reconcile(&key).await },
-    )
-    .await;
+    runner
+        .run(shutdown, controller, |controller, namespace| async move {
+            controller.reconcile(&namespace.name_any()).await
+        })
+        .await;
 }
 
 impl NamespaceSync {
     async fn reconcile(&self, name: &str) -> Result<Action> {
         let Some(namespace) = self.namespaces.get("", name) else {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         };
         if !propagated(&self.ctx.options, &namespace) {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         let mut template = objects::to_value(namespace.as_ref(), &format!("Namespace {name}"))?;
         if let Some(map) = template.as_object_mut() {
@@ -182,7 +174,7 @@ impl NamespaceSync {
                 errors.push(err);
             }
         }
-        Error::aggregate(errors).map(|()| Action::AwaitChange)
+        Error::aggregate(errors).map(|()| Action::await_change())
     }
 }
 

@@ -10,20 +10,21 @@ use std::sync::Arc;
 use flotilla_api::names::{finalizers, labels};
 use flotilla_api::policy::v1alpha1::{ClusterPropagationPolicy, PropagationPolicy};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::PostParams;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Api, Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::detector::PolicyKey;
-use crate::api::get_opt;
 use crate::context::Context;
-use crate::error::{Error, Result, is_conflict, is_not_found};
-use crate::runtime::{self, Action, Change, Queue};
+use crate::error::Result;
+use crate::runtime::{Action, Controller};
+use crate::update::{Edit, Part};
 
 /// Name of the controller (metrics).
 pub const NAME: &str = "policy-normaliser";
+
+/// Concurrent normalisations per policy kind (each is one small write).
+const WORKERS: usize = 2;
 
 /// What the webhook would add to a policy's metadata, applied to `meta`; returns whether it changed.
 ///
@@ -60,107 +61,75 @@ fn needs_normalising<K: Resource>(obj: &K, id_label: &str, finalizer: &str) -> b
 
 /// Runs the normaliser until `shutdown` is cancelled.
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
-    let queue: Arc<Queue<PolicyKey>> = Queue::new(ctx.options.backoff);
-    let pp = ctx.informers.typed::<PropagationPolicy>();
-    let cpp = ctx.informers.typed::<ClusterPropagationPolicy>();
-    let q = queue.clone();
-    pp.add_handler(move |change| {
-        if let Change::Added(obj) | Change::Updated { new: obj, .. } = change
-            && needs_normalising(
-                obj.as_ref(),
-                labels::PROPAGATION_POLICY_PERMANENT_ID,
-                finalizers::PROPAGATION_POLICY,
-            )
-        {
-            q.add(PolicyKey {
-                namespace: Some(obj.namespace().unwrap_or_default()),
-                name: obj.name_any(),
-            });
-        }
+    tokio::join!(
+        normaliser::<PropagationPolicy>(
+            &ctx,
+            shutdown.clone(),
+            labels::PROPAGATION_POLICY_PERMANENT_ID,
+            finalizers::PROPAGATION_POLICY,
+            |client, policy| Api::namespaced(client, &policy.namespace().unwrap_or_default()),
+        ),
+        normaliser::<ClusterPropagationPolicy>(
+            &ctx,
+            shutdown,
+            labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+            finalizers::CLUSTER_PROPAGATION_POLICY,
+            |client, _| Api::all(client),
+        ),
+    );
+}
+
+/// Normalises the policies of one kind (each reached through `api`) until `shutdown` is cancelled.
+async fn normaliser<K>(
+    ctx: &Context,
+    shutdown: CancellationToken,
+    id_label: &'static str,
+    finalizer: &'static str,
+    api: fn(Client, &K) -> Api<K>,
+) where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let informer = ctx.informers.typed::<K>();
+    let runner = Controller::new(NAME, &informer, ctx).workers(WORKERS);
+    runner.reconcile_changes(&informer, move |change| {
+        needs_normalising(change.object().as_ref(), id_label, finalizer)
     });
-    let q = queue.clone();
-    cpp.add_handler(move |change| {
-        if let Change::Added(obj) | Change::Updated { new: obj, .. } = change
-            && needs_normalising(
-                obj.as_ref(),
-                labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
-                finalizers::CLUSTER_PROPAGATION_POLICY,
-            )
-        {
-            q.add(PolicyKey {
-                namespace: None,
-                name: obj.name_any(),
-            });
-        }
-    });
-    let client = ctx.client.clone();
-    let workers = tokio::spawn(runtime::run(
-        NAME,
-        queue.clone(),
-        2,
-        ctx.metrics.clone(),
-        move |key: PolicyKey| {
-            let client = client.clone();
-            async move {
-                match &key.namespace {
-                    Some(ns) => {
-                        let api = Api::<PropagationPolicy>::namespaced(client, ns);
-                        update(
-                            api,
-                            &key.name,
-                            labels::PROPAGATION_POLICY_PERMANENT_ID,
-                            finalizers::PROPAGATION_POLICY,
-                        )
-                        .await
-                    }
-                    None => {
-                        let api = Api::<ClusterPropagationPolicy>::all(client);
-                        update(
-                            api,
-                            &key.name,
-                            labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
-                            finalizers::CLUSTER_PROPAGATION_POLICY,
-                        )
-                        .await
-                    }
-                }
-                .map(|()| Action::AwaitChange)
-            }
-        },
-    ));
-    shutdown.cancelled().await;
-    queue.close();
-    let _ = workers.await;
+    let client = Arc::new(ctx.client.clone());
+    runner
+        .run(shutdown, client, move |client, policy| async move {
+            let api = api(client.as_ref().clone(), &policy);
+            update(api, &policy.name_any(), id_label, finalizer)
+                .await
+                .map(|()| Action::await_change())
+        })
+        .await;
 }
 
 async fn update<K>(api: Api<K>, name: &str, id_label: &str, finalizer: &str) -> Result<()>
 where
     K: Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
 {
-    for _ in 0..5 {
-        let Some(mut policy) = get_opt(api.clone(), name).await? else {
-            return Ok(());
-        };
-        if !normalise(policy.meta_mut(), id_label, finalizer) {
-            return Ok(());
-        }
-        match api.replace(name, &PostParams::default(), &policy).await {
-            Ok(_) => return Ok(()),
-            Err(err) if is_conflict(&err) => continue,
-            Err(err) if is_not_found(&err) => return Ok(()),
-            Err(source) => {
-                return Err(Error::kube(
-                    "update",
-                    format!("{} {name}", K::kind(&())),
-                    source,
-                ));
-            }
-        }
-    }
-    Err(Error::waiting(format!(
-        "{} {name} to stop changing",
-        K::kind(&())
-    )))
+    let what = format!("{} {name}", K::kind(&()));
+    crate::update::update(
+        &api,
+        &what,
+        name,
+        None,
+        Part::Object,
+        |mut policy| async move {
+            let changed = normalise(policy.meta_mut(), id_label, finalizer);
+            Ok(Edit::of(policy, changed))
+        },
+    )
+    .await?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,17 +1,28 @@
-//! Watch-fed caches with change handlers: kube-runtime's watcher feeding a store, and every change (with the old
-//! object for updates) handed to the registered handlers, as client-go's shared informers do.
+//! Watch-fed caches with change handlers: kube-runtime's watcher feeding a kube-runtime reflector store, and
+//! every change (with the object before it for updates) handed to the registered handlers.
+//!
+//! The cache is kube-runtime's [`Store`], so controllers on kube-runtime's applier read the very objects the
+//! handlers saw. The handlers are ours because kube-runtime's shared streams (`reflector::store_shared`)
+//! give a subscriber only the object's current state: no deletions and no previous state, which the
+//! triggers of Karmada's controllers need (a generation or label change, `deletionTimestamp` newly set, a
+//! Work deleted, a dependency matched by its old labels). kube-runtime 5.0.0's `ReflectHandle` also loses
+//! its wakeup when an object is deleted between its broadcast and the subscriber's poll, and a stalled
+//! subscriber then holds back the shared watch by its backpressure.
 //!
 //! Guarantees: handlers see changes in watch order; a handler added late first sees every cached object as
 //! `Added`, and then every later change, with nothing missed or seen twice; after a relist (watch restart),
 //! objects that vanished meanwhile are reported `Deleted` and changed ones `Updated`. Handlers run on the watch
-//! task and must be quick: they only enqueue keys.
+//! task and must be quick: they only request reconciles.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures::StreamExt;
 use kube::runtime::WatchStreamExt;
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
@@ -53,61 +64,63 @@ impl<'a, K> Change<'a, K> {
 }
 
 type Handler<K> = Box<dyn Fn(Change<'_, K>) + Send + Sync>;
-type Key = (String, String);
 
 /// A cache of one resource type kept current by a watch, with change handlers.
-pub struct Informer<K> {
+pub struct Informer<K: Resource + 'static>
+where
+    K::DynamicType: Eq + Hash + Clone,
+{
     description: String,
-    objects: RwLock<HashMap<Key, Arc<K>>>,
+    dyntype: K::DynamicType,
+    store: Store<K>,
     handlers: Mutex<Vec<Handler<K>>>,
+    /// Whether the first list completed. Ours rather than the store's `wait_until_ready`: in kube-runtime
+    /// 5.0.0 that wakes only the last of several concurrent waiters (a oneshot keeps one waker), and several
+    /// controllers wait for the same store.
     synced: watch::Sender<bool>,
-}
-
-fn key_of<K: Resource>(obj: &K) -> Key {
-    (obj.namespace().unwrap_or_default(), obj.name_any())
 }
 
 impl<K> Informer<K>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone + Send + Sync,
 {
-    /// Starts watching `api`; the informer lives until the returned task is aborted.
+    /// Starts watching `api` (objects of `dyntype`); the informer lives until the returned task is aborted.
     pub fn start(
         api: Api<K>,
+        dyntype: K::DynamicType,
         config: watcher::Config,
         description: impl Into<String>,
     ) -> (Arc<Self>, JoinHandle<()>) {
-        let informer = Arc::new(Informer {
-            description: description.into(),
-            objects: RwLock::new(HashMap::new()),
-            handlers: Mutex::new(Vec::new()),
-            synced: watch::Sender::new(false),
-        });
+        let (informer, writer) = Self::detached(dyntype, description);
         let task = tokio::spawn({
             let informer = informer.clone();
-            async move { informer.run(api, config).await }
+            async move { informer.run(api, config, writer).await }
         });
         (informer, task)
     }
 
-    async fn run(&self, api: Api<K>, config: watcher::Config) {
+    /// An informer fed by the returned writer (through [`Informer::apply`]) rather than by a watch.
+    pub(super) fn detached(
+        dyntype: K::DynamicType,
+        description: impl Into<String>,
+    ) -> (Arc<Self>, Writer<K>) {
+        let writer = Writer::new(dyntype.clone());
+        let informer = Arc::new(Informer {
+            description: description.into(),
+            dyntype,
+            store: writer.as_reader(),
+            handlers: Mutex::new(Vec::new()),
+            synced: watch::Sender::new(false),
+        });
+        (informer, writer)
+    }
+
+    async fn run(&self, api: Api<K>, config: watcher::Config, mut writer: Writer<K>) {
         let mut stream = watcher::watcher(api, config).default_backoff().boxed();
-        let mut relist: Option<HashMap<Key, Arc<K>>> = None;
         while let Some(event) = stream.next().await {
             match event {
-                Ok(Event::Apply(obj)) => self.apply(Arc::new(obj)),
-                Ok(Event::Delete(obj)) => self.delete(&key_of(&obj)),
-                Ok(Event::Init) => relist = Some(HashMap::new()),
-                Ok(Event::InitApply(obj)) => {
-                    let obj = Arc::new(obj);
-                    relist
-                        .get_or_insert_with(HashMap::new)
-                        .insert(key_of(obj.as_ref()), obj);
-                }
-                Ok(Event::InitDone) => {
-                    self.replace(relist.take().unwrap_or_default());
-                    self.synced.send_replace(true);
-                }
+                Ok(event) => self.apply(&mut writer, &event),
                 Err(err) => {
                     tracing::debug!(informer = %self.description, error = %err, "watch error; retrying");
                 }
@@ -115,89 +128,119 @@ where
         }
     }
 
-    fn handlers(&self) -> std::sync::MutexGuard<'_, Vec<Handler<K>>> {
+    fn handlers(&self) -> MutexGuard<'_, Vec<Handler<K>>> {
         self.handlers.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn apply(&self, new: Arc<K>) {
-        let handlers = self.handlers();
-        let old = self.write().insert(key_of(new.as_ref()), new.clone());
-        let change = match &old {
-            Some(old) => Change::Updated { old, new: &new },
-            None => Change::Added(&new),
-        };
-        dispatch(&handlers, &change);
+    fn key(&self, obj: &K) -> ObjectRef<K> {
+        ObjectRef::from_obj_with(obj, self.dyntype.clone())
     }
 
-    fn delete(&self, key: &Key) {
+    /// Writes the event to the store, then tells the handlers what changed. The handler list stays locked
+    /// meanwhile, so a handler being added sees the store either before or after the change, never both.
+    pub(super) fn apply(&self, writer: &mut Writer<K>, event: &Event<K>) {
         let handlers = self.handlers();
-        if let Some(old) = self.write().remove(key) {
-            dispatch(&handlers, &Change::Deleted(&old));
-        }
-    }
-
-    fn replace(&self, fresh: HashMap<Key, Arc<K>>) {
-        let handlers = self.handlers();
-        let old = std::mem::replace(&mut *self.write(), fresh.clone());
-        for (key, gone) in &old {
-            if !fresh.contains_key(key) {
-                dispatch(&handlers, &Change::Deleted(gone));
+        match event {
+            Event::Apply(obj) => {
+                let key = self.key(obj);
+                let old = self.store.get(&key);
+                writer.apply_watcher_event(event);
+                let Some(new) = self.store.get(&key) else {
+                    return;
+                };
+                let change = match &old {
+                    Some(old) => Change::Updated { old, new: &new },
+                    None => Change::Added(&new),
+                };
+                dispatch(&handlers, change);
+            }
+            Event::Delete(obj) => {
+                let old = self.store.get(&self.key(obj));
+                writer.apply_watcher_event(event);
+                if let Some(old) = &old {
+                    dispatch(&handlers, Change::Deleted(old));
+                }
+            }
+            Event::Init | Event::InitApply(_) => writer.apply_watcher_event(event),
+            Event::InitDone => {
+                let before = self.snapshot();
+                writer.apply_watcher_event(event);
+                let after = self.snapshot();
+                for (key, gone) in &before {
+                    if !after.contains_key(key) {
+                        dispatch(&handlers, Change::Deleted(gone));
+                    }
+                }
+                for (key, new) in &after {
+                    match before.get(key) {
+                        Some(old) if same_version(old.as_ref(), new.as_ref()) => {}
+                        Some(old) => dispatch(&handlers, Change::Updated { old, new }),
+                        None => dispatch(&handlers, Change::Added(new)),
+                    }
+                }
+                self.synced.send_replace(true);
             }
         }
-        for (key, new) in &fresh {
-            match old.get(key) {
-                Some(prev) if same_version(prev.as_ref(), new.as_ref()) => {}
-                Some(prev) => dispatch(&handlers, &Change::Updated { old: prev, new }),
-                None => dispatch(&handlers, &Change::Added(new)),
-            }
-        }
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<Key, Arc<K>>> {
-        self.objects.write().unwrap_or_else(PoisonError::into_inner)
+    fn snapshot(&self) -> HashMap<ObjectRef<K>, Arc<K>> {
+        self.store
+            .state()
+            .into_iter()
+            .map(|obj| (self.key(&obj), obj))
+            .collect()
     }
+}
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<Key, Arc<K>>> {
-        self.objects.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
+impl<K> Informer<K>
+where
+    K: Resource + Clone + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone,
+{
     /// Registers a handler; it first sees every cached object as `Added`.
     pub fn add_handler(&self, handler: impl Fn(Change<'_, K>) + Send + Sync + 'static) {
-        let mut handlers = self.handlers();
-        for obj in self.read().values() {
-            handler(Change::Added(obj));
+        let mut handlers = self.handlers.lock().unwrap_or_else(PoisonError::into_inner);
+        for obj in self.store.state() {
+            handler(Change::Added(&obj));
         }
         handlers.push(Box::new(handler));
     }
 
+    /// The cache itself, as kube-runtime's controllers read it.
+    pub fn store(&self) -> Store<K> {
+        self.store.clone()
+    }
+
+    /// The dynamic type of the cached objects (`()` for typed resources).
+    pub fn dyntype(&self) -> &K::DynamicType {
+        &self.dyntype
+    }
+
     /// The cached object `namespace/name` (namespace empty for cluster-scoped objects).
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
-        self.read()
-            .get(&(namespace.to_owned(), name.to_owned()))
-            .cloned()
+        let key = ObjectRef::new_with(name, self.dyntype.clone());
+        let key = if namespace.is_empty() {
+            key
+        } else {
+            key.within(namespace)
+        };
+        self.store.get(&key)
     }
 
     /// Every cached object.
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.read().values().cloned().collect()
+        self.store.state()
     }
 
     /// Cached objects for which `keep` holds.
     pub fn filter(&self, keep: impl Fn(&K) -> bool) -> Vec<Arc<K>> {
-        self.read()
-            .values()
-            .filter(|obj| keep(obj))
-            .cloned()
-            .collect()
+        self.store.state_filter(keep)
     }
 
     /// Cached objects in `namespace`.
     pub fn list_namespace(&self, namespace: &str) -> Vec<Arc<K>> {
-        self.read()
-            .iter()
-            .filter(|((ns, _), _)| ns == namespace)
-            .map(|(_, obj)| obj.clone())
-            .collect()
+        self.store
+            .state_filter(|obj| obj.meta().namespace.as_deref().unwrap_or_default() == namespace)
     }
 
     /// Whether the first list completed.
@@ -207,9 +250,13 @@ where
 
     /// Waits until the first list completed.
     pub async fn wait_synced(&self) {
-        let mut rx = self.synced.subscribe();
         // The sender lives as long as `self`, so this only ends when synced.
-        let _ = rx.wait_for(|synced| *synced).await;
+        let _ = self.synced.subscribe().wait_for(|synced| *synced).await;
+    }
+
+    /// A receiver that turns true once the first list completed.
+    pub fn synced(&self) -> watch::Receiver<bool> {
+        self.synced.subscribe()
     }
 
     /// What this informer watches, for logs.
@@ -225,8 +272,8 @@ fn same_version<K: Resource>(a: &K, b: &K) -> bool {
     }
 }
 
-fn dispatch<K>(handlers: &[Handler<K>], change: &Change<'_, K>) {
+fn dispatch<K>(handlers: &[Handler<K>], change: Change<'_, K>) {
     for handler in handlers {
-        handler(*change);
+        handler(change);
     }
 }

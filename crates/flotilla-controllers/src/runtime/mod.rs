@@ -1,9 +1,12 @@
-//! The controller runtime: work queues, watch-fed informers shared between controllers, and the worker loop
-//! with its error policy.
+//! The controller runtime, on kube-runtime: informers (kube-runtime reflector stores fed by its watcher, with
+//! change handlers) shared between every controller that watches the same resource, and controllers on
+//! kube-runtime's applier with the error policy, spans, metrics and logs every reconcile gets.
 
 pub mod controller;
 pub mod informer;
-pub mod queue;
+pub mod reconcile;
+#[cfg(test)]
+mod tests;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -16,9 +19,8 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
-pub use controller::{Action, error_policy, run, run_until, spec_changed};
+pub use controller::{Action, Backoff, Controller, Trigger, spec_changed};
 pub use informer::{Change, Informer};
-pub use queue::{Backoff, Queue};
 
 type Entry = (Arc<dyn Any + Send + Sync>, JoinHandle<()>);
 
@@ -65,6 +67,7 @@ impl Informers {
         }
         let (informer, task) = Informer::start(
             Api::<K>::all(self.client.clone()),
+            (),
             watcher::Config::default(),
             format!("{}: {}", self.name, K::plural(&())),
         );
@@ -84,6 +87,7 @@ impl Informers {
         }
         let (informer, task) = Informer::start(
             Api::<DynamicObject>::all_with(self.client.clone(), resource),
+            resource.clone(),
             watcher::Config::default(),
             format!(
                 "{}: {}/{}",

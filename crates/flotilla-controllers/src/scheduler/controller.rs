@@ -24,6 +24,7 @@ use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::core::object::{HasSpec, HasStatus};
 use kube::{Api, Resource, ResourceExt};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::core::{BindingRef, ErrorKind, ScheduleOptions, schedule_binding};
 use super::decision::{
@@ -37,13 +38,12 @@ use super::writeback::{
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
+use crate::runtime::reconcile::{observed, reconcile_span};
 use crate::runtime::{Action, Change, Informer};
+use crate::update;
 
 /// Name of the controller (metrics; events report as `flotilla-scheduler`).
 pub const NAME: &str = "scheduler";
-
-/// Status writes meeting a conflict are retried with a fresh read, this many attempts in all.
-const STATUS_ATTEMPTS: usize = 5;
 
 /// A binding to schedule: namespace and name, namespace empty for a ClusterResourceBinding.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -247,21 +247,22 @@ impl Scheduler {
         self.queue.add(key, priority);
     }
 
-    /// One worker: takes keys until the queue closes, records metrics and routes failures (§4.1 "Queue").
+    /// One worker: takes keys until the queue closes, reconciles each (with the span, metrics and logs of
+    /// every reconcile) and routes failures (§4.1 "Queue").
     async fn work(self: Arc<Self>) {
         while let Some(key) = self.queue.next().await {
-            let start = tokio::time::Instant::now();
-            let result = self.reconcile(key.clone()).await;
-            let elapsed = start.elapsed();
+            let object = if key.namespace.is_empty() {
+                format!("ClusterResourceBinding {key}")
+            } else {
+                format!("ResourceBinding {key}")
+            };
+            let span = reconcile_span(NAME, &object);
+            let result = observed(NAME, self.ctx.metrics.clone(), self.reconcile(key.clone()))
+                .instrument(span)
+                .await;
             match result {
-                Ok(_) => {
-                    self.ctx.metrics.observe(NAME, elapsed, None);
-                    self.queue.forget(&key);
-                }
+                Ok(_) => self.queue.forget(&key),
                 Err(err) => {
-                    self.ctx
-                        .metrics
-                        .observe(NAME, elapsed, Some(err.category()));
                     let retry = retry_of(&err);
                     let priority = self.current_priority(&key);
                     match retry {
@@ -271,13 +272,7 @@ impl Scheduler {
                         }
                         Retry::Unschedulable => self.queue.add_unschedulable(key.clone(), priority),
                     }
-                    tracing::debug!(
-                        controller = NAME,
-                        key = %key,
-                        error = %err.message(),
-                        retry = ?retry,
-                        "scheduling failed"
-                    );
+                    tracing::debug!(controller = NAME, key = %key, retry = ?retry, "scheduling retry");
                 }
             }
             self.queue.done(&key);
@@ -306,12 +301,12 @@ impl Scheduler {
         if key.namespace.is_empty() {
             match self.crb.get("", &key.name) {
                 Some(crb) => self.schedule(crb.as_ref(), true).await,
-                None => Ok(Action::AwaitChange),
+                None => Ok(Action::await_change()),
             }
         } else {
             match self.rb.get(&key.namespace, &key.name) {
                 Some(rb) => self.schedule(rb.as_ref(), false).await,
-                None => Ok(Action::AwaitChange),
+                None => Ok(Action::await_change()),
             }
         }
     }
@@ -340,7 +335,7 @@ impl Scheduler {
 
     async fn schedule<K: Binding>(&self, binding: &K, cluster_scoped: bool) -> Result<Action> {
         if !accepts(self.scheduler_name(), binding.labels(), binding.spec()) {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         let key = key_of(binding);
         let describe = format!("{} {key}", K::kind(&()));
@@ -363,11 +358,11 @@ impl Scheduler {
             other => other,
         };
         let schedule_reason = match decision {
-            Decision::Nothing => return Ok(Action::AwaitChange),
+            Decision::Nothing => return Ok(Action::await_change()),
             Decision::SkipDeleting => {
                 let message = deleting_message(&key.namespace, &key.name);
                 self.event(binding, false, events::SCHEDULE_BINDING_FAILED, &message);
-                return Ok(Action::AwaitChange);
+                return Ok(Action::await_change());
             }
             Decision::ObserveGeneration => {
                 let observe = |current: &ResourceBindingStatus| ResourceBindingStatus {
@@ -376,7 +371,7 @@ impl Scheduler {
                 };
                 self.update_status(binding, &status, None, observe, &describe)
                     .await?;
-                return Ok(Action::AwaitChange);
+                return Ok(Action::await_change());
             }
             Decision::Schedule(reason) => reason,
         };
@@ -442,7 +437,7 @@ impl Scheduler {
                 let result = outcome.clusters.as_deref().unwrap_or_default();
                 let message = success_message(result, cluster_scoped);
                 self.event(binding, true, events::SCHEDULE_BINDING_SUCCEED, &message);
-                Ok(Action::AwaitChange)
+                Ok(Action::await_change())
             }
             Some(error) => {
                 // With terms, each failed term already had its event; Karmada adds a final one only when the
@@ -456,7 +451,9 @@ impl Scheduler {
                     );
                 }
                 match &error.kind {
-                    ErrorKind::NoClusterFit(fit) if !fit.is_transient() => Ok(Action::AwaitChange),
+                    ErrorKind::NoClusterFit(fit) if !fit.is_transient() => {
+                        Ok(Action::await_change())
+                    }
                     _ => Err(Error::Schedule {
                         object: describe,
                         reason: condition_reason(Some(error)),
@@ -478,49 +475,49 @@ impl Scheduler {
         update: impl Fn(&ResourceBindingStatus) -> ResourceBindingStatus,
         describe: &str,
     ) -> Result<()> {
-        let api = self.api(binding);
-        let name = binding.name_any();
-        let mut current = status.clone();
-        let mut resource_version =
-            resource_version.or_else(|| binding.meta().resource_version.clone());
-        for attempt in 1..=STATUS_ATTEMPTS {
-            let next = update(&current);
-            let Some(patch) =
-                status_patch(&current, &next, resource_version.as_deref()).map_err(|source| {
-                    Error::Decode {
-                        object: describe.to_owned(),
-                        source,
-                    }
-                })?
-            else {
-                return Ok(());
-            };
-            match api
-                .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-            {
-                Ok(_) => return Ok(()),
-                Err(kube::Error::Api(err)) if err.code == 409 && attempt < STATUS_ATTEMPTS => {
-                    let fresh = api.get_status(&name).await.map_err(|source| {
-                        Error::kube("get status of", describe.to_owned(), source)
-                    })?;
-                    resource_version = fresh.metadata.resource_version.clone();
-                    current = match fresh.data.get("status") {
-                        Some(value) => serde_json::from_value(value.clone()).map_err(|source| {
-                            Error::Decode {
-                                object: describe.to_owned(),
-                                source,
-                            }
-                        })?,
-                        None => ResourceBindingStatus::default(),
+        let (api, name) = (&self.api(binding), &binding.name_any());
+        let resource_version = resource_version.or_else(|| binding.meta().resource_version.clone());
+        let decode = |source| Error::Decode {
+            object: describe.to_owned(),
+            source,
+        };
+        let update = &update;
+        let state = (status.clone(), resource_version);
+        update::retry_on_conflict(
+            describe,
+            state,
+            |(current, resource_version), fresh| async move {
+                let attempt = async {
+                    let (current, resource_version) = if fresh {
+                        let stored = api.get_status(name).await.map_err(|source| {
+                            Error::kube("get status of", describe.to_owned(), source)
+                        })?;
+                        let current = match stored.data.get("status") {
+                            Some(value) => serde_json::from_value(value.clone()).map_err(decode)?,
+                            None => ResourceBindingStatus::default(),
+                        };
+                        (current, stored.metadata.resource_version)
+                    } else {
+                        (current, resource_version)
                     };
-                }
-                Err(source) => {
-                    return Err(Error::kube("patch status of", describe.to_owned(), source));
-                }
-            }
-        }
-        Ok(())
+                    let next = update(&current);
+                    let patch = status_patch(&current, &next, resource_version.as_deref())
+                        .map_err(decode)?;
+                    if let Some(patch) = patch {
+                        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+                            .await
+                            .map_err(|source| {
+                                Error::kube("patch status of", describe.to_owned(), source)
+                            })?;
+                    }
+                    Ok(())
+                };
+                let result = attempt.await;
+                // A conflict reads the status afresh on the next attempt, so nothing needs carrying over.
+                ((ResourceBindingStatus::default(), None), result)
+            },
+        )
+        .await
     }
 }
 

@@ -6,8 +6,8 @@
 use flotilla_api::work::v1alpha2::AggregatedStatusItem;
 use serde_json::{Map, Value};
 
+use super::NativeError;
 use super::object::{at, describe, generation, json_type, non_zero, set_or_remove};
-use super::{NativeError, NativeKind, job_status, load_balancer};
 
 /// A status counter: its key and whether Go writes it even when zero (no omitempty).
 pub(crate) type Field = (&'static str, bool);
@@ -41,33 +41,37 @@ pub(crate) const STATEFUL_SET: &[Field] = &[
     ("updatedReplicas", false),
 ];
 
-/// The template with its status folded from `items`.
-pub(crate) fn aggregate_status(
-    kind: NativeKind,
+/// Deployments: the counters summed.
+pub(super) fn deployment(
     object: Value,
     items: &[AggregatedStatusItem],
 ) -> Result<Value, NativeError> {
-    match kind {
-        NativeKind::Deployment => counters(object, items, DEPLOYMENT),
-        NativeKind::ReplicaSet => counters(object, items, REPLICA_SET),
-        NativeKind::DaemonSet => counters(object, items, DAEMON_SET),
-        // Flotilla uses the Deployment generation rule for StatefulSets too (spec §0, quirk 21 fixed).
-        NativeKind::StatefulSet => counters(object, items, STATEFUL_SET),
-        NativeKind::Job => job_status::aggregate(object, items),
-        NativeKind::CronJob => cron_job(object, items),
-        NativeKind::Pod => pod(object, items),
-        NativeKind::PersistentVolume => persistent_volume(object, items),
-        NativeKind::PersistentVolumeClaim => persistent_volume_claim(object, items),
-        NativeKind::PodDisruptionBudget => pod_disruption_budget(object, items),
-        NativeKind::HorizontalPodAutoscaler => horizontal_pod_autoscaler(object, items),
-        NativeKind::Service => load_balancer::aggregate_service(object, items),
-        NativeKind::Ingress => load_balancer::aggregate_ingress(object, items),
-        _ => Err(NativeError::Field {
-            object: describe(&object),
-            field: "kind".to_owned(),
-            reason: "no native status aggregation handler".to_owned(),
-        }),
-    }
+    counters(object, items, DEPLOYMENT)
+}
+
+/// ReplicaSets: the counters summed.
+pub(super) fn replica_set(
+    object: Value,
+    items: &[AggregatedStatusItem],
+) -> Result<Value, NativeError> {
+    counters(object, items, REPLICA_SET)
+}
+
+/// DaemonSets: the counters summed.
+pub(super) fn daemon_set(
+    object: Value,
+    items: &[AggregatedStatusItem],
+) -> Result<Value, NativeError> {
+    counters(object, items, DAEMON_SET)
+}
+
+/// StatefulSets: the counters summed; Flotilla uses the Deployment generation rule for StatefulSets too
+/// (spec §0, quirk 21 fixed).
+pub(super) fn stateful_set(
+    object: Value,
+    items: &[AggregatedStatusItem],
+) -> Result<Value, NativeError> {
+    counters(object, items, STATEFUL_SET)
 }
 
 /// A member's reflected status as a map; `None` when the member has none yet.
@@ -206,7 +210,10 @@ pub(crate) fn replace_status(mut object: Value, status: Map<String, Value>) -> V
 }
 
 /// Active jobs of every member, and the latest schedule and success times.
-fn cron_job(mut object: Value, items: &[AggregatedStatusItem]) -> Result<Value, NativeError> {
+pub(super) fn cron_job(
+    mut object: Value,
+    items: &[AggregatedStatusItem],
+) -> Result<Value, NativeError> {
     let mut active = Vec::new();
     let mut last_schedule: Option<(jiff::Timestamp, Value)> = None;
     let mut last_successful: Option<(jiff::Timestamp, Value)> = None;
@@ -278,7 +285,7 @@ pub(crate) fn member_time(
 }
 
 /// Phase by severity and the readiness and state of every container, across members.
-fn pod(object: Value, items: &[AggregatedStatusItem]) -> Result<Value, NativeError> {
+pub(super) fn pod(object: Value, items: &[AggregatedStatusItem]) -> Result<Value, NativeError> {
     // Karmada leaves the status alone when there is no item list at all; an empty list is how Flotilla's
     // callers say that, since a binding without items omits the list.
     if items.is_empty() {
@@ -355,7 +362,10 @@ fn container_summary(container: &Value) -> Value {
 }
 
 /// The most severe phase among members; a member without a status is still Pending.
-fn persistent_volume(object: Value, items: &[AggregatedStatusItem]) -> Result<Value, NativeError> {
+pub(super) fn persistent_volume(
+    object: Value,
+    items: &[AggregatedStatusItem],
+) -> Result<Value, NativeError> {
     let mut phases = Vec::new();
     for item in items {
         match member_status(&object, item)? {
@@ -380,7 +390,7 @@ fn persistent_volume(object: Value, items: &[AggregatedStatusItem]) -> Result<Va
 }
 
 /// Bound unless a member is Lost or in another phase (the last such member wins).
-fn persistent_volume_claim(
+pub(super) fn persistent_volume_claim(
     object: Value,
     items: &[AggregatedStatusItem],
 ) -> Result<Value, NativeError> {
@@ -409,7 +419,7 @@ fn persistent_volume_claim(
 }
 
 /// Sums, and disrupted pods keyed `<cluster>/<pod>`.
-fn pod_disruption_budget(
+pub(super) fn pod_disruption_budget(
     object: Value,
     items: &[AggregatedStatusItem],
 ) -> Result<Value, NativeError> {
@@ -445,7 +455,7 @@ fn pod_disruption_budget(
 }
 
 /// Sums of current and desired replicas.
-fn horizontal_pod_autoscaler(
+pub(super) fn horizontal_pod_autoscaler(
     object: Value,
     items: &[AggregatedStatusItem],
 ) -> Result<Value, NativeError> {

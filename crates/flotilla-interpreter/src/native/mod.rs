@@ -13,6 +13,7 @@ mod dependencies;
 mod error;
 mod health;
 mod job_status;
+mod kinds;
 mod load_balancer;
 pub(crate) mod object;
 pub mod pod;
@@ -26,129 +27,9 @@ use futures::future::BoxFuture;
 use kube::core::GroupVersionKind;
 
 pub use error::{NativeError, not_found_message};
+pub use kinds::{KINDS, NativeKind};
 
 use crate::layer::{Handles, Layer, LayerKind, Request, Response, gvk_of};
-
-/// A kind the native layer has handlers for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NativeKind {
-    /// `apps/v1 Deployment`.
-    Deployment,
-    /// `apps/v1 ReplicaSet`.
-    ReplicaSet,
-    /// `apps/v1 StatefulSet`.
-    StatefulSet,
-    /// `apps/v1 DaemonSet`.
-    DaemonSet,
-    /// `batch/v1 Job`.
-    Job,
-    /// `batch/v1 CronJob`.
-    CronJob,
-    /// `v1 Pod`.
-    Pod,
-    /// `v1 Service`.
-    Service,
-    /// `v1 ServiceAccount`.
-    ServiceAccount,
-    /// `v1 Secret`.
-    Secret,
-    /// `v1 PersistentVolumeClaim`.
-    PersistentVolumeClaim,
-    /// `v1 PersistentVolume`.
-    PersistentVolume,
-    /// `networking.k8s.io/v1 Ingress`.
-    Ingress,
-    /// `policy/v1 PodDisruptionBudget`.
-    PodDisruptionBudget,
-    /// `autoscaling/v2 HorizontalPodAutoscaler`.
-    HorizontalPodAutoscaler,
-    /// `multicluster.x-k8s.io/v1alpha1 ServiceImport`.
-    ServiceImport,
-}
-
-impl NativeKind {
-    /// The native kind of an exact group, version and kind.
-    pub fn of(gvk: &GroupVersionKind) -> Option<NativeKind> {
-        use NativeKind as K;
-        Some(
-            match (gvk.group.as_str(), gvk.version.as_str(), gvk.kind.as_str()) {
-                ("apps", "v1", "Deployment") => K::Deployment,
-                ("apps", "v1", "ReplicaSet") => K::ReplicaSet,
-                ("apps", "v1", "StatefulSet") => K::StatefulSet,
-                ("apps", "v1", "DaemonSet") => K::DaemonSet,
-                ("batch", "v1", "Job") => K::Job,
-                ("batch", "v1", "CronJob") => K::CronJob,
-                ("", "v1", "Pod") => K::Pod,
-                ("", "v1", "Service") => K::Service,
-                ("", "v1", "ServiceAccount") => K::ServiceAccount,
-                ("", "v1", "Secret") => K::Secret,
-                ("", "v1", "PersistentVolumeClaim") => K::PersistentVolumeClaim,
-                ("", "v1", "PersistentVolume") => K::PersistentVolume,
-                ("networking.k8s.io", "v1", "Ingress") => K::Ingress,
-                ("policy", "v1", "PodDisruptionBudget") => K::PodDisruptionBudget,
-                ("autoscaling", "v2", "HorizontalPodAutoscaler") => K::HorizontalPodAutoscaler,
-                ("multicluster.x-k8s.io", "v1alpha1", "ServiceImport") => K::ServiceImport,
-                _ => return None,
-            },
-        )
-    }
-
-    /// Whether this kind has a specific handler for `op` (the coverage matrix of spec §3.1, less the generic
-    /// status reflection).
-    pub fn supports(self, op: Op) -> bool {
-        use NativeKind as K;
-        match op {
-            Op::InterpretReplica => matches!(
-                self,
-                K::Deployment | K::ReplicaSet | K::StatefulSet | K::Job | K::Pod
-            ),
-            Op::ReviseReplica => matches!(
-                self,
-                K::Deployment | K::ReplicaSet | K::StatefulSet | K::Job
-            ),
-            Op::Retain => matches!(
-                self,
-                K::Deployment
-                    | K::Job
-                    | K::Pod
-                    | K::Service
-                    | K::ServiceAccount
-                    | K::Secret
-                    | K::PersistentVolumeClaim
-                    | K::PersistentVolume
-            ),
-            Op::AggregateStatus => {
-                !matches!(self, K::ServiceAccount | K::Secret | K::ServiceImport)
-            }
-            Op::InterpretStatus => true,
-            Op::InterpretHealth => matches!(
-                self,
-                K::Deployment
-                    | K::ReplicaSet
-                    | K::StatefulSet
-                    | K::DaemonSet
-                    | K::Pod
-                    | K::Service
-                    | K::PersistentVolumeClaim
-                    | K::Ingress
-                    | K::PodDisruptionBudget
-            ),
-            Op::InterpretDependency => matches!(
-                self,
-                K::Deployment
-                    | K::ReplicaSet
-                    | K::StatefulSet
-                    | K::DaemonSet
-                    | K::Job
-                    | K::CronJob
-                    | K::Pod
-                    | K::Ingress
-                    | K::ServiceImport
-            ),
-            Op::InterpretComponent | Op::Prune | Op::All => false,
-        }
-    }
-}
 
 /// Go's spelling of a group, version and kind (`apps/v1, Kind=Deployment`, `/v1, Kind=Pod`), used in
 /// Karmada-compatible messages.
@@ -173,43 +54,40 @@ pub fn interpret(request: Request) -> Result<Response, NativeError> {
         reason: "Object 'Kind' is missing".to_owned(),
     })?;
     let operation = request.operation();
-    let kind = NativeKind::of(&gvk).filter(|k| k.supports(operation));
-    if operation == Op::InterpretStatus {
-        let Request::InterpretStatus { object } = &request else {
-            return Err(not_found(operation, &gvk));
-        };
-        return reflect::reflect_status(NativeKind::of(&gvk), object).map(Response::Status);
-    }
-    let Some(kind) = kind else {
-        return Err(not_found(operation, &gvk));
-    };
+    let kind = NativeKind::of(&gvk);
+    let missing = || not_found(operation, &gvk);
     match request {
+        Request::InterpretStatus { object } => {
+            reflect::reflect_status(kind.and_then(|k| k.status), &object).map(Response::Status)
+        }
         Request::InterpretReplica { object } => {
-            replica::get_replicas(kind, &object).map(|(replicas, requirements)| {
-                Response::Replicas {
-                    replicas,
-                    requirements,
-                }
+            let handler = kind.and_then(|k| k.replicas).ok_or_else(missing)?;
+            handler(&object).map(|(replicas, requirements)| Response::Replicas {
+                replicas,
+                requirements,
             })
         }
         Request::ReviseReplica { object, replicas } => {
-            replica::revise_replica(kind, object, replicas).map(Response::Object)
+            let handler = kind.and_then(|k| k.revise).ok_or_else(missing)?;
+            handler(object, replicas).map(Response::Object)
         }
         Request::Retain { desired, observed } => {
-            retain::retain(kind, desired, &observed).map(Response::Object)
+            let handler = kind.and_then(|k| k.retain).ok_or_else(missing)?;
+            handler(desired, &observed).map(Response::Object)
         }
         Request::AggregateStatus { object, items } => {
-            aggregate::aggregate_status(kind, object, &items).map(Response::Object)
+            let handler = kind.and_then(|k| k.aggregate).ok_or_else(missing)?;
+            handler(object, &items).map(Response::Object)
         }
         Request::InterpretHealth { object } => {
-            health::interpret_health(kind, &object).map(Response::Healthy)
+            let handler = kind.and_then(|k| k.health).ok_or_else(missing)?;
+            handler(&object).map(Response::Healthy)
         }
         Request::InterpretDependency { object } => {
-            dependencies::get_dependencies(kind, &object).map(Response::Dependencies)
+            let handler = kind.and_then(|k| k.dependencies).ok_or_else(missing)?;
+            handler(&object).map(Response::Dependencies)
         }
-        Request::InterpretComponent { .. } | Request::InterpretStatus { .. } => {
-            Err(not_found(operation, &gvk))
-        }
+        Request::InterpretComponent { .. } => Err(missing()),
     }
 }
 

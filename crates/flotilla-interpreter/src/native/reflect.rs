@@ -4,12 +4,14 @@
 use flotilla_api::names::annotations::RESOURCE_TEMPLATE_GENERATION;
 use serde_json::{Map, Value, json};
 
+use super::NativeError;
+use super::kinds::{Reflected, StatusFn};
 use super::object::{describe, generation, is_empty, json_type, non_zero, str_at};
-use super::{NativeError, NativeKind};
 
-/// The status to reflect, or `None` when the object has none.
+/// The status to reflect, or `None` when the object has none: the kind's own reflection, or for kinds
+/// without one (Ingress and every kind outside the table) the whole status.
 pub(crate) fn reflect_status(
-    kind: Option<NativeKind>,
+    reflect: Option<StatusFn>,
     object: &Value,
 ) -> Result<Option<Value>, NativeError> {
     let status = match object.get("status") {
@@ -23,62 +25,81 @@ pub(crate) fn reflect_status(
             });
         }
     };
-    let result = match kind {
-        Some(NativeKind::Deployment) => {
-            let out = workload(object, status, DEPLOYMENT)?;
-            if out.is_empty() {
-                return Ok(None);
-            }
-            out
-        }
-        Some(NativeKind::ReplicaSet) => workload(object, status, REPLICA_SET)?,
-        Some(NativeKind::DaemonSet) => workload(object, status, DAEMON_SET)?,
-        Some(NativeKind::StatefulSet) => workload(object, status, STATEFUL_SET)?,
-        Some(NativeKind::Service) => {
-            if str_at(object, &["spec", "type"]) != Some("LoadBalancer") {
-                return Ok(None);
-            }
-            let load_balancer = status
-                .get("loadBalancer")
-                .cloned()
-                .unwrap_or_else(|| json!({}));
-            let mut out = Map::new();
-            out.insert("loadBalancer".to_owned(), load_balancer);
-            out
-        }
-        Some(NativeKind::Job) => {
-            let mut out = Map::new();
-            for key in ["conditions", "startTime", "completionTime"] {
-                put(
-                    &mut out,
-                    key,
-                    status.get(key).filter(|v| !is_empty(v)).cloned(),
-                );
-            }
-            counters(object, status, JOB, out)?
-        }
-        Some(NativeKind::PodDisruptionBudget) => {
-            let mut out = Map::new();
-            put(
-                &mut out,
-                "disruptedPods",
-                status
-                    .get("disruptedPods")
-                    .filter(|v| !is_empty(v))
-                    .cloned(),
-            );
-            counters(object, status, POD_DISRUPTION_BUDGET, out)?
-        }
-        Some(NativeKind::HorizontalPodAutoscaler) => {
-            let mut out = counters(object, status, HORIZONTAL_POD_AUTOSCALER, Map::new())?;
-            // Karmada's wrapper emits currentMetrics without omitempty and never fills it.
-            out.insert("currentMetrics".to_owned(), Value::Null);
-            out
-        }
-        // Ingress and every kind without a specific handler reflect the whole status.
-        _ => status.clone(),
+    let result = match reflect {
+        Some(reflect) => reflect(object, status)?,
+        None => Some(status.clone()),
     };
-    Ok(Some(Value::Object(result)))
+    Ok(result.map(Value::Object))
+}
+
+/// Deployments: generations, counters and observedGeneration; nothing when all of them are absent.
+pub(super) fn deployment(object: &Value, status: &Map<String, Value>) -> Reflected {
+    let out = workload(object, status, DEPLOYMENT)?;
+    Ok((!out.is_empty()).then_some(out))
+}
+
+/// ReplicaSets: generations, counters and observedGeneration.
+pub(super) fn replica_set(object: &Value, status: &Map<String, Value>) -> Reflected {
+    workload(object, status, REPLICA_SET).map(Some)
+}
+
+/// DaemonSets: generations, counters and observedGeneration.
+pub(super) fn daemon_set(object: &Value, status: &Map<String, Value>) -> Reflected {
+    workload(object, status, DAEMON_SET).map(Some)
+}
+
+/// StatefulSets: generations, counters and observedGeneration.
+pub(super) fn stateful_set(object: &Value, status: &Map<String, Value>) -> Reflected {
+    workload(object, status, STATEFUL_SET).map(Some)
+}
+
+/// Services: the load balancer of a LoadBalancer Service, nothing for other types.
+pub(super) fn service(object: &Value, status: &Map<String, Value>) -> Reflected {
+    if str_at(object, &["spec", "type"]) != Some("LoadBalancer") {
+        return Ok(None);
+    }
+    let load_balancer = status
+        .get("loadBalancer")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let mut out = Map::new();
+    out.insert("loadBalancer".to_owned(), load_balancer);
+    Ok(Some(out))
+}
+
+/// Jobs: conditions, start and completion time, and the pod counters.
+pub(super) fn job(object: &Value, status: &Map<String, Value>) -> Reflected {
+    let mut out = Map::new();
+    for key in ["conditions", "startTime", "completionTime"] {
+        put(
+            &mut out,
+            key,
+            status.get(key).filter(|v| !is_empty(v)).cloned(),
+        );
+    }
+    counters(object, status, JOB, out).map(Some)
+}
+
+/// PodDisruptionBudgets: disrupted pods and the counters.
+pub(super) fn pod_disruption_budget(object: &Value, status: &Map<String, Value>) -> Reflected {
+    let mut out = Map::new();
+    put(
+        &mut out,
+        "disruptedPods",
+        status
+            .get("disruptedPods")
+            .filter(|v| !is_empty(v))
+            .cloned(),
+    );
+    counters(object, status, POD_DISRUPTION_BUDGET, out).map(Some)
+}
+
+/// HorizontalPodAutoscalers: the replica counters.
+pub(super) fn horizontal_pod_autoscaler(object: &Value, status: &Map<String, Value>) -> Reflected {
+    let mut out = counters(object, status, HORIZONTAL_POD_AUTOSCALER, Map::new())?;
+    // Karmada's wrapper emits currentMetrics without omitempty and never fills it.
+    out.insert("currentMetrics".to_owned(), Value::Null);
+    Ok(Some(out))
 }
 
 /// `generation` and `resourceTemplateGeneration` (each omitted when 0) of a member workload; the annotation

@@ -5,41 +5,14 @@ use flotilla_api::names::labels::RETAIN_REPLICAS;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 
+use super::NativeError;
 use super::object::{
     at, decode_object, describe, int_at, is_empty, json_type, set_at, set_or_remove, str_at,
 };
-use super::{NativeError, NativeKind};
-
-/// Retain for `kind`: `desired` with the member-owned fields of `observed`.
-pub(crate) fn retain(
-    kind: NativeKind,
-    desired: Value,
-    observed: &Value,
-) -> Result<Value, NativeError> {
-    match kind {
-        NativeKind::Deployment => deployment(desired, observed),
-        NativeKind::Pod => pod(desired, observed),
-        NativeKind::Service => service(desired, observed),
-        NativeKind::ServiceAccount => service_account(desired, observed),
-        NativeKind::PersistentVolumeClaim => {
-            copy_non_empty_string(desired, observed, &["spec", "volumeName"])
-        }
-        NativeKind::PersistentVolume => {
-            Ok(copy_if_present(desired, observed, &["spec", "claimRef"]))
-        }
-        NativeKind::Job => job(desired, observed),
-        NativeKind::Secret => Ok(secret(desired, observed)),
-        _ => Err(NativeError::Field {
-            object: describe(&desired),
-            field: "kind".to_owned(),
-            reason: "no native retain handler".to_owned(),
-        }),
-    }
-}
 
 /// With `resourcetemplate.karmada.io/retain-replicas: "true"`, the member's replica count wins (e.g. an HPA
 /// in the member scales it).
-fn deployment(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
+pub(super) fn deployment(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
     if str_at(&desired, &["metadata", "labels", RETAIN_REPLICAS]) != Some("true") {
         return Ok(desired);
     }
@@ -54,7 +27,7 @@ fn deployment(mut desired: Value, observed: &Value) -> Result<Value, NativeError
 }
 
 /// The scheduler and the service-account admission own a pod's node, service account, volumes and mounts.
-fn pod(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
+pub(super) fn pod(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
     // Typed conversion validates both objects as Karmada's does before copying.
     let _: Pod = decode_object(&desired)?;
     let _: Pod = decode_object(observed)?;
@@ -100,7 +73,7 @@ fn pod(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
 }
 
 /// The member API server allocates a Service's cluster IP and health-check node port.
-fn service(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
+pub(super) fn service(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
     let port_path = ["spec", "healthCheckNodePort"];
     if let Some(port) = int_at(observed, &port_path)?.filter(|p| *p > 0) {
         set_at(&mut desired, &port_path, Value::from(port));
@@ -110,7 +83,7 @@ fn service(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
 
 /// Token controllers in the member add `secrets` and `imagePullSecrets` entries: keep the member's extra ones
 /// after the desired ones.
-fn service_account(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
+pub(super) fn service_account(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
     for field in ["secrets", "imagePullSecrets"] {
         let mut merged: Vec<Value> = list_of(&desired, field)?.to_vec();
         let mut names: Vec<String> = merged.iter().map(entry_name).collect();
@@ -152,7 +125,7 @@ fn entry_name(entry: &Value) -> String {
 }
 
 /// The Job controller adds `controller-uid` labels to the selector and the pod template; keep the member's.
-fn job(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
+pub(super) fn job(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
     for path in [
         &["spec", "selector", "matchLabels"][..],
         &["spec", "template", "metadata", "labels"][..],
@@ -176,11 +149,24 @@ fn job(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
 }
 
 /// The member's token controller fills a service-account token Secret's data.
-fn secret(mut desired: Value, observed: &Value) -> Value {
+pub(super) fn secret(mut desired: Value, observed: &Value) -> Result<Value, NativeError> {
     if str_at(&desired, &["type"]) == Some("kubernetes.io/service-account-token") {
         desired = copy_if_present(desired, observed, &["data"]);
     }
-    desired
+    Ok(desired)
+}
+
+/// The member's PersistentVolume controller binds a claim to a volume.
+pub(super) fn persistent_volume_claim(
+    desired: Value,
+    observed: &Value,
+) -> Result<Value, NativeError> {
+    copy_non_empty_string(desired, observed, &["spec", "volumeName"])
+}
+
+/// The member's PersistentVolume controller binds a volume to a claim.
+pub(super) fn persistent_volume(desired: Value, observed: &Value) -> Result<Value, NativeError> {
+    Ok(copy_if_present(desired, observed, &["spec", "claimRef"]))
 }
 
 fn copy_non_empty_string(

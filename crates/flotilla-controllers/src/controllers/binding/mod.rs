@@ -16,10 +16,10 @@ use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::bindings::BindingRef;
+use crate::bindings;
 use crate::context::Context;
 use crate::events::EventRecorder;
-use crate::runtime::{self, Change, Informer, Queue};
+use crate::runtime::{self, Change, Controller, Informer, Trigger};
 use crate::selector::{TemplateRef, selectors_match};
 use crate::templates::{TemplateKey, with_type};
 
@@ -30,7 +30,6 @@ pub const NAME: &str = "binding-controller";
 pub struct BindingController {
     ctx: Context,
     recorder: EventRecorder,
-    queue: Arc<Queue<BindingRef>>,
     rb: Arc<Informer<ResourceBinding>>,
     crb: Arc<Informer<ClusterResourceBinding>>,
     works: Arc<Informer<Work>>,
@@ -39,11 +38,11 @@ pub struct BindingController {
     cop: Arc<Informer<ClusterOverridePolicy>>,
 }
 
-/// Runs the binding controller until `shutdown` is cancelled.
+/// Runs the binding controller (one for ResourceBindings, one for ClusterResourceBindings) until `shutdown`
+/// is cancelled.
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(BindingController {
         recorder: ctx.recorder(NAME),
-        queue: Queue::new(ctx.options.backoff),
         rb: ctx.informers.typed(),
         crb: ctx.informers.typed(),
         works: ctx.informers.typed(),
@@ -62,12 +61,14 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         () = synced => {}
         () = shutdown.cancelled() => return,
     }
-    controller.watch();
-    let ctx = controller.ctx.clone();
-    let queue = controller.queue.clone();
-    ctx.serve(
-        NAME,
-        queue,
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx);
+    let crb = Controller::new(NAME, &controller.crb, &controller.ctx);
+    rb.reconcile_changes(&controller.rb, runtime::spec_changed);
+    crb.reconcile_changes(&controller.crb, runtime::spec_changed);
+    controller.watch_overrides(&rb.trigger(), &crb.trigger());
+    bindings::run_both(
+        rb,
+        crb,
         shutdown,
         controller,
         |controller, key| async move { controller.reconcile(key).await },
@@ -76,46 +77,38 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
 }
 
 impl BindingController {
-    fn watch(self: &Arc<Self>) {
-        let queue = self.queue.clone();
-        self.rb.add_handler(move |change| {
-            if runtime::spec_changed(&change) {
-                let rb = change.object();
-                queue.add(BindingRef::Namespaced {
-                    namespace: rb.namespace().unwrap_or_default(),
-                    name: rb.name_any(),
-                });
-            }
-        });
-        let queue = self.queue.clone();
-        self.crb.add_handler(move |change| {
-            if runtime::spec_changed(&change) {
-                queue.add(BindingRef::Cluster {
-                    name: change.object().name_any(),
-                });
-            }
-        });
-        let this = Arc::downgrade(self);
+    /// Override policies change what the bindings they select render: those bindings are synced again.
+    fn watch_overrides(
+        self: &Arc<Self>,
+        rb: &Trigger<ResourceBinding>,
+        crb: &Trigger<ClusterResourceBinding>,
+    ) {
+        let (this, trigger) = (Arc::downgrade(self), rb.clone());
         self.op.add_handler(move |change| {
             let Some(this) = this.upgrade() else { return };
             for op in changed_versions(&change) {
                 let namespace = op.namespace().unwrap_or_default();
-                this.enqueue_matching_rbs(Some(&namespace), &op.spec.resource_selectors);
+                this.enqueue_matching_rbs(&trigger, Some(&namespace), &op.spec.resource_selectors);
             }
         });
-        let this = Arc::downgrade(self);
+        let (this, rb, crb) = (Arc::downgrade(self), rb.clone(), crb.clone());
         self.cop.add_handler(move |change| {
             let Some(this) = this.upgrade() else { return };
             for cop in changed_versions(&change) {
-                this.enqueue_matching_rbs(None, &cop.spec.resource_selectors);
-                this.enqueue_matching_crbs(&cop.spec.resource_selectors);
+                this.enqueue_matching_rbs(&rb, None, &cop.spec.resource_selectors);
+                this.enqueue_matching_crbs(&crb, &cop.spec.resource_selectors);
             }
         });
     }
 
     /// Enqueues RBs (of `namespace`, or all) whose template one of `selectors` matches (all of them when
     /// there are no selectors). A template not in any cache counts as matching: an extra sync is harmless.
-    fn enqueue_matching_rbs(&self, namespace: Option<&str>, selectors: &[ResourceSelector]) {
+    fn enqueue_matching_rbs(
+        &self,
+        trigger: &Trigger<ResourceBinding>,
+        namespace: Option<&str>,
+        selectors: &[ResourceSelector],
+    ) {
         let bindings = match namespace {
             Some(ns) => self.rb.list_namespace(ns),
             None => self.rb.list(),
@@ -123,20 +116,19 @@ impl BindingController {
         for rb in bindings {
             let namespace = rb.namespace().unwrap_or_default();
             if self.template_matches(&rb.spec.resource, &namespace, selectors) {
-                self.queue.add(BindingRef::Namespaced {
-                    namespace,
-                    name: rb.name_any(),
-                });
+                trigger.reconcile(&rb);
             }
         }
     }
 
-    fn enqueue_matching_crbs(&self, selectors: &[ResourceSelector]) {
+    fn enqueue_matching_crbs(
+        &self,
+        trigger: &Trigger<ClusterResourceBinding>,
+        selectors: &[ResourceSelector],
+    ) {
         for crb in self.crb.list() {
             if self.template_matches(&crb.spec.resource, "", selectors) {
-                self.queue.add(BindingRef::Cluster {
-                    name: crb.name_any(),
-                });
+                trigger.reconcile(&crb);
             }
         }
     }

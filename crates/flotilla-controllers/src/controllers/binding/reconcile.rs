@@ -9,7 +9,6 @@ use flotilla_api::policy::v1alpha1::{ClusterOverridePolicy, OverridePolicy};
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use kube::ResourceExt;
-use kube::api::PostParams;
 use serde_json::Value;
 
 use super::BindingController;
@@ -19,13 +18,14 @@ use super::build::{
 };
 use crate::api::get_opt;
 use crate::bindings::{BindingObject, BindingRef};
-use crate::error::{Error, Result, is_conflict, is_not_found};
+use crate::error::{Error, Result};
 use crate::events::{reference, reference_of};
 use crate::interpreter::{enabled, revise_replica};
 use crate::names::cluster_of_execution_namespace;
 use crate::overrides::apply_overrides;
 use crate::runtime::Action;
 use crate::templates::{self, TemplateKey};
+use crate::update;
 use crate::works::{create_or_update_work, delete_work};
 
 /// How long to wait for a `Directly` purged cluster's Work to disappear.
@@ -57,7 +57,7 @@ impl BindingController {
             Some(binding) => binding,
             None => match get_opt(B::api(&self.ctx.client, namespace), name).await? {
                 Some(binding) => binding,
-                None => return Ok(Action::AwaitChange),
+                None => return Ok(Action::await_change()),
             },
         };
         let Some(id) = binding.permanent_id() else {
@@ -76,7 +76,7 @@ impl BindingController {
                 .await?;
             }
             self.remove_finalizer(binding).await?;
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
 
         let spec = binding.spec();
@@ -107,7 +107,7 @@ impl BindingController {
             cluster_of_execution_namespace(&w.namespace().unwrap_or_default())
                 .is_ok_and(|c| purged.contains(c))
         }) {
-            return Ok(Action::RequeueAfter(DIRECT_PURGE_RECHECK));
+            return Ok(Action::requeue(DIRECT_PURGE_RECHECK));
         }
 
         let key = TemplateKey {
@@ -121,7 +121,7 @@ impl BindingController {
             name: spec.resource.name.clone(),
         };
         let Some(template) = templates::get(&self.ctx, &key).await? else {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         };
         let result = self.ensure_works(&binding, &id, &template).await;
         let message = match &result {
@@ -143,7 +143,7 @@ impl BindingController {
                 self.recorder.normal(&target, reason, message.clone());
             }
         }
-        result.map(|()| Action::AwaitChange)
+        result.map(|()| Action::await_change())
     }
 
     /// The Works carrying the binding's permanent id, across execution namespaces.
@@ -153,29 +153,10 @@ impl BindingController {
             .filter(|w| w.labels().get(label).is_some_and(|v| v == id))
     }
 
-    async fn remove_finalizer<B: BindingObject>(&self, mut binding: B) -> Result<()> {
-        let namespace = binding.namespace().unwrap_or_default();
-        let name = binding.name_any();
-        let api = B::api(&self.ctx.client, &namespace);
-        for _ in 0..5 {
-            if !binding.finalizers().iter().any(|f| f == B::finalizer()) {
-                return Ok(());
-            }
-            binding.finalizers_mut().retain(|f| f != B::finalizer());
-            match api.replace(&name, &PostParams::default(), &binding).await {
-                Ok(_) => return Ok(()),
-                Err(err) if is_not_found(&err) => return Ok(()),
-                Err(err) if is_conflict(&err) => match get_opt(api.clone(), &name).await? {
-                    Some(fresh) => binding = fresh,
-                    None => return Ok(()),
-                },
-                Err(source) => return Err(Error::kube("update", binding.describe(), source)),
-            }
-        }
-        Err(Error::waiting(format!(
-            "{} to stop changing",
-            binding.describe()
-        )))
+    async fn remove_finalizer<B: BindingObject>(&self, binding: B) -> Result<()> {
+        let api = B::api(&self.ctx.client, &binding.namespace().unwrap_or_default());
+        let what = binding.describe();
+        update::remove_finalizer(&api, &what, binding, B::finalizer()).await
     }
 
     /// §5.3: one Work per target cluster; errors are collected so other clusters still get theirs.

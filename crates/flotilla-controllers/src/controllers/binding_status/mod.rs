@@ -13,22 +13,22 @@ use flotilla_api::names::events;
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ClusterResourceBinding, ResourceBinding};
 use kube::ResourceExt;
-use kube::api::PostParams;
+use kube::core::TypeMeta;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use self::build::{aggregated_items, fully_applied};
 use crate::api::get_opt;
-use crate::bindings::{BindingObject, BindingRef};
+use crate::bindings::{self, BindingObject, BindingRef};
 use crate::conditions::set_condition;
 use crate::context::Context;
 use crate::controllers::binding::build::expected_clusters;
-use crate::error::{Error, Result, is_conflict, is_not_found};
+use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference, reference_of};
 use crate::interpreter::{aggregate_status, enabled};
-use crate::objects::value_to_dynamic;
-use crate::runtime::{Action, Change, Informer, Queue};
-use crate::templates::{self, TemplateKey};
+use crate::runtime::{Action, Change, Controller, Informer};
+use crate::templates::{TemplateKey, with_type};
+use crate::update::{self, Edit, Part, Written};
 
 /// Name of the controller (metrics, events `flotilla-binding-status-controller`).
 pub const NAME: &str = "binding-status-controller";
@@ -60,7 +60,6 @@ fn binding_relevant<K: BindingObject>(change: &Change<'_, K>) -> bool {
 
 /// Runs the binding status controllers until `shutdown` is cancelled.
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
-    let queue: Arc<Queue<BindingRef>> = Queue::new(ctx.options.backoff);
     let controller = Arc::new(BindingStatusController {
         recorder: ctx.recorder(NAME),
         rb: ctx.informers.typed(),
@@ -68,44 +67,35 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         works: ctx.informers.typed(),
         ctx,
     });
-    let q = queue.clone();
-    controller.rb.add_handler(move |change| {
-        if binding_relevant(&change) {
-            let rb = change.object();
-            q.add(BindingRef::Namespaced {
-                namespace: rb.namespace().unwrap_or_default(),
-                name: rb.name_any(),
-            });
-        }
-    });
-    let q = queue.clone();
-    controller.crb.add_handler(move |change| {
-        if binding_relevant(&change) {
-            q.add(BindingRef::Cluster {
-                name: change.object().name_any(),
-            });
-        }
-    });
-    let q = queue.clone();
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx);
+    let crb = Controller::new(NAME, &controller.crb, &controller.ctx);
+    rb.reconcile_changes(&controller.rb, binding_relevant);
+    crb.reconcile_changes(&controller.crb, binding_relevant);
+    let (rb_trigger, crb_trigger) = (rb.trigger(), crb.trigger());
     controller.works.add_handler(move |change| {
         let relevant = match &change {
             Change::Updated { old, new } => old.status != new.status,
             Change::Deleted(_) => true,
             Change::Added(_) => false,
         };
-        if relevant
-            && let Some(binding) = BindingRef::from_annotations(change.object().annotations())
-        {
-            // A binding's Works report in bursts (each becomes Applied, then reflects its member's status):
-            // aggregate once per burst rather than rewrite the binding and template for each Work.
-            q.add_coalesced(binding, COALESCE);
+        if !relevant {
+            return;
+        }
+        // A binding's Works report in bursts (each becomes Applied, then reflects its member's status):
+        // aggregate once per burst rather than rewrite the binding and template for each Work.
+        match BindingRef::from_annotations(change.object().annotations()) {
+            Some(BindingRef::Namespaced { namespace, name }) => {
+                rb_trigger.reconcile_within(rb_trigger.object_ref(&namespace, &name), COALESCE);
+            }
+            Some(BindingRef::Cluster { name }) => {
+                crb_trigger.reconcile_within(crb_trigger.object_ref("", &name), COALESCE);
+            }
+            None => {}
         }
     });
-    let ctx = controller.ctx.clone();
-    let queue = queue.clone();
-    ctx.serve(
-        NAME,
-        queue,
+    bindings::run_both(
+        rb,
+        crb,
         shutdown,
         controller,
         |controller, key| async move { controller.reconcile(key).await },
@@ -136,17 +126,17 @@ impl BindingStatusController {
         name: &str,
     ) -> Result<Action> {
         let api = B::api(&self.ctx.client, namespace);
-        let Some(mut binding) = (match cached {
+        let Some(binding) = (match cached {
             Some(binding) => Some(binding),
             None => get_opt(api.clone(), name).await?,
         }) else {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         };
         if binding.meta().deletion_timestamp.is_some() {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         let Some(id) = binding.permanent_id() else {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         };
         let label = B::permanent_id_label();
         let works = self
@@ -171,47 +161,43 @@ impl BindingStatusController {
             })?;
         let condition = fully_applied(&items, &expected_clusters(binding.spec()));
 
-        // Update the binding status, retrying write conflicts with a fresh copy.
-        for attempt in 0..5 {
-            let mut status = binding.status().cloned().unwrap_or_default();
-            let before = status.clone();
-            status.aggregated_status = items.clone();
-            set_condition(&mut status.conditions, condition.clone());
-            if status == before {
-                break;
-            }
-            *binding.status_mut() = Some(status);
-            match api
-                .replace_status(name, &PostParams::default(), &binding)
-                .await
-            {
-                Ok(_) => {
-                    self.recorder.normal(
-                        &reference(&binding),
-                        events::AGGREGATE_STATUS_SUCCEED,
-                        format!(
-                            "Update {} with AggregatedStatus successfully.",
-                            binding.event_ref()
-                        ),
-                    );
-                    break;
+        let (binding_ref, what) = (reference(&binding), binding.describe());
+        let event_ref = binding.event_ref();
+        let (items_ref, condition_ref) = (&items, &condition);
+        let written = update::update(
+            &api,
+            &what,
+            name,
+            Some(binding),
+            Part::Status,
+            |mut b| async move {
+                let mut status = b.status().cloned().unwrap_or_default();
+                let before = status.clone();
+                status.aggregated_status = items_ref.clone();
+                set_condition(&mut status.conditions, condition_ref.clone());
+                if status == before {
+                    return Ok(Edit::Unchanged(b));
                 }
-                Err(err) if is_conflict(&err) && attempt < 4 => {
-                    binding = match get_opt(api.clone(), name).await? {
-                        Some(fresh) => fresh,
-                        None => return Ok(Action::AwaitChange),
-                    };
-                }
-                Err(err) if is_not_found(&err) => return Ok(Action::AwaitChange),
-                Err(source) => {
-                    let error = Error::kube("update status of", binding.describe(), source);
-                    self.recorder.warning(
-                        &reference(&binding),
-                        events::AGGREGATE_STATUS_FAILED,
-                        error.message(),
-                    );
-                    return Err(error);
-                }
+                *b.status_mut() = Some(status);
+                Ok(Edit::Changed(b))
+            },
+        )
+        .await;
+        match written {
+            Ok(Written::Gone) => return Ok(Action::await_change()),
+            Ok(written) if written.wrote() => self.recorder.normal(
+                &binding_ref,
+                events::AGGREGATE_STATUS_SUCCEED,
+                format!("Update {event_ref} with AggregatedStatus successfully."),
+            ),
+            Ok(_) => {}
+            Err(error) => {
+                self.recorder.warning(
+                    &binding_ref,
+                    events::AGGREGATE_STATUS_FAILED,
+                    error.message(),
+                );
+                return Err(error);
             }
         }
 
@@ -222,7 +208,7 @@ impl BindingStatusController {
             name: resource.name.clone(),
         };
         self.update_template_status(&key, items).await?;
-        Ok(Action::AwaitChange)
+        Ok(Action::await_change())
     }
 
     /// §7.3 step 3: AggregateStatus into the template's status (live read, status subresource write).
@@ -241,64 +227,72 @@ impl BindingStatusController {
             .resources
             .resolve(&key.api_version, &key.kind)
             .await?;
-        for _ in 0..5 {
-            let Some(template) = templates::get_live(&self.ctx, key).await? else {
-                return Ok(());
-            };
-            let template_ref = reference_of(&template);
-            let aggregated = match aggregate_status(interpreter, &template, items.clone()).await {
-                Ok(aggregated) => aggregated,
-                Err(err) => {
-                    self.recorder.warning(
-                        &template_ref,
-                        events::AGGREGATE_STATUS_FAILED,
-                        err.message(),
-                    );
-                    return Err(err);
+        let api = self.ctx.resources.api(&served, &key.namespace);
+        let part = if served.has_status {
+            Part::Status
+        } else {
+            Part::Object
+        };
+        let what = key.to_string();
+        let template_ref = std::sync::Mutex::new(None);
+        let (items, template_ref_slot) = (&items, &template_ref);
+        let written = update::update(
+            &api,
+            &what,
+            &key.name,
+            None,
+            part,
+            |mut object| async move {
+                let template = with_type(&object, &key.api_version, &key.kind);
+                let reference = reference_of(&template);
+                let aggregated = match aggregate_status(interpreter, &template, items.clone()).await
+                {
+                    Ok(aggregated) => aggregated,
+                    Err(err) => {
+                        self.recorder.warning(
+                            &reference,
+                            events::AGGREGATE_STATUS_FAILED,
+                            err.message(),
+                        );
+                        return Err(err);
+                    }
+                };
+                *template_ref_slot
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(reference);
+                if aggregated.get("status") == template.get("status") {
+                    return Ok(Edit::Unchanged(object));
                 }
-            };
-            if aggregated.get("status") == template.get("status") {
-                return Ok(());
-            }
-            // Write the template as read, with only the status replaced.
-            let mut updated = template.clone();
-            if let Some(map) = updated.as_object_mut() {
-                map.insert(
-                    "status".to_owned(),
-                    aggregated.get("status").cloned().unwrap_or(Value::Null),
-                );
-            }
-            let api = self.ctx.resources.api(&served, &key.namespace);
-            let updated = value_to_dynamic(updated)?;
-            let result = if served.has_status {
-                api.replace_status(&key.name, &PostParams::default(), &updated)
-                    .await
-            } else {
-                api.replace(&key.name, &PostParams::default(), &updated)
-                    .await
-            };
-            match result {
-                Ok(_) => {
-                    self.recorder.normal(
-                        &template_ref,
-                        events::AGGREGATE_STATUS_SUCCEED,
-                        "Update Resource with AggregatedStatus successfully.",
-                    );
-                    return Ok(());
+                // Write the template as read, with only the status replaced.
+                let status = aggregated.get("status").cloned().unwrap_or(Value::Null);
+                if let Some(map) = object.data.as_object_mut() {
+                    map.insert("status".to_owned(), status);
                 }
-                Err(err) if is_conflict(&err) => continue,
-                Err(err) if is_not_found(&err) => return Ok(()),
-                Err(source) => {
-                    let error = Error::kube("update status of", key.to_string(), source);
-                    self.recorder.warning(
-                        &template_ref,
-                        events::AGGREGATE_STATUS_FAILED,
-                        error.message(),
-                    );
-                    return Err(error);
-                }
+                object.types.get_or_insert_with(|| TypeMeta {
+                    api_version: key.api_version.clone(),
+                    kind: key.kind.clone(),
+                });
+                Ok(Edit::Changed(object))
+            },
+        )
+        .await;
+        let template_ref = template_ref
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match (written, template_ref) {
+            (Ok(written), Some(reference)) if written.wrote() => self.recorder.normal(
+                &reference,
+                events::AGGREGATE_STATUS_SUCCEED,
+                "Update Resource with AggregatedStatus successfully.",
+            ),
+            (Err(error @ Error::Kube { .. }), Some(reference)) if error.is_write() => {
+                self.recorder
+                    .warning(&reference, events::AGGREGATE_STATUS_FAILED, error.message());
+                return Err(error);
             }
+            (Err(error), _) => return Err(error),
+            _ => {}
         }
-        Err(Error::waiting(format!("{key} to stop changing")))
+        Ok(())
     }
 }

@@ -25,9 +25,10 @@ use self::build::{
 };
 use crate::api::get_opt;
 use crate::context::Context;
-use crate::error::{Error, Result, is_already_exists, is_conflict, is_not_found};
+use crate::error::{Error, Result, is_already_exists, is_not_found};
 use crate::events::{EventRecorder, reference};
-use crate::runtime::{Action, Informer, Queue};
+use crate::runtime::{Action, Change, Controller, Informer};
+use crate::update::{self, Edit, Part};
 
 /// Name of the controller (metrics, events `flotilla-cluster-controller`).
 pub const NAME: &str = "cluster-controller";
@@ -45,7 +46,6 @@ struct ClusterController {
 
 /// Runs the cluster controller until `shutdown` is cancelled.
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
-    let queue: Arc<Queue<String>> = Queue::new(ctx.options.backoff);
     let controller = Arc::new(ClusterController {
         recorder: ctx.recorder(NAME),
         clusters: ctx.informers.typed(),
@@ -53,20 +53,18 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         crb: ctx.informers.typed(),
         ctx,
     });
-    let q = queue.clone();
-    controller
-        .clusters
-        .add_handler(move |change| q.add(change.object().name_any()));
-    let ctx = controller.ctx.clone();
-    let queue = queue.clone();
-    ctx.serve(
-        NAME,
-        queue,
-        shutdown,
-        controller,
-        |controller, key| async move { controller.reconcile(&key).await },
-    )
-    .await;
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx);
+    let (trigger, members) = (runner.trigger(), controller.ctx.members.clone());
+    controller.clusters.add_handler(move |change| match change {
+        // A Cluster gone for good (its finalizer released): forget its client.
+        Change::Deleted(cluster) => members.remove(&cluster.name_any()),
+        _ => trigger.reconcile(change.object()),
+    });
+    runner
+        .run(shutdown, controller, |controller, cluster| async move {
+            controller.reconcile(&cluster.name_any()).await
+        })
+        .await;
 }
 
 impl ClusterController {
@@ -74,58 +72,71 @@ impl ClusterController {
         let api: Api<Cluster> = Api::all(self.ctx.client.clone());
         let Some(cluster) = get_opt(api.clone(), name).await? else {
             self.ctx.members.remove(name);
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         };
         if cluster.metadata.deletion_timestamp.is_some() {
             return self.remove(&api, cluster).await;
         }
         self.ensure_execution_space(&cluster).await?;
-        let mut updated = cluster.clone();
-        let taints = desired_taints(
-            &cluster.spec.taints,
-            ready_status(&cluster),
-            Timestamp::now(),
-        );
-        if let Some(taints) = &taints {
-            updated.spec.taints = taints.clone();
-        }
-        if !updated
-            .finalizers()
-            .iter()
-            .any(|f| f == finalizers::CLUSTER)
-        {
-            // First reconcile: the Cluster was just created. Karmada's API server gives a Cluster created
-            // without resource models the default set (CustomizedClusterResourceModeling is on by default).
-            if updated.spec.resource_models.is_empty() {
-                updated.spec.resource_models = default_resource_models();
-            }
-            updated
-                .finalizers_mut()
-                .push(finalizers::CLUSTER.to_owned());
-        }
-        normalise_resource_models(&mut updated.spec.resource_models);
-        if updated != cluster {
-            let result = api.replace(name, &PostParams::default(), &updated).await;
-            if let Some(taints) = &taints {
-                match &result {
-                    Ok(_) => self.recorder.normal(
-                        &reference(&cluster),
-                        events::TAINT_CLUSTER_SUCCEED,
-                        format!("Taint cluster succeed: {}.", describe_taints(taints)),
-                    ),
-                    Err(err) if !is_conflict(err) => {
-                        self.recorder.warning(
-                            &reference(&cluster),
-                            events::TAINT_CLUSTER_FAILED,
-                            err.to_string(),
-                        );
-                    }
-                    Err(_) => {}
+        let what = format!("Cluster {name}");
+        let cluster_ref = reference(&cluster);
+        let now = Timestamp::now();
+        let taints = std::sync::Mutex::new(None);
+        let slot = &taints;
+        let written = update::update(
+            &api,
+            &what,
+            name,
+            Some(cluster),
+            Part::Object,
+            |mut c| async move {
+                let before = c.clone();
+                let desired = desired_taints(&c.spec.taints, ready_status(&c), now);
+                if let Some(desired) = &desired {
+                    c.spec.taints = desired.clone();
                 }
+                *slot
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = desired;
+                if !c.finalizers().iter().any(|f| f == finalizers::CLUSTER) {
+                    // First reconcile: the Cluster was just created. Karmada's API server gives a Cluster created
+                    // without resource models the default set (CustomizedClusterResourceModeling is on by
+                    // default).
+                    if c.spec.resource_models.is_empty() {
+                        c.spec.resource_models = default_resource_models();
+                    }
+                    c.finalizers_mut().push(finalizers::CLUSTER.to_owned());
+                }
+                normalise_resource_models(&mut c.spec.resource_models);
+                let changed = c != before;
+                Ok(Edit::of(c, changed))
+            },
+        )
+        .await;
+        let taints = taints
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(taints) = &taints {
+            match &written {
+                Ok(written) if written.wrote() => self.recorder.normal(
+                    &cluster_ref,
+                    events::TAINT_CLUSTER_SUCCEED,
+                    format!("Taint cluster succeed: {}.", describe_taints(taints)),
+                ),
+                Err(err) if !err.is_conflict() => {
+                    // Karmada's note is the API error itself.
+                    let note = match err {
+                        Error::Kube { source, .. } => source.to_string(),
+                        other => other.message(),
+                    };
+                    self.recorder
+                        .warning(&cluster_ref, events::TAINT_CLUSTER_FAILED, note);
+                }
+                _ => {}
             }
-            result.map_err(|source| Error::kube("update", format!("Cluster {name}"), source))?;
         }
-        Ok(Action::AwaitChange)
+        written?;
+        Ok(Action::await_change())
     }
 
     async fn ensure_execution_space(&self, cluster: &Cluster) -> Result<()> {
@@ -174,7 +185,7 @@ impl ClusterController {
             .iter()
             .any(|f| f == finalizers::CLUSTER)
         {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         if cluster.spec.sync_mode == ClusterSyncMode::Pull && ready_status(&cluster) != Some("True")
         {
@@ -197,7 +208,7 @@ impl ClusterController {
                     }
                 }
             }
-            return Ok(Action::RequeueAfter(CLEANUP_POLL));
+            return Ok(Action::requeue(CLEANUP_POLL));
         }
         let targeted = self
             .rb
@@ -210,18 +221,16 @@ impl ClusterController {
                 .iter()
                 .any(|crb| crb.spec.clusters.iter().any(|c| c.name == name));
         if targeted {
-            return Ok(Action::RequeueAfter(CLEANUP_POLL));
+            return Ok(Action::requeue(CLEANUP_POLL));
         }
-        let mut released = cluster;
-        released
-            .finalizers_mut()
-            .retain(|f| f != finalizers::CLUSTER);
-        match api.replace(&name, &PostParams::default(), &released).await {
-            Ok(_) => {}
-            Err(err) if is_not_found(&err) => {}
-            Err(source) => return Err(Error::kube("update", format!("Cluster {name}"), source)),
-        }
+        update::remove_finalizer(
+            api,
+            &format!("Cluster {name}"),
+            cluster,
+            finalizers::CLUSTER,
+        )
+        .await?;
         self.ctx.members.remove(&name);
-        Ok(Action::AwaitChange)
+        Ok(Action::await_change())
     }
 }

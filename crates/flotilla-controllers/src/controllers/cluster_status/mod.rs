@@ -28,7 +28,7 @@ use crate::conditions::{find, new_condition, set_condition};
 use crate::context::Context;
 use crate::discovery::discover;
 use crate::error::{Error, Result};
-use crate::runtime::{Action, Change, Informer, Queue};
+use crate::runtime::{Action, Change, Controller, Informer};
 
 /// Name of the controller (metrics).
 pub const NAME: &str = "cluster-status-controller";
@@ -41,35 +41,33 @@ struct ClusterStatusController {
 
 /// Runs the cluster status controller until `shutdown` is cancelled.
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
-    let queue: Arc<Queue<String>> = Queue::new(ctx.options.backoff);
     let controller = Arc::new(ClusterStatusController {
         clusters: ctx.informers.typed(),
         thresholds: Thresholds::default(),
         ctx,
     });
-    let q = queue.clone();
-    controller.clusters.add_handler(move |change| {
-        let relevant = match &change {
-            Change::Added(_) | Change::Deleted(_) => true,
-            Change::Updated { old, new } => {
-                old.metadata.generation != new.metadata.generation
-                    || old.finalizers() != new.finalizers()
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx);
+    let (trigger, this) = (runner.trigger(), Arc::downgrade(&controller));
+    controller.clusters.add_handler(move |change| match change {
+        Change::Added(cluster) => trigger.reconcile(cluster),
+        Change::Updated { old, new } => {
+            if old.metadata.generation != new.metadata.generation
+                || old.finalizers() != new.finalizers()
+            {
+                trigger.reconcile(new);
             }
-        };
-        if relevant {
-            q.add(change.object().name_any());
+        }
+        Change::Deleted(cluster) => {
+            if let Some(this) = this.upgrade() {
+                this.thresholds.forget(&cluster.name_any());
+            }
         }
     });
-    let ctx = controller.ctx.clone();
-    let queue = queue.clone();
-    ctx.serve(
-        NAME,
-        queue,
-        shutdown,
-        controller,
-        |controller, key| async move { controller.reconcile(&key).await },
-    )
-    .await;
+    runner
+        .run(shutdown, controller, |controller, cluster| async move {
+            controller.reconcile(&cluster.name_any()).await
+        })
+        .await;
 }
 
 /// GET `/readyz`, falling back to `/healthz` when the server has no `/readyz`.
@@ -108,7 +106,7 @@ impl ClusterStatusController {
                 Some(cluster) => cluster,
                 None => {
                     self.thresholds.forget(name);
-                    return Ok(Action::AwaitChange);
+                    return Ok(Action::await_change());
                 }
             },
         };
@@ -116,7 +114,7 @@ impl ClusterStatusController {
             || cluster.spec.sync_mode != ClusterSyncMode::Push
             || cluster.spec.secret_ref.is_none()
         {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         if !cluster
             .finalizers()
@@ -124,7 +122,7 @@ impl ClusterStatusController {
             .any(|f| f == finalizers::CLUSTER)
         {
             // The cluster controller adds it; that change brings the cluster back here.
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         let current = cluster.status.clone().unwrap_or_default();
         let mut status = current.clone();
@@ -141,7 +139,7 @@ impl ClusterStatusController {
                 let ready = self.adjust(name, observed, stored_ready.as_ref());
                 set_condition(&mut status.conditions, ready);
                 self.write(name, &current, &status).await?;
-                return Ok(Action::RequeueAfter(frequency));
+                return Ok(Action::requeue(frequency));
             }
         };
         let probed = probe(&member.client, self.ctx.options.member_request_timeout).await;
@@ -152,7 +150,7 @@ impl ClusterStatusController {
             self.collect(&member.client, &cluster, &mut status).await;
         }
         self.write(name, &current, &status).await?;
-        Ok(Action::RequeueAfter(frequency))
+        Ok(Action::requeue(frequency))
     }
 
     fn adjust(&self, name: &str, observed: Condition, stored: Option<&Condition>) -> Condition {

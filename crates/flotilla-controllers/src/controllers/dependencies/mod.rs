@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
 use flotilla_api::names::{annotations, events, finalizers};
 use flotilla_api::work::v1alpha2::{ResourceBinding, ResourceBindingSpec};
-use kube::api::{DynamicObject, PostParams};
+use kube::api::DynamicObject;
 use kube::{Api, ResourceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -24,14 +24,15 @@ use self::build::{
 use crate::api::get_opt;
 use crate::bindings::{BindingObject, BindingRef};
 use crate::context::Context;
-use crate::error::{Error, Result, is_already_exists, is_conflict, is_not_found};
+use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference, reference_of};
 use crate::interpreter::{enabled, get_dependencies};
 use crate::names::depended_by_label_key;
 use crate::objects;
-use crate::runtime::{Action, Change, Informer, Queue};
+use crate::runtime::{Action, Change, Controller, Informer, Trigger};
 use crate::selector::label_selector_matches;
 use crate::templates::{self, TemplateKey, with_type};
+use crate::update::{self, Edit, Part};
 
 /// Name of the controller (metrics, events `flotilla-dependencies-distributor`).
 pub const NAME: &str = "dependencies-distributor";
@@ -39,7 +40,7 @@ pub const NAME: &str = "dependencies-distributor";
 struct Distributor {
     ctx: Context,
     recorder: EventRecorder,
-    queue: Arc<Queue<BindingRef>>,
+    trigger: Trigger<ResourceBinding>,
     rb: Arc<Informer<ResourceBinding>>,
     watched: Mutex<HashSet<String>>,
 }
@@ -53,39 +54,28 @@ fn rb_relevant(change: &Change<'_, ResourceBinding>) -> bool {
                     && new.metadata.deletion_timestamp.is_some()))
                 && (old.spec.propagate_deps || new.spec.propagate_deps)
         }
-        Change::Deleted(rb) => rb.spec.propagate_deps,
+        // A deleted binding was released (its finalizer removed) by the reconcile that saw it deleting.
+        Change::Deleted(_) => false,
     }
 }
 
 /// Runs the distributor until `shutdown` is cancelled.
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
+    let rb = ctx.informers.typed::<ResourceBinding>();
+    let runner = Controller::new(NAME, &rb, &ctx);
+    runner.reconcile_changes(&rb, rb_relevant);
     let controller = Arc::new(Distributor {
         recorder: ctx.recorder(NAME),
-        queue: Queue::new(ctx.options.backoff),
-        rb: ctx.informers.typed(),
+        trigger: runner.trigger(),
+        rb,
         watched: Mutex::default(),
         ctx,
     });
-    let queue = controller.queue.clone();
-    controller.rb.add_handler(move |change| {
-        if rb_relevant(&change) {
-            let rb = change.object();
-            queue.add(BindingRef::Namespaced {
-                namespace: rb.namespace().unwrap_or_default(),
-                name: rb.name_any(),
-            });
-        }
-    });
-    let ctx = controller.ctx.clone();
-    let queue = controller.queue.clone();
-    ctx.serve(
-        NAME,
-        queue,
-        shutdown,
-        controller,
-        |controller, key| async move { controller.reconcile(key).await },
-    )
-    .await;
+    runner
+        .run(shutdown, controller, |controller, rb| async move {
+            controller.reconcile(BindingRef::of(rb.as_ref())).await
+        })
+        .await;
 }
 
 impl Distributor {
@@ -139,26 +129,23 @@ impl Distributor {
                     })
             });
             if hit {
-                self.queue.add(BindingRef::Namespaced {
-                    namespace: namespace.clone(),
-                    name: rb.name_any(),
-                });
+                self.trigger.reconcile(&rb);
             }
         }
     }
 
     async fn reconcile(self: &Arc<Self>, key: BindingRef) -> Result<Action> {
         let BindingRef::Namespaced { namespace, name } = key else {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         };
         let api: Api<ResourceBinding> = Api::namespaced(self.ctx.client.clone(), &namespace);
         let Some(rb) = get_opt(api.clone(), &name).await? else {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         };
         if !rb.spec.propagate_deps || rb.metadata.deletion_timestamp.is_some() {
             self.detach_all(&rb, None).await?;
             self.remove_finalizer(&api, rb).await?;
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         let resource = &rb.spec.resource;
         let template_key = TemplateKey {
@@ -178,7 +165,7 @@ impl Distributor {
             &template,
             InterpreterOperation::InterpretDependency,
         ) {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         let template_ref = reference_of(&template);
         let deps = match get_dependencies(interpreter, &template).await {
@@ -224,52 +211,51 @@ impl Distributor {
                 err.message(),
             ),
         }
-        result.map(|()| Action::AwaitChange)
+        result.map(|()| Action::await_change())
     }
 
     /// Adds the distributor's finalizer and writes the dependencies annotation (when either changes).
     async fn record(
         &self,
         api: &Api<ResourceBinding>,
-        mut rb: ResourceBinding,
+        rb: ResourceBinding,
         deps: &[DependentObjectReference],
     ) -> Result<ResourceBinding> {
         let text = serde_json::to_string(deps).map_err(|source| Error::Decode {
             object: rb.describe(),
             source,
         })?;
-        for _ in 0..5 {
-            let has_finalizer = rb
-                .finalizers()
-                .iter()
-                .any(|f| f == finalizers::BINDING_DEPENDENCIES_DISTRIBUTOR);
-            let current = rb.annotations().get(annotations::DEPENDENCIES).cloned();
-            if has_finalizer && current.as_deref() == Some(text.as_str()) {
-                return Ok(rb);
-            }
-            if !has_finalizer {
-                rb.finalizers_mut()
-                    .push(finalizers::BINDING_DEPENDENCIES_DISTRIBUTOR.to_owned());
-            }
-            rb.annotations_mut()
-                .insert(annotations::DEPENDENCIES.to_owned(), text.clone());
-            match api
-                .replace(&rb.name_any(), &PostParams::default(), &rb)
-                .await
-            {
-                Ok(stored) => return Ok(stored),
-                Err(err) if is_conflict(&err) => {
-                    rb = get_opt(api.clone(), &rb.name_any())
-                        .await?
-                        .ok_or_else(|| Error::waiting(format!("{} to exist", rb.describe())))?;
+        let name = rb.name_any();
+        let what = rb.describe();
+        let text = &text;
+        let written = update::update(
+            api,
+            &what,
+            &name,
+            Some(rb),
+            Part::Object,
+            |mut rb| async move {
+                let has_finalizer = rb
+                    .finalizers()
+                    .iter()
+                    .any(|f| f == finalizers::BINDING_DEPENDENCIES_DISTRIBUTOR);
+                let current = rb.annotations().get(annotations::DEPENDENCIES);
+                if has_finalizer && current == Some(text) {
+                    return Ok(Edit::Unchanged(rb));
                 }
-                Err(source) => return Err(Error::kube("update", rb.describe(), source)),
-            }
-        }
-        Err(Error::waiting(format!(
-            "{} to stop changing",
-            rb.describe()
-        )))
+                if !has_finalizer {
+                    rb.finalizers_mut()
+                        .push(finalizers::BINDING_DEPENDENCIES_DISTRIBUTOR.to_owned());
+                }
+                rb.annotations_mut()
+                    .insert(annotations::DEPENDENCIES.to_owned(), text.clone());
+                Ok(Edit::Changed(rb))
+            },
+        )
+        .await?;
+        written
+            .object()
+            .ok_or_else(|| Error::waiting(format!("{what} to exist")))
     }
 
     /// Attached bindings of `rb` (by its depended-by label).
@@ -327,29 +313,25 @@ impl Distributor {
 
     async fn detach_one(&self, namespace: &str, attached: &str, independent: &str) -> Result<()> {
         let api: Api<ResourceBinding> = Api::namespaced(self.ctx.client.clone(), namespace);
-        for _ in 0..5 {
-            let Some(mut binding) = get_opt(api.clone(), attached).await? else {
-                return Ok(());
-            };
-            if !detach(&mut binding, namespace, independent) {
-                return Ok(());
-            }
-            if binding.spec.placement.is_none() {
-                self.apply_combined_policy(&mut binding, false).await?;
-            }
-            match api
-                .replace(attached, &PostParams::default(), &binding)
-                .await
-            {
-                Ok(_) => return Ok(()),
-                Err(err) if is_conflict(&err) => continue,
-                Err(err) if is_not_found(&err) => return Ok(()),
-                Err(source) => return Err(Error::kube("update", binding.describe(), source)),
-            }
-        }
-        Err(Error::waiting(format!(
-            "ResourceBinding {namespace}/{attached} to stop changing"
-        )))
+        let what = format!("ResourceBinding {namespace}/{attached}");
+        update::update(
+            &api,
+            &what,
+            attached,
+            None,
+            Part::Object,
+            |mut binding| async move {
+                if !detach(&mut binding, namespace, independent) {
+                    return Ok(Edit::Unchanged(binding));
+                }
+                if binding.spec.placement.is_none() {
+                    self.apply_combined_policy(&mut binding, false).await?;
+                }
+                Ok(Edit::Changed(binding))
+            },
+        )
+        .await?;
+        Ok(())
     }
 
     /// Recomputes conflictResolution / preserveResourcesOnDeletion of a dependency-only binding from every
@@ -444,97 +426,59 @@ impl Distributor {
         id: &str,
         dependency: &Value,
     ) -> Result<()> {
-        let desired = desired_attached(rb, id, dependency);
+        let desired = &desired_attached(rb, id, dependency);
         let namespace = rb.namespace().unwrap_or_default();
         let name = desired.name_any();
         let api: Api<ResourceBinding> = Api::namespaced(self.ctx.client.clone(), &namespace);
-        for _ in 0..5 {
-            let Some(mut existing) = get_opt(api.clone(), &name).await? else {
-                let mut created = desired.clone();
-                created.labels_mut().insert(
-                    ResourceBinding::permanent_id_label().to_owned(),
-                    uuid::Uuid::new_v4().to_string(),
-                );
-                match api.create(&PostParams::default(), &created).await {
-                    Ok(_) => return Ok(()),
-                    Err(err) if is_already_exists(&err) => continue,
-                    Err(source) => return Err(Error::kube("create", created.describe(), source)),
+        let what = format!("ResourceBinding {namespace}/{name}");
+        let create = || {
+            let mut created = desired.clone();
+            created.labels_mut().insert(
+                ResourceBinding::permanent_id_label().to_owned(),
+                uuid::Uuid::new_v4().to_string(),
+            );
+            Ok(created)
+        };
+        update::create_or_update(
+            &api,
+            &what,
+            &name,
+            false,
+            create,
+            |mut existing| async move {
+                if existing.owned_by_another(objects::uid(dependency)) {
+                    return Err(Error::waiting(format!(
+                        "{} of a previous object to be garbage collected",
+                        existing.describe()
+                    )));
                 }
-            };
-            let owner = existing
-                .owner_references()
-                .iter()
-                .find(|o| o.controller == Some(true))
-                .map(|o| o.uid.clone());
-            if owner
-                .as_deref()
-                .is_some_and(|uid| uid != objects::uid(dependency))
-            {
-                return Err(Error::waiting(format!(
-                    "{} of a previous object to be garbage collected",
-                    existing.describe()
-                )));
-            }
-            let before = existing.clone();
-            merge_required_by(&mut existing.spec.required_by, snapshot_of(rb));
-            existing.labels_mut().extend(desired.labels().clone());
-            if existing.permanent_id().is_none() {
-                existing.labels_mut().insert(
-                    ResourceBinding::permanent_id_label().to_owned(),
-                    uuid::Uuid::new_v4().to_string(),
-                );
-            }
-            existing.spec.resource = desired.spec.resource.clone();
-            if existing.spec.placement.is_none() {
-                self.apply_combined_policy(&mut existing, true).await?;
-            }
-            if existing == before {
-                return Ok(());
-            }
-            match api.replace(&name, &PostParams::default(), &existing).await {
-                Ok(_) => return Ok(()),
-                Err(err) if is_conflict(&err) => continue,
-                Err(source) => return Err(Error::kube("update", existing.describe(), source)),
-            }
-        }
-        Err(Error::waiting(format!(
-            "ResourceBinding {namespace}/{name} to stop changing"
-        )))
+                let before = existing.clone();
+                merge_required_by(&mut existing.spec.required_by, snapshot_of(rb));
+                existing.labels_mut().extend(desired.labels().clone());
+                if existing.permanent_id().is_none() {
+                    existing.labels_mut().insert(
+                        ResourceBinding::permanent_id_label().to_owned(),
+                        uuid::Uuid::new_v4().to_string(),
+                    );
+                }
+                existing.spec.resource = desired.spec.resource.clone();
+                if existing.spec.placement.is_none() {
+                    self.apply_combined_policy(&mut existing, true).await?;
+                }
+                let changed = existing != before;
+                Ok(Edit::of(existing, changed))
+            },
+        )
+        .await?;
+        Ok(())
     }
 
     async fn remove_finalizer(
         &self,
         api: &Api<ResourceBinding>,
-        mut rb: ResourceBinding,
+        rb: ResourceBinding,
     ) -> Result<()> {
-        for _ in 0..5 {
-            if !rb
-                .finalizers()
-                .iter()
-                .any(|f| f == finalizers::BINDING_DEPENDENCIES_DISTRIBUTOR)
-            {
-                return Ok(());
-            }
-            rb.finalizers_mut()
-                .retain(|f| f != finalizers::BINDING_DEPENDENCIES_DISTRIBUTOR);
-            match api
-                .replace(&rb.name_any(), &PostParams::default(), &rb)
-                .await
-            {
-                Ok(_) => return Ok(()),
-                Err(err) if is_not_found(&err) => return Ok(()),
-                Err(err) if is_conflict(&err) => {
-                    match get_opt(api.clone(), &rb.name_any()).await? {
-                        Some(fresh) => rb = fresh,
-                        None => return Ok(()),
-                    }
-                }
-                Err(source) => return Err(Error::kube("update", rb.describe(), source)),
-            }
-        }
-        Err(Error::waiting(format!(
-            "{} to stop changing",
-            rb.describe()
-        )))
+        let what = rb.describe();
+        update::remove_finalizer(api, &what, rb, finalizers::BINDING_DEPENDENCIES_DISTRIBUTOR).await
     }
 }

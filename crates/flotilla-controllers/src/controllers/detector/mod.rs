@@ -23,16 +23,19 @@ use flotilla_api::policy::v1alpha1::{
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ApiResource, DynamicObject};
+use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use self::filter::{
     Claim, SkippedApis, claim_of, template_event_passes, update_is_significant, watchable,
 };
 use crate::context::Context;
+use crate::error::Result;
 use crate::events::EventRecorder;
-use crate::runtime::{self, Change, Informer, Queue};
+use crate::runtime::{self, Action, Change, Controller, Informer, Trigger};
 use crate::templates::{TemplateKey, with_type};
 
 /// Name of the controller (metrics, events `flotilla-resource-detector`).
@@ -73,15 +76,25 @@ impl std::fmt::Display for PolicyKey {
     }
 }
 
+/// A resource the detector watches: its API and the controller of its templates.
+struct Watched {
+    resource: ApiResource,
+    trigger: Trigger<DynamicObject>,
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
 /// The detector's shared state.
 pub struct Detector {
     ctx: Context,
     recorder: EventRecorder,
-    templates: Arc<Queue<TemplateItem>>,
-    policies: Arc<Queue<PolicyKey>>,
     waiting: Mutex<HashSet<TemplateKey>>,
+    /// Whether every request of a template since its last reconcile was a Lazy-only change (§3.8).
+    lazy: Mutex<HashMap<TemplateKey, bool>>,
+    /// Template reconciles of every kind share the detector's worker count, as one queue would.
+    permits: Arc<Semaphore>,
     skipped: SkippedApis,
-    watched: Mutex<HashMap<String, ApiResource>>,
+    watched: Mutex<HashMap<String, Watched>>,
     pp: Arc<Informer<PropagationPolicy>>,
     cpp: Arc<Informer<ClusterPropagationPolicy>>,
     op: Arc<Informer<OverridePolicy>>,
@@ -94,9 +107,9 @@ pub struct Detector {
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
     let detector = Arc::new(Detector {
         recorder: ctx.recorder(NAME),
-        templates: Queue::new(ctx.options.backoff),
-        policies: Queue::new(ctx.options.backoff),
         waiting: Mutex::default(),
+        lazy: Mutex::default(),
+        permits: Arc::new(Semaphore::new(ctx.options.workers.max(1))),
         skipped: SkippedApis::parse(&ctx.options.skipped_propagating_apis),
         watched: Mutex::default(),
         pp: ctx.informers.typed(),
@@ -107,7 +120,20 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         crb: ctx.informers.typed(),
         ctx,
     });
-    detector.watch_policies();
+    let pp = Controller::new(POLICY_CONTROLLER, &detector.pp, &detector.ctx).workers(2);
+    let cpp = Controller::new(POLICY_CONTROLLER, &detector.cpp, &detector.ctx).workers(2);
+    pp.reconcile_changes(&detector.pp, |change| {
+        policy_relevant(
+            change,
+            flotilla_api::names::labels::PROPAGATION_POLICY_PERMANENT_ID,
+        )
+    });
+    cpp.reconcile_changes(&detector.cpp, |change| {
+        policy_relevant(
+            change,
+            flotilla_api::names::labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+        )
+    });
     let synced = async {
         detector.pp.wait_synced().await;
         detector.cpp.wait_synced().await;
@@ -122,40 +148,45 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
     }
 
     let discovery = tokio::spawn(detector.clone().discovery_loop(shutdown.clone()));
-    let workers = detector.ctx.options.workers;
-    let metrics = detector.ctx.metrics.clone();
-    let templates = tokio::spawn(runtime::run(
-        NAME,
-        detector.templates.clone(),
-        workers,
-        metrics.clone(),
-        {
-            let detector = detector.clone();
-            move |item| {
-                let detector = detector.clone();
-                async move { detector.reconcile_template(item).await }
+    tokio::join!(
+        pp.run(
+            shutdown.clone(),
+            detector.clone(),
+            |detector, policy| async move {
+                let key = PolicyKey {
+                    namespace: Some(policy.namespace().unwrap_or_default()),
+                    name: policy.name_any(),
+                };
+                detector.reconcile_policy(key).await
             }
-        },
-    ));
-    let policies = tokio::spawn(runtime::run(
-        POLICY_CONTROLLER,
-        detector.policies.clone(),
-        2,
-        metrics,
-        {
-            let detector = detector.clone();
-            move |key| {
-                let detector = detector.clone();
-                async move { detector.reconcile_policy(key).await }
+        ),
+        cpp.run(
+            shutdown.clone(),
+            detector.clone(),
+            |detector, policy| async move {
+                let key = PolicyKey {
+                    namespace: None,
+                    name: policy.name_any(),
+                };
+                detector.reconcile_policy(key).await
             }
-        },
-    ));
-    shutdown.cancelled().await;
-    detector.templates.close();
-    detector.policies.close();
+        ),
+    );
     discovery.abort();
-    let _ = templates.await;
-    let _ = policies.await;
+    let watched: Vec<Watched> = detector.watched().drain().map(|(_, w)| w).collect();
+    for watched in watched {
+        watched.stop.cancel();
+        let _ = watched.task.await;
+    }
+}
+
+/// Whether a policy change asks for a policy reconcile: creation, generation change, the start of deletion,
+/// its permanent id changing, or its finalizers changing.
+fn policy_relevant<K: Resource>(change: &Change<'_, K>, id_label: &str) -> bool {
+    runtime::spec_changed(change)
+        || matches!(change, Change::Updated { old, new }
+            if old.labels().get(id_label) != new.labels().get(id_label)
+                || old.finalizers() != new.finalizers())
 }
 
 impl Detector {
@@ -163,49 +194,44 @@ impl Detector {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Enqueues policies on create, generation change, deletion and when they get their permanent id.
-    fn watch_policies(self: &Arc<Self>) {
-        fn relevant<K: Resource>(change: &Change<'_, K>, id_label: &str) -> bool {
-            match change {
-                Change::Added(_) => true,
-                Change::Updated { old, new } => {
-                    old.meta().generation != new.meta().generation
-                        || (old.meta().deletion_timestamp.is_none()
-                            && new.meta().deletion_timestamp.is_some())
-                        || old.labels().get(id_label) != new.labels().get(id_label)
-                        || old.finalizers() != new.finalizers()
-                }
-                Change::Deleted(_) => false,
-            }
-        }
-        let queue = self.policies.clone();
-        self.pp.add_handler(move |change| {
-            if relevant(
-                &change,
-                flotilla_api::names::labels::PROPAGATION_POLICY_PERMANENT_ID,
-            ) {
-                let obj = change.object();
-                queue.add(PolicyKey {
-                    namespace: Some(obj.namespace().unwrap_or_default()),
-                    name: obj.name_any(),
-                });
-            }
-        });
-        let queue = self.policies.clone();
-        self.cpp.add_handler(move |change| {
-            if relevant(
-                &change,
-                flotilla_api::names::labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
-            ) {
-                queue.add(PolicyKey {
-                    namespace: None,
-                    name: change.object().name_any(),
-                });
-            }
-        });
+    fn watched(&self) -> std::sync::MutexGuard<'_, HashMap<String, Watched>> {
+        self.watched.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs discovery periodically and whenever CRDs change, and keeps one informer per watchable resource.
+    fn lazy(&self) -> std::sync::MutexGuard<'_, HashMap<TemplateKey, bool>> {
+        self.lazy.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Requests a reconcile of template `key`; `lazy` marks a change Karmada itself made to a template of a
+    /// Lazy policy, which only claims (a reconcile is lazy only if every request since the last one was).
+    pub(super) fn enqueue_template(&self, key: TemplateKey, lazy: bool) {
+        let watched = self.watched();
+        let Some(found) = watched
+            .values()
+            .find(|w| w.resource.api_version == key.api_version && w.resource.kind == key.kind)
+        else {
+            return;
+        };
+        let object = found.trigger.object_ref(&key.namespace, &key.name);
+        self.request(&found.trigger, object, key, lazy);
+    }
+
+    fn request(
+        &self,
+        trigger: &Trigger<DynamicObject>,
+        object: ObjectRef<DynamicObject>,
+        key: TemplateKey,
+        lazy: bool,
+    ) {
+        self.lazy()
+            .entry(key)
+            .and_modify(|only_lazy| *only_lazy &= lazy)
+            .or_insert(lazy);
+        trigger.reconcile_ref(object);
+    }
+
+    /// Runs discovery periodically and whenever CRDs change, and keeps one informer and template controller
+    /// per watchable resource.
     async fn discovery_loop(self: Arc<Self>, shutdown: CancellationToken) {
         let crd_changed = Arc::new(Notify::new());
         let crds = self.ctx.informers.typed::<CustomResourceDefinition>();
@@ -217,7 +243,7 @@ impl Detector {
             if let Err(err) = self.ctx.resources.refresh().await {
                 tracing::warn!(error = %err.message(), "discovery failed");
             }
-            self.sync_watches();
+            self.sync_watches(&shutdown);
             tokio::select! {
                 () = tokio::time::sleep(self.ctx.options.discovery_interval) => {}
                 () = crd_changed.notified() => {}
@@ -226,7 +252,7 @@ impl Detector {
         }
     }
 
-    fn sync_watches(self: &Arc<Self>) {
+    fn sync_watches(self: &Arc<Self>, shutdown: &CancellationToken) {
         let wanted: HashMap<String, ApiResource> = self
             .ctx
             .resources
@@ -240,11 +266,12 @@ impl Detector {
                 )
             })
             .collect();
-        let mut watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
-        watched.retain(|key, resource| {
+        let mut watched = self.watched();
+        watched.retain(|key, entry| {
             let keep = wanted.contains_key(key);
             if !keep {
-                self.ctx.informers.stop_dynamic(resource);
+                entry.stop.cancel();
+                self.ctx.informers.stop_dynamic(&entry.resource);
             }
             keep
         });
@@ -253,24 +280,62 @@ impl Detector {
                 continue;
             }
             let informer = self.ctx.informers.dynamic(&resource);
+            let runner = Controller::new(NAME, &informer, &self.ctx).permits(self.permits.clone());
+            let trigger = runner.trigger();
             let detector = Arc::downgrade(self);
             let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
-            informer.add_handler(move |change| {
-                if let Some(detector) = detector.upgrade() {
-                    detector.on_template_change(&api_version, &kind, change);
+            informer.add_handler({
+                let trigger = trigger.clone();
+                move |change| {
+                    if let Some(detector) = detector.upgrade() {
+                        detector.on_template_change(&api_version, &kind, &trigger, change);
+                    }
                 }
             });
-            watched.insert(key, resource);
+            let stop = shutdown.child_token();
+            let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
+            let task =
+                tokio::spawn(
+                    runner.run(stop.clone(), self.clone(), move |detector, template| {
+                        let (api_version, kind) = (api_version.clone(), kind.clone());
+                        async move {
+                            detector
+                                .reconcile_template_object(&api_version, &kind, &template)
+                                .await
+                        }
+                    }),
+                );
+            watched.insert(
+                key,
+                Watched {
+                    resource,
+                    trigger,
+                    stop,
+                    task,
+                },
+            );
         }
     }
 
-    fn on_template_change(&self, api_version: &str, kind: &str, change: Change<'_, DynamicObject>) {
+    fn on_template_change(
+        &self,
+        api_version: &str,
+        kind: &str,
+        trigger: &Trigger<DynamicObject>,
+        change: Change<'_, DynamicObject>,
+    ) {
         let obj = change.object();
         let namespace = obj.namespace().unwrap_or_default();
         let name = obj.name_any();
         if !template_event_passes(&self.ctx.options, kind, &namespace, &name) {
             return;
         }
+        let key = TemplateKey {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+            namespace,
+            name,
+        };
         let lazy = match change {
             Change::Updated { old, new } => {
                 if !update_is_significant(old, new) {
@@ -279,15 +344,42 @@ impl Detector {
                 self.claimed_by_lazy_policy(&with_type(new, api_version, kind))
                     && filter::changed_by_karmada(old, new)
             }
-            Change::Added(_) | Change::Deleted(_) => false,
+            Change::Added(_) => false,
+            Change::Deleted(_) => {
+                self.waiting().remove(&key);
+                self.lazy().remove(&key);
+                return;
+            }
         };
+        let object = trigger.object_ref(&key.namespace, &key.name);
+        self.request(trigger, object, key, lazy);
+    }
+
+    /// One template reconcile.
+    async fn reconcile_template_object(
+        &self,
+        api_version: &str,
+        kind: &str,
+        template: &DynamicObject,
+    ) -> Result<Action> {
         let key = TemplateKey {
             api_version: api_version.to_owned(),
             kind: kind.to_owned(),
-            namespace,
-            name,
+            namespace: template.namespace().unwrap_or_default(),
+            name: template.name_any(),
         };
-        self.templates.add(TemplateItem { key, lazy });
+        let lazy = self.lazy().remove(&key).unwrap_or(false);
+        let result = self
+            .reconcile_template(TemplateItem {
+                key: key.clone(),
+                lazy,
+            })
+            .await;
+        if result.is_err() && lazy {
+            // Retried as it was asked for, unless a full reconcile was asked for meanwhile.
+            self.lazy().entry(key).or_insert(true);
+        }
+        result
     }
 
     fn claimed_by_lazy_policy(&self, template: &serde_json::Value) -> bool {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use flotilla_api::names::{finalizers, labels};
 use flotilla_api::policy::v1alpha1::{ClusterPropagationPolicy, PropagationPolicy};
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding, ResourceBindingSpec};
-use kube::api::{ListParams, PostParams};
+use kube::api::ListParams;
 use kube::core::object::HasSpec;
 use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
@@ -15,12 +15,13 @@ use serde::de::DeserializeOwned;
 use super::build::remove_claim;
 use super::filter::Claim;
 use super::reconcile::{Chosen, remove_binding_claim, template_key_of};
-use super::{Detector, PolicyKey, TemplateItem};
+use super::{Detector, PolicyKey};
 use crate::api::get_opt;
-use crate::error::{Error, Result, is_conflict, is_not_found};
+use crate::error::{Error, Result, is_not_found};
 use crate::runtime::Action;
 use crate::selector::{TemplateRef, selectors_match};
 use crate::templates::{self, with_type};
+use crate::update;
 
 impl Detector {
     /// Reconciles one policy: cleanup on deletion, else §3.5.
@@ -41,7 +42,7 @@ impl Detector {
                     }
                 };
                 let Some(policy) = policy else {
-                    return Ok(Action::AwaitChange);
+                    return Ok(Action::await_change());
                 };
                 let id = policy
                     .labels()
@@ -66,7 +67,7 @@ impl Detector {
                     }
                 };
                 let Some(policy) = policy else {
-                    return Ok(Action::AwaitChange);
+                    return Ok(Action::await_change());
                 };
                 let id = policy
                     .labels()
@@ -99,20 +100,20 @@ impl Detector {
     {
         if policy.meta().deletion_timestamp.is_some() {
             if !policy.finalizers().iter().any(|f| f == finalizer) {
-                return Ok(Action::AwaitChange);
+                return Ok(Action::await_change());
             }
             if let Some(chosen) = &chosen {
                 self.cleanup_deleted_policy(chosen).await?;
             }
             remove_finalizer(&api, policy, finalizer).await?;
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         // A policy without a permanent id is never applied; the normaliser gives it one, which re-triggers us.
         let Some(chosen) = chosen else {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         };
         self.handle_policy_change(&chosen).await?;
-        Ok(Action::AwaitChange)
+        Ok(Action::await_change())
     }
 
     /// §3.5: release bindings the policy no longer selects, refresh the others, and pick up waiting templates.
@@ -127,10 +128,7 @@ impl Detector {
                 &chosen.spec.resource_selectors,
                 &TemplateRef::from_value(&template),
             ) {
-                self.templates.add(TemplateItem {
-                    key,
-                    lazy: chosen.lazy,
-                });
+                self.enqueue_template(key, chosen.lazy);
                 continue;
             }
             if remove_claim(&mut template, &chosen.claim) {
@@ -172,10 +170,7 @@ impl Detector {
         }
         for key in matching {
             self.waiting().remove(&key);
-            self.templates.add(TemplateItem {
-                key,
-                lazy: chosen.lazy,
-            });
+            self.enqueue_template(key, chosen.lazy);
         }
         Ok(())
     }
@@ -285,40 +280,10 @@ impl Detector {
     }
 }
 
-async fn remove_finalizer<P>(api: &Api<P>, mut policy: P, finalizer: &str) -> Result<()>
+async fn remove_finalizer<P>(api: &Api<P>, policy: P, finalizer: &str) -> Result<()>
 where
     P: Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
 {
-    let name = policy.name_any();
-    for _ in 0..5 {
-        policy
-            .meta_mut()
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .retain(|f| f != finalizer);
-        match api.replace(&name, &PostParams::default(), &policy).await {
-            Ok(_) => return Ok(()),
-            Err(err) if is_conflict(&err) => {
-                policy = match get_opt(api.clone(), &name).await? {
-                    Some(fresh) => fresh,
-                    None => return Ok(()),
-                };
-                if !policy.finalizers().iter().any(|f| f == finalizer) {
-                    return Ok(());
-                }
-            }
-            Err(err) if is_not_found(&err) => return Ok(()),
-            Err(source) => {
-                return Err(Error::kube(
-                    "update",
-                    format!("{} {name}", P::kind(&())),
-                    source,
-                ));
-            }
-        }
-    }
-    Err(Error::waiting(format!(
-        "{} {name} to stop changing",
-        P::kind(&())
-    )))
+    let what = format!("{} {}", P::kind(&()), policy.name_any());
+    update::remove_finalizer(api, &what, policy, finalizer).await
 }

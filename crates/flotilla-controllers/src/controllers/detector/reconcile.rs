@@ -8,7 +8,6 @@ use flotilla_api::policy::v1alpha1::{
 };
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use kube::api::PostParams;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::Value;
 
@@ -17,7 +16,7 @@ use super::filter::{Claim, claim_of};
 use super::{Detector, TemplateItem};
 use crate::api::get_opt;
 use crate::bindings::BindingObject;
-use crate::error::{Error, Result, is_already_exists};
+use crate::error::{Error, Result};
 use crate::events::reference_of;
 use crate::interpreter::{self, enabled};
 use crate::names::binding_name;
@@ -26,9 +25,7 @@ use crate::runtime::Action;
 use crate::scheduler::defaults::default_propagation_spec;
 use crate::selector::{TemplateRef, select_policy, selectors_match};
 use crate::templates::{self, TemplateKey};
-
-/// How often a create-or-update is retried on write conflicts before the error policy takes over.
-const CONFLICT_RETRIES: usize = 5;
+use crate::update::{self, Edit, Part};
 
 /// A chosen policy: its claim, defaulted spec and activation preference.
 pub(super) struct Chosen {
@@ -85,11 +82,11 @@ impl Detector {
     pub(super) async fn reconcile_template(&self, item: TemplateItem) -> Result<Action> {
         let Some(template) = templates::get(&self.ctx, &item.key).await? else {
             self.waiting().remove(&item.key);
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         };
         if objects::label(&template, labels::CLAIMED_BY).is_some_and(|v| !v.is_empty()) {
             self.waiting().remove(&item.key);
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         match claim_of(&template) {
             Some(claim) => self.apply_claimed(template, &claim, item.lazy).await,
@@ -136,7 +133,7 @@ impl Detector {
                 item.key
             )));
         }
-        Ok(Action::AwaitChange)
+        Ok(Action::await_change())
     }
 
     fn chosen_pp(&self, policy: &PropagationPolicy) -> Result<Chosen> {
@@ -237,7 +234,7 @@ impl Detector {
             &chosen.spec.resource_selectors,
             &TemplateRef::from_value(&template),
         ) {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         self.check_dependent_overrides(&chosen)?;
         self.apply(template, &chosen, lazy).await
@@ -247,7 +244,7 @@ impl Detector {
     /// from the template.
     async fn cleanup_missed(&self, template: Value, claim: &Claim) -> Result<Action> {
         self.remove_claims(template, claim).await?;
-        Ok(Action::AwaitChange)
+        Ok(Action::await_change())
     }
 
     /// Removes `claim` from the template's binding, then from the template (each only if it still carries
@@ -275,7 +272,7 @@ impl Detector {
             template = templates::update(&self.ctx, &template).await?;
         }
         if lazy && chosen.lazy {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         let result = self.ensure_binding(&template, chosen).await;
         match &result {
@@ -291,7 +288,7 @@ impl Detector {
                 format!("Apply policy({}) failed: {}", chosen.display, err.message()),
             ),
         }
-        result.map(|_| Action::AwaitChange)
+        result.map(|_| Action::await_change())
     }
 
     async fn ensure_binding(&self, template: &Value, chosen: &Chosen) -> Result<bool> {
@@ -407,77 +404,53 @@ async fn upsert_binding<B: BindingObject>(
     let name = meta.name.clone().unwrap_or_default();
     let namespace = meta.namespace.clone().unwrap_or_default();
     let api = B::api(client, &namespace);
-    let what = || format!("{} {namespace}/{name}", B::KIND);
-    let mut last_conflict = None;
-    for attempt in 0..CONFLICT_RETRIES {
-        let existing = if attempt == 0 && known_absent {
-            None
-        } else {
-            get_opt(api.clone(), &name).await?
-        };
-        let result: std::result::Result<(), kube::Error> = match existing {
-            None => {
-                let mut binding = B::build(&name, spec.clone());
-                let mut new_meta = meta.clone();
-                new_meta.labels.get_or_insert_with(Default::default).insert(
+    let what = format!("{} {namespace}/{name}", B::KIND);
+    let create = || {
+        let mut binding = B::build(&name, spec.clone());
+        let mut new_meta = meta.clone();
+        new_meta.labels.get_or_insert_with(Default::default).insert(
+            B::permanent_id_label().to_owned(),
+            uuid::Uuid::new_v4().to_string(),
+        );
+        *binding.meta_mut() = new_meta;
+        Ok(binding)
+    };
+    let (meta, spec, what) = (&meta, &spec, &what);
+    let written = update::create_or_update(
+        &api,
+        what,
+        &name,
+        known_absent,
+        create,
+        |mut existing| async move {
+            if existing.owned_by_another(template_uid) {
+                return Err(Error::waiting(format!(
+                    "{what} of a previous template with the same name to be garbage collected"
+                )));
+            }
+            let mut changed = false;
+            if existing.permanent_id().is_none() {
+                existing.labels_mut().insert(
                     B::permanent_id_label().to_owned(),
                     uuid::Uuid::new_v4().to_string(),
                 );
-                *binding.meta_mut() = new_meta;
-                match api.create(&PostParams::default(), &binding).await {
-                    Ok(_) => return Ok(true),
-                    Err(err) if is_already_exists(&err) => Err(err),
-                    Err(source) => return Err(Error::kube("create", what(), source)),
-                }
+                changed = true;
             }
-            Some(mut existing) => {
-                let owner = existing
-                    .owner_references()
-                    .iter()
-                    .find(|o| o.controller == Some(true))
-                    .map(|o| o.uid.clone());
-                if owner.as_deref().is_some_and(|uid| uid != template_uid) {
-                    return Err(Error::waiting(format!(
-                        "{} of a previous template with the same name to be garbage collected",
-                        what()
-                    )));
-                }
-                let mut changed = false;
-                if existing.permanent_id().is_none() {
-                    existing.labels_mut().insert(
-                        B::permanent_id_label().to_owned(),
-                        uuid::Uuid::new_v4().to_string(),
-                    );
-                    changed = true;
-                }
-                let mut existing_meta = existing.meta().clone();
-                let mut existing_spec = existing.spec().clone();
-                changed |= super::build::merge_binding(
-                    (&mut existing_meta, &mut existing_spec),
-                    (&meta, &spec),
-                    claim,
-                    B::CLUSTER_SCOPED,
-                );
-                if !changed {
-                    return Ok(false);
-                }
-                *existing.meta_mut() = existing_meta;
-                *existing.spec_mut() = existing_spec;
-                match api.replace(&name, &PostParams::default(), &existing).await {
-                    Ok(_) => return Ok(true),
-                    Err(err) if crate::error::is_conflict(&err) => Err(err),
-                    Err(source) => return Err(Error::kube("update", what(), source)),
-                }
-            }
-        };
-        if let Err(err) = result {
-            last_conflict = Some(err);
-        }
-    }
-    Err(match last_conflict {
-        Some(source) => Error::kube("update", what(), source),
-        None => Error::waiting(format!("{} to stop changing", what())),
-    })
+            let mut existing_meta = existing.meta().clone();
+            let mut existing_spec = existing.spec().clone();
+            changed |= super::build::merge_binding(
+                (&mut existing_meta, &mut existing_spec),
+                (meta, spec),
+                claim,
+                B::CLUSTER_SCOPED,
+            );
+            *existing.meta_mut() = existing_meta;
+            *existing.spec_mut() = existing_spec;
+            Ok(Edit::of(existing, changed))
+        },
+    )
+    .await?;
+    Ok(written.wrote())
 }
 
 /// Removes `claim` from binding `namespace/name` if it carries it.
@@ -488,23 +461,20 @@ pub(super) async fn remove_binding_claim<B: BindingObject>(
     claim: &Claim,
 ) -> Result<()> {
     let api = B::api(client, namespace);
-    for _ in 0..CONFLICT_RETRIES {
-        let Some(mut binding) = get_opt(api.clone(), name).await? else {
-            return Ok(());
-        };
-        if !remove_claim_meta(binding.meta_mut(), claim) {
-            return Ok(());
-        }
-        match api.replace(name, &PostParams::default(), &binding).await {
-            Ok(_) => return Ok(()),
-            Err(err) if crate::error::is_conflict(&err) => continue,
-            Err(source) => return Err(Error::kube("update", binding.describe(), source)),
-        }
-    }
-    Err(Error::waiting(format!(
-        "{} {namespace}/{name} to stop changing",
-        B::KIND
-    )))
+    let what = format!("{} {namespace}/{name}", B::KIND);
+    update::update(
+        &api,
+        &what,
+        name,
+        None,
+        Part::Object,
+        |mut binding| async move {
+            let changed = remove_claim_meta(binding.meta_mut(), claim);
+            Ok(Edit::of(binding, changed))
+        },
+    )
+    .await?;
+    Ok(())
 }
 
 /// The template key of a binding's `spec.resource`.

@@ -22,7 +22,7 @@ use self::watcher::{ObjectWatcher, RecordKey};
 use crate::context::Context;
 use crate::events::EventRecorder;
 use crate::prune::prune_irrelevant_fields;
-use crate::runtime::{self, Change, Informer, Queue};
+use crate::runtime::{self, Change, Controller, Informer};
 use crate::templates::with_type;
 
 /// Name of the controller (metrics, events `flotilla-execution-controller`).
@@ -47,7 +47,6 @@ impl std::fmt::Display for WorkKey {
 pub struct ExecutionController {
     ctx: Context,
     recorder: EventRecorder,
-    queue: Arc<Queue<WorkKey>>,
     works: Arc<Informer<Work>>,
     clusters: Arc<Informer<Cluster>>,
     watcher: Arc<ObjectWatcher>,
@@ -57,7 +56,6 @@ pub struct ExecutionController {
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ExecutionController {
         recorder: ctx.recorder(NAME),
-        queue: Queue::new(ctx.options.backoff),
         works: ctx.informers.typed(),
         clusters: ctx.informers.typed(),
         watcher: Arc::new(ObjectWatcher::new(ctx.interpreter.clone())),
@@ -67,47 +65,38 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         () = controller.clusters.wait_synced() => {}
         () = shutdown.cancelled() => return,
     }
-    let queue = controller.queue.clone();
-    controller.works.add_handler(move |change| {
-        if runtime::spec_changed(&change) {
-            let work = change.object();
-            queue.add(WorkKey {
-                namespace: work.namespace().unwrap_or_default(),
-                name: work.name_any(),
-            });
-        }
-    });
-    let queue = Arc::downgrade(&controller.queue);
+    let runner = Controller::new(NAME, &controller.works, &controller.ctx);
+    runner.reconcile_changes(&controller.works, runtime::spec_changed);
+    let trigger = runner.trigger();
     let watcher = Arc::downgrade(&controller.watcher);
     controller
         .ctx
         .members
         .add_informer_hook(Arc::new(move |cluster, served, informer| {
-            let (queue, watcher) = (queue.clone(), watcher.clone());
+            let (trigger, watcher) = (trigger.clone(), watcher.clone());
             let cluster = cluster.to_owned();
             let (api_version, kind) = (
                 served.resource.api_version.clone(),
                 served.resource.kind.clone(),
             );
             informer.add_handler(move |change| {
-                let (Some(queue), Some(watcher)) = (queue.upgrade(), watcher.upgrade()) else {
+                let Some(watcher) = watcher.upgrade() else {
                     return;
                 };
                 if let Some(key) = drifted(&cluster, &api_version, &kind, &watcher, change) {
-                    queue.add(key);
+                    trigger.reconcile_ref(trigger.object_ref(&key.namespace, &key.name));
                 }
             });
         }));
-    let ctx = controller.ctx.clone();
-    let queue = controller.queue.clone();
-    ctx.serve(
-        NAME,
-        queue,
-        shutdown,
-        controller,
-        |controller, key| async move { controller.reconcile(key).await },
-    )
-    .await;
+    runner
+        .run(shutdown, controller, |controller, work| async move {
+            let key = WorkKey {
+                namespace: work.namespace().unwrap_or_default(),
+                name: work.name_any(),
+            };
+            controller.reconcile(key).await
+        })
+        .await;
 }
 
 /// §6.5: the Work to re-sync for a member change, if the change is not Flotilla's own and not status-only.

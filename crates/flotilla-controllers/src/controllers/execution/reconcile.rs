@@ -6,7 +6,7 @@ use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{annotations, conditions as names, events, finalizers};
 use flotilla_api::work::v1alpha1::{Work, WorkStatus};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
@@ -15,12 +15,13 @@ use super::watcher::Outcome;
 use super::{ExecutionController, WorkKey};
 use crate::api::get_opt;
 use crate::conditions::{cluster_ready, new_condition, set_condition};
-use crate::error::{Error, Result, is_conflict, is_not_found};
+use crate::error::{Error, Result, is_not_found};
 use crate::events::reference;
 use crate::member::Member;
 use crate::names::cluster_of_execution_namespace;
 use crate::objects;
 use crate::runtime::Action;
+use crate::update;
 
 /// The template a manifest came from, for events: same identity, uid from `resourcetemplate.karmada.io/uid`.
 fn template_reference(manifest: &Value) -> ObjectReference {
@@ -41,11 +42,11 @@ impl ExecutionController {
             Some(work) => work.as_ref().clone(),
             None => match get_opt(api.clone(), &key.name).await? {
                 Some(work) => work,
-                None => return Ok(Action::AwaitChange),
+                None => return Ok(Action::await_change()),
             },
         };
         let Ok(cluster_name) = cluster_of_execution_namespace(&key.namespace) else {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         };
         let cluster = match self.clusters.get("", cluster_name) {
             Some(cluster) => Some(cluster),
@@ -60,13 +61,8 @@ impl ExecutionController {
             return Err(Error::waiting(format!("Cluster {cluster_name} to exist")));
         };
         if !work.finalizers().iter().any(|f| f == finalizers::EXECUTION) {
-            let mut with_finalizer = work.clone();
-            with_finalizer
-                .finalizers_mut()
-                .push(finalizers::EXECUTION.to_owned());
-            api.replace(&key.name, &PostParams::default(), &with_finalizer)
-                .await
-                .map_err(|source| Error::kube("update", key.to_string(), source))?;
+            update::add_finalizer(&api, &key.to_string(), work.clone(), finalizers::EXECUTION)
+                .await?;
         }
 
         let suspended = work.spec.suspend_dispatching == Some(true);
@@ -103,7 +99,7 @@ impl ExecutionController {
                 self.write_conditions(&api, &work, &conditions).await?;
             }
             if suspended {
-                return Ok(Action::AwaitChange);
+                return Ok(Action::await_change());
             }
             return Err(Error::ClusterNotReady {
                 cluster: cluster_name.to_owned(),
@@ -120,7 +116,7 @@ impl ExecutionController {
         };
         self.sync(&api, &work, &mut conditions, dispatching_changed, &member)
             .await
-            .map(|()| Action::AwaitChange)
+            .map(|()| Action::await_change())
     }
 
     /// §6.3 steps 6–8: apply every manifest, then record `Applied`.
@@ -225,7 +221,7 @@ impl ExecutionController {
         cluster: Option<&Cluster>,
     ) -> Result<Action> {
         if !work.finalizers().iter().any(|f| f == finalizers::EXECUTION) {
-            return Ok(Action::AwaitChange);
+            return Ok(Action::await_change());
         }
         if let Some(cluster) = cluster {
             let preserve = work.spec.preserve_resources_on_deletion == Some(true);
@@ -266,7 +262,7 @@ impl ExecutionController {
             }
         }
         remove_finalizer(api, work).await?;
-        Ok(Action::AwaitChange)
+        Ok(Action::await_change())
     }
 
     /// Writes the Work's conditions (as this controller keeps them) with a merge patch of the status.
@@ -298,22 +294,11 @@ impl ExecutionController {
     }
 }
 
-async fn remove_finalizer(api: &Api<Work>, mut work: Work) -> Result<()> {
-    let name = work.name_any();
-    for _ in 0..5 {
-        if !work.finalizers().iter().any(|f| f == finalizers::EXECUTION) {
-            return Ok(());
-        }
-        work.finalizers_mut().retain(|f| f != finalizers::EXECUTION);
-        match api.replace(&name, &PostParams::default(), &work).await {
-            Ok(_) => return Ok(()),
-            Err(err) if is_not_found(&err) => return Ok(()),
-            Err(err) if is_conflict(&err) => match get_opt(api.clone(), &name).await? {
-                Some(fresh) => work = fresh,
-                None => return Ok(()),
-            },
-            Err(source) => return Err(Error::kube("update", format!("Work {name}"), source)),
-        }
-    }
-    Err(Error::waiting(format!("Work {name} to stop changing")))
+async fn remove_finalizer(api: &Api<Work>, work: Work) -> Result<()> {
+    let what = format!(
+        "Work {}/{}",
+        work.namespace().unwrap_or_default(),
+        work.name_any()
+    );
+    update::remove_finalizer(api, &what, work, finalizers::EXECUTION).await
 }

@@ -1,8 +1,11 @@
 //! The work status controller (controllers spec §7.1): member object changes → InterpretStatus and
 //! InterpretHealth → the owning Work's `status.manifestStatuses`.
 //!
-//! Member informers are started by the execution controller for what it applies, and here for every applied
-//! Work (so suspended Works keep their status current after a restart); this controller's hook sees every one.
+//! It reconciles Works: a member object's change (found through the Work annotations Flotilla puts on every
+//! object it applies) requests a reconcile of its Work, which reflects the status of the member objects its
+//! manifests name. Member informers are started by the execution controller for what it applies, and here
+//! for every applied Work (so suspended Works keep their status current after a restart); this controller's
+//! hook sees every one.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,41 +25,17 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
 use crate::interpreter::{enabled, interpret_health, reflect_status};
+use crate::member::Member;
 use crate::names::cluster_of_execution_namespace;
 use crate::objects;
-use crate::runtime::{Action, Change, Informer, Queue};
+use crate::runtime::{Action, Change, Controller, Informer};
 use crate::templates::with_type;
 
 /// Name of the controller (metrics, events `flotilla-work-status-controller`).
 pub const NAME: &str = "work-status-controller";
 
-/// How long changes of one member object are gathered before its status is reflected.
+/// How long changes of a Work's member objects are gathered before their status is reflected.
 const COALESCE: Duration = Duration::from_millis(300);
-
-/// One member object.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct MemberObjectKey {
-    /// The member cluster.
-    pub cluster: String,
-    /// `apiVersion`.
-    pub api_version: String,
-    /// `kind`.
-    pub kind: String,
-    /// Namespace (empty for cluster-scoped objects).
-    pub namespace: String,
-    /// Name.
-    pub name: String,
-}
-
-impl std::fmt::Display for MemberObjectKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {} {}/{} in {}",
-            self.api_version, self.kind, self.namespace, self.name, self.cluster
-        )
-    }
-}
 
 struct WorkStatusController {
     ctx: Context,
@@ -67,46 +46,41 @@ struct WorkStatusController {
 
 /// Runs the work status controller until `shutdown` is cancelled.
 pub async fn run(ctx: Context, shutdown: CancellationToken) {
-    let queue: Arc<Queue<MemberObjectKey>> = Queue::new(ctx.options.backoff);
     let controller = Arc::new(WorkStatusController {
         recorder: ctx.recorder(NAME),
         works: ctx.informers.typed(),
         clusters: ctx.informers.typed(),
         ctx,
     });
-    let weak = Arc::downgrade(&queue);
+    let runner = Controller::new(NAME, &controller.works, &controller.ctx);
+    let trigger = runner.trigger();
     controller
         .ctx
         .members
-        .add_informer_hook(Arc::new(move |cluster, served, informer| {
-            let (queue, cluster) = (weak.clone(), cluster.to_owned());
-            let (api_version, kind) = (
-                served.resource.api_version.clone(),
-                served.resource.kind.clone(),
-            );
+        .add_informer_hook(Arc::new(move |_cluster, _served, informer| {
+            let trigger = trigger.clone();
             informer.add_handler(move |change| {
-                let Some(queue) = queue.upgrade() else { return };
-                if let Change::Updated { old, new } = change
-                    && old.metadata.resource_version == new.metadata.resource_version
-                {
+                let obj = match change {
+                    Change::Updated { old, new }
+                        if old.metadata.resource_version == new.metadata.resource_version =>
+                    {
+                        return;
+                    }
+                    // A deleted member object leaves the Work status as it was; the execution controller
+                    // recreates it.
+                    Change::Deleted(_) => return,
+                    Change::Added(obj) | Change::Updated { new: obj, .. } => obj,
+                };
+                let annotations = obj.annotations();
+                let (Some(namespace), Some(name)) = (
+                    annotations.get(annotations::WORK_NAMESPACE),
+                    annotations.get(annotations::WORK_NAME),
+                ) else {
                     return;
-                }
-                let obj = change.object();
-                if !obj.annotations().contains_key(annotations::WORK_NAMESPACE) {
-                    return;
-                }
+                };
                 // A new member object usually gets its status from the member's controllers moments
                 // later: reflecting once after both saves a Work status write per object.
-                queue.add_coalesced(
-                    MemberObjectKey {
-                        cluster: cluster.clone(),
-                        api_version: api_version.clone(),
-                        kind: kind.clone(),
-                        namespace: obj.namespace().unwrap_or_default(),
-                        name: obj.name_any(),
-                    },
-                    COALESCE,
-                );
+                trigger.reconcile_within(trigger.object_ref(namespace, name), COALESCE);
             });
         }));
     let this = Arc::downgrade(&controller);
@@ -130,16 +104,18 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
             tokio::spawn(async move { this.ensure_informers(&work).await });
         }
     });
-    let ctx = controller.ctx.clone();
-    let queue = queue.clone();
-    ctx.serve(
-        NAME,
-        queue,
-        shutdown,
-        controller,
-        |controller, key| async move { controller.reconcile(key).await },
-    )
-    .await;
+    runner
+        .run(shutdown, controller, |controller, work| async move {
+            // The Work as it is now: the reconcile may have waited for its turn.
+            let current = controller
+                .works
+                .get(&work.namespace().unwrap_or_default(), &work.name_any());
+            match current {
+                Some(work) => controller.reconcile(&work).await,
+                None => Ok(Action::await_change()),
+            }
+        })
+        .await;
 }
 
 impl WorkStatusController {
@@ -173,37 +149,95 @@ impl WorkStatusController {
         }
     }
 
-    async fn reconcile(&self, key: MemberObjectKey) -> Result<Action> {
-        let Some(member) = self.ctx.members.cached(&key.cluster) else {
-            return Ok(Action::AwaitChange);
+    /// Reflects the status and health of the member objects the Work's manifests name into
+    /// `status.manifestStatuses`; an object not (yet) in the member's cache keeps its previous entry.
+    async fn reconcile(&self, work: &Work) -> Result<Action> {
+        if work.metadata.deletion_timestamp.is_some() {
+            return Ok(Action::await_change());
+        }
+        let work_namespace = work.namespace().unwrap_or_default();
+        let Ok(cluster) = cluster_of_execution_namespace(&work_namespace) else {
+            return Ok(Action::await_change());
         };
-        let served = member.resolve(&key.api_version, &key.kind).await?;
+        let Some(member) = self.ctx.members.cached(cluster) else {
+            return Ok(Action::await_change());
+        };
+        let previous = work
+            .status
+            .as_ref()
+            .map(|s| s.manifest_statuses.as_slice())
+            .unwrap_or_default();
+        let mut statuses = Vec::new();
+        let mut reflected = Vec::new();
+        for manifest in &work.spec.workload.manifests {
+            match self.observe(work, &member, &manifest.0).await? {
+                Some((status, observed)) => {
+                    statuses.push(status);
+                    reflected.push(objects::describe(&observed));
+                }
+                None => statuses.extend(
+                    previous
+                        .iter()
+                        .find(|p| same_object(p, &manifest.0))
+                        .cloned(),
+                ),
+            }
+        }
+        if reflected.is_empty() || previous == statuses.as_slice() {
+            return Ok(Action::await_change());
+        }
+        let work_name = work.name_any();
+        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &work_namespace);
+        let patch = json!({"status": {"manifestStatuses": statuses}});
+        api.patch_status(&work_name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| {
+                Error::kube(
+                    "patch status of",
+                    format!("Work {work_namespace}/{work_name}"),
+                    source,
+                )
+            })?;
+        for object in reflected {
+            self.recorder.normal(
+                &reference(work),
+                events::REFLECT_STATUS_SUCCEED,
+                format!("Reflect status of {object} succeed."),
+            );
+        }
+        Ok(Action::await_change())
+    }
+
+    /// The status and health of the member object `manifest` names, with the object as observed; `None`
+    /// when the member's cache does not hold it (or it belongs to another Work).
+    async fn observe(
+        &self,
+        work: &Work,
+        member: &Member,
+        manifest: &Value,
+    ) -> Result<Option<(ManifestStatus, Value)>> {
+        let (api_version, kind) = (objects::api_version(manifest), objects::kind(manifest));
+        let served = member.resolve(api_version, kind).await?;
         let Some(informer) = member.informer_if_started(&served) else {
-            return Ok(Action::AwaitChange);
+            return Ok(None);
         };
         let namespace = if served.namespaced {
-            key.namespace.as_str()
+            objects::namespace(manifest)
         } else {
             ""
         };
-        // A deleted member object leaves the Work status as it was; the execution controller recreates it.
-        let Some(obj) = informer.get(namespace, &key.name) else {
-            return Ok(Action::AwaitChange);
+        let Some(obj) = informer.get(namespace, objects::name(manifest)) else {
+            return Ok(None);
         };
-        let observed = with_type(&obj, &key.api_version, &key.kind);
-        let (Some(work_namespace), Some(work_name)) = (
-            objects::annotation(&observed, annotations::WORK_NAMESPACE),
-            objects::annotation(&observed, annotations::WORK_NAME),
-        ) else {
-            return Ok(Action::AwaitChange);
-        };
-        let Some(work) = self.works.get(work_namespace, work_name) else {
-            return Ok(Action::AwaitChange);
-        };
-        if work.metadata.deletion_timestamp.is_some() {
-            return Ok(Action::AwaitChange);
+        let observed = with_type(&obj, api_version, kind);
+        let owned = objects::annotation(&observed, annotations::WORK_NAMESPACE)
+            == work.namespace().as_deref()
+            && objects::annotation(&observed, annotations::WORK_NAME)
+                == Some(work.name_any().as_str());
+        if !owned {
+            return Ok(None);
         }
-        let work_ref = reference(work.as_ref());
+        let work_ref = reference(work);
         let interpreter = self.ctx.interpreter.as_ref();
         let status = match reflect_status(interpreter, &observed).await {
             Ok(status) => status,
@@ -233,40 +267,24 @@ impl WorkStatusController {
         } else {
             ResourceHealth::Healthy
         };
-        let identifier = identifier(&work, &observed)?;
-        let statuses = vec![ManifestStatus {
-            identifier,
+        let status = ManifestStatus {
+            identifier: identifier(work, &observed)?,
             status,
             health: Some(health),
-        }];
-        if work
-            .status
-            .as_ref()
-            .is_some_and(|s| s.manifest_statuses == statuses)
-        {
-            return Ok(Action::AwaitChange);
-        }
-        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), work_namespace);
-        let patch = json!({"status": {"manifestStatuses": statuses}});
-        api.patch_status(work_name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|source| {
-                Error::kube(
-                    "patch status of",
-                    format!("Work {work_namespace}/{work_name}"),
-                    source,
-                )
-            })?;
-        self.recorder.normal(
-            &work_ref,
-            events::REFLECT_STATUS_SUCCEED,
-            format!(
-                "Reflect status of {} succeed.",
-                objects::describe(&observed)
-            ),
-        );
-        Ok(Action::AwaitChange)
+        };
+        Ok(Some((status, observed)))
     }
+}
+
+/// Whether a manifest status is about the object `manifest` names.
+fn same_object(status: &ManifestStatus, manifest: &Value) -> bool {
+    let id = &status.identifier;
+    let (group, version) = objects::split_api_version(objects::api_version(manifest));
+    id.group == group
+        && id.version == version
+        && id.kind == objects::kind(manifest)
+        && id.namespace == objects::namespace(manifest)
+        && id.name == objects::name(manifest)
 }
 
 /// The identifier of the manifest `observed` belongs to (§7.1 step 5).

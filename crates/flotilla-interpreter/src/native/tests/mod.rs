@@ -4,6 +4,7 @@
 mod aggregate;
 mod dependencies;
 mod health;
+mod kinds;
 mod layer;
 mod reflect;
 mod replica;

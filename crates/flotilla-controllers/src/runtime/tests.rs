@@ -1,0 +1,371 @@
+//! The runtime's guarantees: requests fold per object, an object is reconciled by one task at a time and a
+//! request meanwhile runs once afterwards, coalescing windows, the error policy's backoff, graceful
+//! shutdown, and the change handlers' view of a watch (including relists).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::ObjectMeta;
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::watcher::Event;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::informer::{Change, Informer};
+use super::{Action, Backoff, Controller, Trigger};
+use crate::error::{Error, Result};
+use crate::metrics::Metrics;
+
+fn mk_config_map(name: &str, version: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            namespace: Some("ns".to_owned()),
+            resource_version: Some(version.to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    }
+}
+
+/// What the test reconciler saw and what it should answer.
+struct Script {
+    /// Start times of each object's reconciles.
+    runs: Mutex<HashMap<String, Vec<Instant>>>,
+    /// Every reconcile's object, in the order they started.
+    order: Mutex<Vec<String>>,
+    /// Errors to answer with, per object, first to last.
+    errors: Mutex<HashMap<String, Vec<Error>>>,
+    /// Reconciles of `gate:` objects wait for a permit here.
+    gate: Semaphore,
+    /// How many reconciles run at this moment.
+    running: Mutex<usize>,
+}
+
+impl Default for Script {
+    fn default() -> Self {
+        Script {
+            runs: Mutex::default(),
+            order: Mutex::default(),
+            errors: Mutex::default(),
+            gate: Semaphore::new(0),
+            running: Mutex::default(),
+        }
+    }
+}
+
+impl Script {
+    fn runs(&self, name: &str) -> Vec<Instant> {
+        self.runs
+            .lock()
+            .unwrap()
+            .get(name)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    async fn reconcile(self: Arc<Self>, obj: Arc<ConfigMap>) -> Result<Action> {
+        let name = obj.metadata.name.clone().unwrap_or_default();
+        self.runs
+            .lock()
+            .unwrap()
+            .entry(name.clone())
+            .or_default()
+            .push(Instant::now());
+        self.order.lock().unwrap().push(name.clone());
+        *self.running.lock().unwrap() += 1;
+        if name.starts_with("gate") {
+            self.gate.acquire().await.unwrap().forget();
+        }
+        *self.running.lock().unwrap() -= 1;
+        let error = self.errors.lock().unwrap().get_mut(&name).and_then(|e| {
+            if e.is_empty() {
+                None
+            } else {
+                Some(e.remove(0))
+            }
+        });
+        error.map_or(Ok(Action::await_change()), Err)
+    }
+}
+
+const BACKOFF: Backoff = Backoff {
+    base: Duration::from_secs(1),
+    max: Duration::from_secs(4),
+};
+
+/// A store holding `names` (synced), a controller over it with `workers`, and the running controller.
+fn start(
+    names: &[&str],
+    workers: usize,
+    script: &Arc<Script>,
+) -> (
+    Trigger<ConfigMap>,
+    CancellationToken,
+    tokio::task::JoinHandle<()>,
+) {
+    let mut writer: Writer<ConfigMap> = Writer::default();
+    writer.apply_watcher_event(&Event::Init);
+    for name in names {
+        writer.apply_watcher_event(&Event::InitApply(mk_config_map(name, "1")));
+    }
+    writer.apply_watcher_event(&Event::InitDone);
+    let metrics = Metrics::new().unwrap();
+    let controller =
+        Controller::with_store("test", writer.as_reader(), (), workers, BACKOFF, metrics);
+    let trigger = controller.trigger();
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn({
+        let (shutdown, script) = (shutdown.clone(), script.clone());
+        async move {
+            // The writer must outlive the controller: the store is ready only while it lives.
+            let _writer = writer;
+            controller
+                .run(shutdown, script, |script, obj| script.reconcile(obj))
+                .await;
+        }
+    });
+    (trigger, shutdown, task)
+}
+
+/// Waits (in paused time: lets every task run) until `check` holds, failing after a minute of test time.
+async fn until(what: &str, check: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn key(trigger: &Trigger<ConfigMap>, name: &str) -> kube::runtime::reflector::ObjectRef<ConfigMap> {
+    trigger.object_ref("ns", name)
+}
+
+#[test]
+fn backoff_doubles_and_caps() {
+    let backoff = Backoff {
+        base: Duration::from_millis(100),
+        max: Duration::from_secs(1),
+    };
+    assert_eq!(backoff.delay(1), Duration::from_millis(100));
+    assert_eq!(backoff.delay(2), Duration::from_millis(200));
+    assert_eq!(backoff.delay(4), Duration::from_millis(800));
+    assert_eq!(backoff.delay(5), Duration::from_secs(1));
+    assert_eq!(backoff.delay(100), Duration::from_secs(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn requests_fold_and_a_request_while_running_runs_once_afterwards() {
+    let script = Arc::new(Script::default());
+    let (trigger, shutdown, task) = start(&["gate-a", "b"], 5, &script);
+    trigger.reconcile_ref(key(&trigger, "gate-a"));
+    trigger.reconcile_ref(key(&trigger, "b"));
+    until("both to start", || {
+        script.runs("gate-a").len() == 1 && script.runs("b").len() == 1
+    })
+    .await;
+    // Requested three times while it runs: not run concurrently, and once more after it ends.
+    for _ in 0..3 {
+        trigger.reconcile_ref(key(&trigger, "gate-a"));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(script.runs("gate-a").len(), 1);
+    assert_eq!(
+        *script.running.lock().unwrap(),
+        1,
+        "b finished while gate-a still runs"
+    );
+    script.gate.add_permits(1);
+    until("the rerun", || script.runs("gate-a").len() == 2).await;
+    script.gate.add_permits(1);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(script.runs("gate-a").len(), 2);
+    assert_eq!(script.runs("b").len(), 1);
+    shutdown.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn reconciles_take_their_turn_in_the_order_they_were_requested() {
+    let script = Arc::new(Script::default());
+    let names = ["gate", "x3", "x1", "x5", "x2", "x4"];
+    let (trigger, shutdown, task) = start(&names, 1, &script);
+    for name in names {
+        trigger.reconcile_ref(key(&trigger, name));
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    until("the gate to run", || script.runs("gate").len() == 1).await;
+    script.gate.add_permits(1);
+    until("every run", || {
+        names.iter().all(|n| script.runs(n).len() == 1)
+    })
+    .await;
+    assert_eq!(
+        script.order.lock().unwrap().as_slice(),
+        names,
+        "first come, first served"
+    );
+    shutdown.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn coalesced_requests_fold_into_one_run_at_the_end_of_the_first_window() {
+    let script = Arc::new(Script::default());
+    let (trigger, shutdown, task) = start(&["a"], 5, &script);
+    let window = Duration::from_millis(300);
+    let first = Instant::now();
+    trigger.reconcile_within(key(&trigger, "a"), window);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    trigger.reconcile_within(key(&trigger, "a"), window);
+    until("the run", || script.runs("a").len() == 1).await;
+    let ran = script.runs("a")[0];
+    assert!(ran >= first + window, "not before the window ends");
+    assert!(
+        ran < first + window + Duration::from_millis(100),
+        "the later request does not extend it"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(script.runs("a").len(), 1, "the burst gave one run");
+    // A request without a window while one waits runs at once.
+    trigger.reconcile_within(key(&trigger, "a"), Duration::from_secs(10));
+    trigger.reconcile_ref(key(&trigger, "a"));
+    until("the immediate run", || script.runs("a").len() == 2).await;
+    assert!(script.runs("a")[1] < ran + Duration::from_secs(3));
+    shutdown.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn transient_failures_back_off_per_object_and_permanent_ones_wait_for_a_change() {
+    let script = Arc::new(Script::default());
+    script.errors.lock().unwrap().insert(
+        "flaky".to_owned(),
+        (0..4)
+            .map(|i| Error::waiting(format!("attempt {i}")))
+            .collect(),
+    );
+    script.errors.lock().unwrap().insert(
+        "broken".to_owned(),
+        vec![Error::invalid("ConfigMap ns/broken", "data: bad")],
+    );
+    let (trigger, shutdown, task) = start(&["flaky", "broken"], 5, &script);
+    trigger.reconcile_ref(key(&trigger, "flaky"));
+    trigger.reconcile_ref(key(&trigger, "broken"));
+    until("four retries", || script.runs("flaky").len() == 5).await;
+    let runs = script.runs("flaky");
+    let gaps: Vec<u64> = runs.windows(2).map(|w| (w[1] - w[0]).as_secs()).collect();
+    assert_eq!(gaps, [1, 2, 4, 4], "doubling from 1 s, capped at 4 s");
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    assert_eq!(script.runs("flaky").len(), 5, "a success ends the retries");
+    assert_eq!(
+        script.runs("broken").len(),
+        1,
+        "a permanent error waits for a change"
+    );
+    trigger.reconcile_ref(key(&trigger, "broken"));
+    until("the change's run", || script.runs("broken").len() == 2).await;
+    shutdown.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_starts_nothing_new_and_lets_running_reconciles_finish() {
+    let script = Arc::new(Script::default());
+    let (trigger, shutdown, task) = start(&["gate-a", "b"], 1, &script);
+    trigger.reconcile_ref(key(&trigger, "gate-a"));
+    until("the first run", || script.runs("gate-a").len() == 1).await;
+    // One worker: b waits for gate-a.
+    trigger.reconcile_ref(key(&trigger, "b"));
+    shutdown.cancel();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(!task.is_finished(), "the running reconcile is waited for");
+    script.gate.add_permits(1);
+    tokio::time::timeout(Duration::from_secs(60), task)
+        .await
+        .expect("the controller stops once the running reconcile ends")
+        .unwrap();
+    assert!(
+        script.runs("b").is_empty(),
+        "nothing new starts after shutdown"
+    );
+}
+
+#[test]
+fn handlers_see_changes_with_the_previous_state_and_relists_as_differences() {
+    let (informer, mut writer) = Informer::<ConfigMap>::detached((), "test");
+    informer.apply(&mut writer, &Event::Apply(mk_config_map("a", "1")));
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    informer.add_handler(move |change| {
+        let version = |c: &ConfigMap| c.metadata.resource_version.clone().unwrap_or_default();
+        let name = |c: &ConfigMap| c.metadata.name.clone().unwrap_or_default();
+        log.lock().unwrap().push(match change {
+            Change::Added(obj) => format!("added {} {}", name(obj), version(obj)),
+            Change::Updated { old, new } => {
+                format!("updated {} {}->{}", name(new), version(old), version(new))
+            }
+            Change::Deleted(obj) => format!("deleted {} {}", name(obj), version(obj)),
+        });
+    });
+    informer.apply(&mut writer, &Event::Apply(mk_config_map("a", "2")));
+    informer.apply(&mut writer, &Event::Apply(mk_config_map("b", "3")));
+    informer.apply(&mut writer, &Event::Delete(mk_config_map("b", "4")));
+    informer.apply(&mut writer, &Event::Apply(mk_config_map("c", "5")));
+    // A relist that finds a changed, d new and c gone.
+    informer.apply(&mut writer, &Event::Init);
+    informer.apply(&mut writer, &Event::InitApply(mk_config_map("a", "6")));
+    informer.apply(&mut writer, &Event::InitApply(mk_config_map("d", "7")));
+    informer.apply(&mut writer, &Event::InitDone);
+    let mut relist = seen.lock().unwrap().split_off(5);
+    relist.sort();
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        [
+            "added a 1",
+            "updated a 1->2",
+            "added b 3",
+            "deleted b 3",
+            "added c 5"
+        ]
+    );
+    assert_eq!(relist, ["added d 7", "deleted c 5", "updated a 2->6"]);
+    assert!(informer.is_synced());
+    assert_eq!(
+        informer
+            .get("ns", "a")
+            .unwrap()
+            .metadata
+            .resource_version
+            .as_deref(),
+        Some("6")
+    );
+    assert!(informer.get("ns", "c").is_none());
+    assert_eq!(informer.list_namespace("ns").len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_waiter_sees_the_first_sync() {
+    // Several controllers wait for one shared informer (kube-runtime 5.0.0's `Store::wait_until_ready`
+    // woke only the last of three such waiters).
+    let (informer, mut writer) = Informer::<ConfigMap>::detached((), "test");
+    let waiters: Vec<_> = (0..3)
+        .map(|_| {
+            let informer = informer.clone();
+            tokio::spawn(async move { informer.wait_synced().await })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    assert!(!informer.is_synced());
+    informer.apply(&mut writer, &Event::Init);
+    informer.apply(&mut writer, &Event::InitDone);
+    for waiter in waiters {
+        tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("every waiter wakes")
+            .unwrap();
+    }
+}
