@@ -50,6 +50,90 @@ local function materialize(t)
     end
 end
 
+-- The order in which `pairs`, `next` and generalized iteration visit an object's keys (issue 16, item 3): the keys
+-- the object had, in the object's order, then the keys the script added, in the order it first added them, as
+-- gopher-lua keeps a table's keys in insertion order and Karmada fills a table in the object's order. serde_json's
+-- maps hold keys in byte order, which Lua's string comparison follows, so the object's order is recovered by
+-- sorting its keys; a script-made table keeps Luau's order. A key the script removes and sets again counts as
+-- added.
+--
+-- `tracked` maps a table to its record: `keys` (the order once `full`, before that only the added keys) and `pos`
+-- (a key's place in `keys`). It belongs to one call: `invoke` starts each call with none.
+local tracked = nil
+
+local function record_of(t)
+    if tracked == nil then
+        tracked = {}
+    end
+    local rec = tracked[t]
+    if rec == nil then
+        rec = { keys = {}, pos = {}, full = false }
+        tracked[t] = rec
+    end
+    return rec
+end
+
+local function added(t, k)
+    local rec = record_of(t)
+    if rec.pos[k] == nil then
+        local n = #rec.keys + 1
+        rec.keys[n] = k
+        rec.pos[k] = n
+    end
+end
+
+local function order_of(t)
+    local rec = record_of(t)
+    if rec.full then
+        return rec
+    end
+    -- Every key of a table made from an object is a string, and any other key is one the script added; an
+    -- untracked one is kept anyway, after the object's keys.
+    local keys, rest, pos = {}, {}, {}
+    for k in next, t do
+        if rec.pos[k] == nil then
+            if type(k) == "string" then
+                keys[#keys + 1] = k
+            else
+                rest[#rest + 1] = k
+            end
+        end
+    end
+    table.sort(keys)
+    for _, k in ipairs(rest) do
+        keys[#keys + 1] = k
+    end
+    for _, k in ipairs(rec.keys) do
+        keys[#keys + 1] = k
+    end
+    for i, k in ipairs(keys) do
+        pos[k] = i
+    end
+    rec.keys, rec.pos, rec.full = keys, pos, true
+    return rec
+end
+
+-- `next` over an object table, in its order.
+local function ordered_next(t, k)
+    local rec = order_of(t)
+    local i = 0
+    if k ~= nil then
+        i = rec.pos[k]
+        if i == nil then
+            error("invalid key to 'next'", 2)
+        end
+    end
+    local keys = rec.keys
+    for j = i + 1, #keys do
+        local key = keys[j]
+        local v = rawget(t, key)
+        if v ~= nil then
+            return key, v
+        end
+    end
+    return nil
+end
+
 -- Only objects are read member by member, and only by string keys; anything else reads the table whole.
 LAZY.__index = function(t, k)
     if type(k) ~= "string" then
@@ -78,9 +162,29 @@ LAZY.__index = function(t, k)
     end
     return nil
 end
+-- `forget` answers 0 when the object had the key (it keeps its place in the object's order), 1 when the key is
+-- new, 2 for an array (moved whole first).
 LAZY.__newindex = function(t, k, v)
-    if type(k) ~= "string" or forget(rawget(t, LAZY), k, v == nil) then
-        materialize(t)
+    if type(k) == "string" then
+        local answer = forget(rawget(t, LAZY), k, v == nil)
+        if answer == 0 then
+            rawset(t, k, v)
+            return
+        elseif answer == 1 then
+            if v ~= nil then
+                added(t, k)
+            end
+            rawset(t, k, v)
+            return
+        end
+    end
+    materialize(t)
+    -- Now an array or an object: an object's new key goes through OBJ.__newindex, which records it.
+    t[k] = v
+end
+OBJ.__newindex = function(t, k, v)
+    if v ~= nil then
+        added(t, k)
     end
     rawset(t, k, v)
 end
@@ -91,7 +195,13 @@ end
 -- Luau's generalized iteration (`for k, v in t do`) must not see the slot number either.
 LAZY.__iter = function(t)
     materialize(t)
+    if getmetatable(t) == OBJ then
+        return ordered_next, t
+    end
     return next, t
+end
+OBJ.__iter = function(t)
+    return ordered_next, t
 end
 -- Scripts cannot reach these tables, but freeze them anyway: the bridge's behaviour must not be changeable.
 table.freeze(LAZY)
@@ -116,10 +226,18 @@ G._GOPHER_LUA_VERSION = "GopherLua 0.1"
 G._printregs = function() end
 
 G.next = function(t, k)
-    return builtin_next(force(t), k)
+    t = force(t)
+    if type(t) == "table" and getmetatable(t) == OBJ then
+        return ordered_next(t, k)
+    end
+    return builtin_next(t, k)
 end
 G.pairs = function(t)
-    return builtin_pairs(force(t))
+    t = force(t)
+    if type(t) == "table" and getmetatable(t) == OBJ then
+        return ordered_next, t, nil
+    end
+    return builtin_pairs(t)
 end
 G.ipairs = function(t)
     return builtin_ipairs(force(t))
@@ -362,6 +480,7 @@ local ENV = {
     end,
 }
 local function invoke(chunk, name, c1, a1, c2, a2)
+    tracked = nil
     -- Presized for `_G`, the function and a few globals the script sets, so defining them does not rehash.
     local env = setmetatable(table.clone(TEMPLATES[3]), ENV)
     env._G = env
