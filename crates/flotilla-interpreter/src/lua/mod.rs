@@ -23,7 +23,8 @@ mod sandbox;
 mod typed;
 mod vm;
 
-pub use call::{Input, function_name};
+pub use crate::layer::Input;
+pub use call::function_name;
 pub use error::{ScriptError, ScriptErrorKind};
 pub use rules::{RuleSet, target_gvk};
 pub use vm::{Limits, LuaVm, Script, StateError, VmConfig};

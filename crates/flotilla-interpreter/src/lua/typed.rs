@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::bridge::number_to_f64;
 use super::gofmt::json_number;
+use crate::decode::rename_keys;
 use crate::quantity::decoded_text;
 
 /// The typed shapes a script can return.
@@ -106,24 +107,4 @@ fn normalize_requirements(json: &mut Value) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Renames keys that match one of `fields` case-insensitively to that field's spelling.
-fn rename_keys(json: &mut Value, fields: &[&str]) {
-    let Value::Object(map) = json else { return };
-    let misspelled: Vec<(String, &str)> = map
-        .keys()
-        .filter(|k| !fields.contains(&k.as_str()))
-        .filter_map(|k| {
-            fields
-                .iter()
-                .find(|f| f.eq_ignore_ascii_case(k))
-                .map(|f| (k.clone(), *f))
-        })
-        .collect();
-    for (key, field) in misspelled {
-        if let Some(value) = map.remove(&key) {
-            map.entry(field.to_owned()).or_insert(value);
-        }
-    }
 }
