@@ -107,9 +107,10 @@ fn results_of(
             let replicas = typed::replicas(&first)?;
             let requirements = match &second {
                 LuaValue::Nil => None,
-                // `kube.accuratePodRequirements` returned unchanged: its typed answer needs no conversion.
+                // `kube.accuratePodRequirements` returned unchanged: its typed answer needs no conversion
+                // beyond what Karmada's JSON round trip does to its quantities.
                 LuaValue::Table(_) if let Some(Typed::Requirements(r)) = bridge.typed(&second) => {
-                    Some(r)
+                    Some(typed::redecoded(r))
                 }
                 LuaValue::Table(_) => Some(typed::decode::<ReplicaRequirements>(
                     to_json(&second)?,

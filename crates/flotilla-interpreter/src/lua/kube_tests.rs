@@ -295,3 +295,33 @@ fn quantities_in_results_come_back_in_kubernetes_form() {
         "{err}"
     );
 }
+
+/// Karmada hands `kube.accuratePodRequirements`' answer to the script as JSON and decodes the script's result again,
+/// so a quantity the native computation prints in binary form without a suffix (`1000000000`) comes back in the
+/// decimal form Kubernetes gives that text (`1G`), also when the script returns the table untouched.
+#[test]
+fn requirements_returned_untouched_take_the_json_round_trip() {
+    let template = json!({"spec": {"containers": [{"name": "a", "image": "a", "resources": {"requests": {
+        "ephemeral-storage": "1G", "memory": "1000Mi", "cpu": "2"}}}]}});
+    let object = json!({"kind": "X", "spec": {"template": template}});
+    let want = Some(
+        json!({"resourceRequest": {"ephemeral-storage": "1G", "memory": "1000Mi", "cpu": "2"}}),
+    );
+    let untouched = requirements(
+        "return 1, kube.accuratePodRequirements(obj.spec.template)",
+        object.clone(),
+    );
+    assert_eq!(untouched.unwrap(), want);
+    // What the script sees is Karmada's JSON: the binary form.
+    assert_eq!(
+        eval(
+            "kube.accuratePodRequirements({spec = {containers = {{name = 'a', resources = {requests = {['ephemeral-storage'] = '1G'}}}}}}).resourceRequest['ephemeral-storage']"
+        ),
+        "1000000000"
+    );
+    let read = requirements(
+        "local r = kube.accuratePodRequirements(obj.spec.template)\nlocal seen = r.resourceRequest.cpu\nreturn 1, r",
+        object,
+    );
+    assert_eq!(read.unwrap(), want);
+}

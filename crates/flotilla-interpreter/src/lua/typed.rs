@@ -1,6 +1,7 @@
 //! Script results decoded into typed values the way Karmada's Go `encoding/json` decodes them (interpreter spec
 //! §4.5 step 3): unknown keys ignored, keys matched case-insensitively, quantities given as numbers accepted.
 
+use flotilla_api::work::v1alpha2::ReplicaRequirements;
 use mlua::Value as LuaValue;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -79,6 +80,18 @@ pub(crate) fn decode<T: DeserializeOwned>(mut json: Value, target: Target) -> Re
         }
     }
     serde_json::from_value(json).map_err(|e| format!("json unmarshal obj failed: {e}"))
+}
+
+/// Requirements as Karmada has them after encoding them to JSON for a script and decoding the script's result:
+/// each quantity as Kubernetes decodes its printed text (a binary `1000000000` becomes `1G`).
+pub(crate) fn redecoded(mut requirements: ReplicaRequirements) -> ReplicaRequirements {
+    for quantity in requirements.resource_request.values_mut() {
+        // Printed quantities always parse; keep the text if one ever did not.
+        if let Ok(text) = decoded_text(&quantity.0) {
+            quantity.0 = text;
+        }
+    }
+    requirements
 }
 
 /// Spellings, and quantities as Go's `resource.Quantity` decodes and encodes them (issue 16, item 4): the text it
