@@ -54,78 +54,117 @@ end
 -- the object had, in the object's order, then the keys the script added, in the order it first added them, as
 -- gopher-lua keeps a table's keys in insertion order and Karmada fills a table in the object's order. serde_json's
 -- maps hold keys in byte order, which Lua's string comparison follows, so the object's order is recovered by
--- sorting its keys; a script-made table keeps Luau's order. A key the script removes and sets again counts as
--- added.
+-- sorting its keys; a script-made table keeps Luau's order. A key the script removes and sets again before a walk
+-- counts as added.
 --
--- `tracked` maps a table to its record: `keys` (the order once `full`, before that only the added keys) and `pos`
--- (a key's place in `keys`). It belongs to one call: `invoke` starts each call with none.
-local tracked = nil
+-- Per call (`invoke` starts each call with none): `additions[t]`, the keys the script added to table `t`, in order;
+-- `orders[t]`, `t`'s whole order once a walk needed it (keys added later are appended); `places[t]`, each key's
+-- place in that order, made only for `next`, which is given a key to continue from.
+local additions, orders, places = nil, nil, nil
 
-local function record_of(t)
-    if tracked == nil then
-        tracked = {}
+local function place_of(t, order)
+    local place = places and places[t]
+    if place == nil then
+        place = {}
+        for i, k in ipairs(order) do
+            place[k] = i
+        end
+        places = places or {}
+        places[t] = place
     end
-    local rec = tracked[t]
-    if rec == nil then
-        rec = { keys = {}, pos = {}, full = false }
-        tracked[t] = rec
-    end
-    return rec
+    return place
 end
 
 local function added(t, k)
-    local rec = record_of(t)
-    if rec.pos[k] == nil then
-        local n = #rec.keys + 1
-        rec.keys[n] = k
-        rec.pos[k] = n
+    local order = orders and orders[t]
+    if order ~= nil then
+        local place = place_of(t, order)
+        if place[k] == nil then
+            local n = #order + 1
+            order[n] = k
+            place[k] = n
+        end
+        return
+    end
+    additions = additions or {}
+    local list = additions[t]
+    if list == nil then
+        additions[t] = { k }
+    elseif table.find(list, k) == nil then
+        list[#list + 1] = k
     end
 end
 
 local function order_of(t)
-    local rec = record_of(t)
-    if rec.full then
-        return rec
+    local order = orders and orders[t]
+    if order ~= nil then
+        return order
     end
-    -- Every key of a table made from an object is a string, and any other key is one the script added; an
-    -- untracked one is kept anyway, after the object's keys.
-    local keys, rest, pos = {}, {}, {}
+    local extra = additions and additions[t]
+    local skip = nil
+    if extra ~= nil then
+        skip = {}
+        for _, k in ipairs(extra) do
+            skip[k] = true
+        end
+    end
+    -- A table made from an object has string keys; another key can only be one a library function set directly,
+    -- kept after the object's keys.
+    order = {}
+    local rest = nil
     for k in next, t do
-        if rec.pos[k] == nil then
+        if skip == nil or not skip[k] then
             if type(k) == "string" then
-                keys[#keys + 1] = k
+                order[#order + 1] = k
             else
+                rest = rest or {}
                 rest[#rest + 1] = k
             end
         end
     end
-    table.sort(keys)
-    for _, k in ipairs(rest) do
-        keys[#keys + 1] = k
+    table.sort(order)
+    for _, k in ipairs(rest or {}) do
+        order[#order + 1] = k
     end
-    for _, k in ipairs(rec.keys) do
-        keys[#keys + 1] = k
+    for _, k in ipairs(extra or {}) do
+        order[#order + 1] = k
     end
-    for i, k in ipairs(keys) do
-        pos[k] = i
-    end
-    rec.keys, rec.pos, rec.full = keys, pos, true
-    return rec
+    orders = orders or {}
+    orders[t] = order
+    return order
+end
+
+-- `pairs` over an object table: an iterator over its order.
+local function ordered_pairs(t)
+    local order = order_of(t)
+    local i = 0
+    return function()
+        while true do
+            i += 1
+            local k = order[i]
+            if k == nil then
+                return nil
+            end
+            local v = rawget(t, k)
+            if v ~= nil then
+                return k, v
+            end
+        end
+    end, t, nil
 end
 
 -- `next` over an object table, in its order.
 local function ordered_next(t, k)
-    local rec = order_of(t)
+    local order = order_of(t)
     local i = 0
     if k ~= nil then
-        i = rec.pos[k]
+        i = place_of(t, order)[k]
         if i == nil then
             error("invalid key to 'next'", 2)
         end
     end
-    local keys = rec.keys
-    for j = i + 1, #keys do
-        local key = keys[j]
+    for j = i + 1, #order do
+        local key = order[j]
         local v = rawget(t, key)
         if v ~= nil then
             return key, v
@@ -196,13 +235,11 @@ end
 LAZY.__iter = function(t)
     materialize(t)
     if getmetatable(t) == OBJ then
-        return ordered_next, t
+        return ordered_pairs(t)
     end
     return next, t
 end
-OBJ.__iter = function(t)
-    return ordered_next, t
-end
+OBJ.__iter = ordered_pairs
 -- Scripts cannot reach these tables, but freeze them anyway: the bridge's behaviour must not be changeable.
 table.freeze(LAZY)
 table.freeze(OBJ)
@@ -235,7 +272,7 @@ end
 G.pairs = function(t)
     t = force(t)
     if type(t) == "table" and getmetatable(t) == OBJ then
-        return ordered_next, t, nil
+        return ordered_pairs(t)
     end
     return builtin_pairs(t)
 end
@@ -480,7 +517,7 @@ local ENV = {
     end,
 }
 local function invoke(chunk, name, c1, a1, c2, a2)
-    tracked = nil
+    additions, orders, places = nil, nil, nil
     -- Presized for `_G`, the function and a few globals the script sets, so defining them does not rehash.
     local env = setmetatable(table.clone(TEMPLATES[3]), ENV)
     env._G = env
