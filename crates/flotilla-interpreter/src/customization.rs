@@ -96,10 +96,14 @@ impl Layer for CustomizationLayer {
     }
 
     fn interpret(&self, request: Request) -> BoxFuture<'_, Result<Response, Error>> {
+        self.interpret_input(Input::from(request))
+    }
+
+    fn interpret_input(&self, input: Input) -> BoxFuture<'_, Result<Response, Error>> {
         let rules = self.rules();
         Box::pin(async move {
             rules
-                .interpret(&self.vm, LayerKind::Customization, Input::from(request))
+                .interpret(&self.vm, LayerKind::Customization, input)
                 .await
         })
     }

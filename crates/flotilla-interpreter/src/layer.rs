@@ -99,6 +99,66 @@ impl Request {
     }
 }
 
+/// A [`Request`] with what its type cannot say: for AggregateStatus, whether the status items are absent rather
+/// than an empty list. Lua scripts see the difference (`nil` or an empty table); the testdata format and
+/// `flotilla interpret --status-file` can say it, as karmadactl's inputs can.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Input {
+    request: Request,
+    items_absent: bool,
+}
+
+impl From<Request> for Input {
+    /// Controllers pass an empty item list when a binding has no status items; Karmada passes `nil` then (interpreter
+    /// spec §4.4).
+    fn from(request: Request) -> Self {
+        let items_absent =
+            matches!(&request, Request::AggregateStatus { items, .. } if items.is_empty());
+        Input {
+            request,
+            items_absent,
+        }
+    }
+}
+
+impl Input {
+    /// AggregateStatus with `items` as given: `None` reaches the script as `nil`, `Some(vec![])` as an empty table.
+    pub fn aggregate_status(object: Value, items: Option<Vec<AggregatedStatusItem>>) -> Input {
+        Input {
+            items_absent: items.is_none(),
+            request: Request::AggregateStatus {
+                object,
+                items: items.unwrap_or_default(),
+            },
+        }
+    }
+
+    /// The request.
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// The operation.
+    pub fn operation(&self) -> InterpreterOperation {
+        self.request.operation()
+    }
+
+    /// The object whose kind selects the rule (the desired object for Retain).
+    pub fn object(&self) -> &Value {
+        self.request.object()
+    }
+
+    /// The request, for layers that cannot tell absent status items from an empty list.
+    pub fn into_request(self) -> Request {
+        self.request
+    }
+
+    /// Whether AggregateStatus's status items are absent (`nil` for a script) rather than an empty list.
+    pub fn items_absent(&self) -> bool {
+        self.items_absent
+    }
+}
+
 /// Group, version and kind of a JSON object, from its `apiVersion` and `kind` fields.
 pub fn gvk_of(object: &Value) -> Result<GroupVersionKind, Error> {
     let api_version = object
@@ -204,4 +264,10 @@ pub trait Layer: Send + Sync {
 
     /// Run the rule for `request`.
     fn interpret(&self, request: Request) -> BoxFuture<'_, Result<Response, Error>>;
+
+    /// Run the rule for `input`, which may say that AggregateStatus's items were given as an empty list rather
+    /// than not at all. Layers that cannot tell the two apart answer as for the request alone.
+    fn interpret_input(&self, input: Input) -> BoxFuture<'_, Result<Response, Error>> {
+        self.interpret(input.into_request())
+    }
 }

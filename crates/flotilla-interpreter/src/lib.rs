@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod customization;
+pub mod decode;
 mod error;
 pub mod facade;
 pub mod layer;
@@ -15,4 +16,4 @@ pub mod webhook;
 
 pub use error::Error;
 pub use facade::{Explanation, Interpreted, Metrics, Readiness, ReadyGate, ResourceInterpreter};
-pub use layer::{Handles, Layer, LayerKind, Request, Response};
+pub use layer::{Handles, Input, Layer, LayerKind, Request, Response};

@@ -12,6 +12,10 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+mod parsed;
+
+pub use parsed::{approximate_f64, decoded_text};
+
 /// Nano-units per unit.
 const NANO: i128 = 1_000_000_000;
 /// The largest magnitude Kubernetes represents: 2^63-1 units, in nano-units.
@@ -152,7 +156,8 @@ impl Quantity {
         saturate(div_away(self.nanos, 1_000_000))
     }
 
-    /// The approximate value as a float (Kubernetes' `AsApproximateFloat64`).
+    /// The value as a float, from its nano-units. Kubernetes' `AsApproximateFloat64` may differ in the last bit,
+    /// as it depends on the spelling: see [`approximate_f64`].
     pub fn as_f64(&self) -> f64 {
         // The i128 to f64 conversion is the approximation; nothing else loses precision.
         #[allow(clippy::cast_precision_loss)]

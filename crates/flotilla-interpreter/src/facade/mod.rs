@@ -34,7 +34,7 @@ pub use metrics::Metrics;
 pub use readiness::{Readiness, ReadyGate};
 
 use crate::Error;
-use crate::layer::{Handles, Layer, LayerKind, Request, Response};
+use crate::layer::{Handles, Input, Layer, LayerKind, Request, Response};
 use crate::native::{NativeLayer, gvk_string};
 
 /// A result together with the record of how it was obtained.
@@ -141,8 +141,14 @@ impl ResourceInterpreter {
 
     /// Dispatches one request; returns the result and the record of which layer answered, also on failure.
     pub async fn interpret(&self, request: Request) -> (Result<Response, Error>, Explanation) {
-        let operation = request.operation();
-        let gvk = match request.gvk() {
+        self.interpret_input(Input::from(request)).await
+    }
+
+    /// As [`ResourceInterpreter::interpret`], for an input that may say AggregateStatus's items were given as an
+    /// empty list rather than not at all (`flotilla interpret --status-file`).
+    pub async fn interpret_input(&self, input: Input) -> (Result<Response, Error>, Explanation) {
+        let operation = input.operation();
+        let gvk = match input.request().gvk() {
             Ok(gvk) => gvk,
             Err(error) => {
                 let mut explanation = Explanation::new(operation, None);
@@ -186,7 +192,7 @@ impl ResourceInterpreter {
                 rule,
             });
             let started = Instant::now();
-            let result = layer.interpret(request).instrument(span.clone()).await;
+            let result = layer.interpret_input(input).instrument(span.clone()).await;
             let result = result.and_then(|response| check(layer_kind, operation, response));
             self.metrics.observe(
                 layer_kind.as_str(),

@@ -95,8 +95,65 @@ fn small_keys_json() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Walks `obj.data` with `pairs`, recording each member's path in visit order, and returns the object with the
+/// record in `visited`.
+const VISIT: &str = "local seen = {}
+local function walk(t, path)
+  for k, v in pairs(t) do
+    local here = path .. '/' .. tostring(k)
+    seen[#seen + 1] = here
+    if type(v) == 'table' then walk(v, here) end
+  end
+end
+function ReviseReplica(obj)
+  if type(obj.data) == 'table' then walk(obj.data, '') end
+  obj.visited = seen
+  return obj
+end";
+
+/// The paths `VISIT` records for `value`: members in the order the JSON object holds them (a `null` member is
+/// absent in Lua), array elements by 1-based index (a `null` element is the `null` userdata, so it is visited).
+fn visit_order(value: &Value, path: &str, out: &mut Vec<Value>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter().filter(|(_, v)| !v.is_null()) {
+                let here = format!("{path}/{k}");
+                out.push(Value::String(here.clone()));
+                visit_order(v, &here, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                let here = format!("{path}/{}", i + 1);
+                out.push(Value::String(here.clone()));
+                visit_order(v, &here, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Identity through Lua down to the text: key order, `{}` against `[]`, `3` against `3.0`, integers beyond
+    /// 2^53 and `null`s all survive a walk of every table, and the walk visits each object's keys in its order
+    /// (issue 16).
+    #[test]
+    fn objects_walked_with_pairs_come_back_as_they_were(data in arbitrary_json()) {
+        let object = wrap(data.clone());
+        let mut out = revise(VISIT, object.clone()).unwrap();
+        let visited = out.as_object_mut().and_then(|m| m.remove("visited")).unwrap_or(Value::Null);
+        prop_assert_eq!(serde_json::to_string(&out).unwrap(), serde_json::to_string(&object).unwrap());
+        let mut want = Vec::new();
+        visit_order(&data, "", &mut want);
+        // An empty record is a new empty table, which leaves Lua as an object.
+        let visited = match visited {
+            Value::Object(m) if m.is_empty() => Value::Array(Vec::new()),
+            other => other,
+        };
+        prop_assert_eq!(visited, Value::Array(want));
+    }
 
     #[test]
     fn untouched_objects_round_trip(data in arbitrary_json()) {

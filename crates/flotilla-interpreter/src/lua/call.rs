@@ -11,55 +11,7 @@ use super::error::{ScriptError, ScriptErrorKind, lua_message};
 use super::sandbox::{Arg, DefineError, Sandbox};
 use super::typed;
 use super::vm::{Limits, Script};
-use crate::layer::{Request, Response};
-
-/// The inputs of one Lua call: a [`Request`], and for AggregateStatus whether the status items are absent (the
-/// script's `nil`) rather than empty, which the testdata format and `flotilla interpret --status-file` can say.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Input {
-    request: Request,
-    items_absent: bool,
-}
-
-impl From<Request> for Input {
-    /// Controllers pass an empty item list when a binding has no status items; Karmada passes `nil` then (§4.4).
-    fn from(request: Request) -> Self {
-        let items_absent =
-            matches!(&request, Request::AggregateStatus { items, .. } if items.is_empty());
-        Input {
-            request,
-            items_absent,
-        }
-    }
-}
-
-impl Input {
-    /// AggregateStatus with `items` as given: `None` reaches the script as `nil`, `Some(vec![])` as an empty table.
-    pub fn aggregate_status(object: Value, items: Option<Vec<AggregatedStatusItem>>) -> Input {
-        Input {
-            items_absent: items.is_none(),
-            request: Request::AggregateStatus {
-                object,
-                items: items.unwrap_or_default(),
-            },
-        }
-    }
-
-    /// The request.
-    pub fn request(&self) -> &Request {
-        &self.request
-    }
-
-    /// The operation.
-    pub fn operation(&self) -> InterpreterOperation {
-        self.request.operation()
-    }
-
-    /// The object whose kind selects the rule (the desired object for Retain).
-    pub fn object(&self) -> &Value {
-        self.request.object()
-    }
-}
+use crate::layer::{Input, Request, Response};
 
 /// The global function a script defines for an operation (interpreter spec §5.1).
 pub fn function_name(operation: InterpreterOperation) -> &'static str {
@@ -155,9 +107,10 @@ fn results_of(
             let replicas = typed::replicas(&first)?;
             let requirements = match &second {
                 LuaValue::Nil => None,
-                // `kube.accuratePodRequirements` returned unchanged: its typed answer needs no conversion.
+                // `kube.accuratePodRequirements` returned unchanged: its typed answer needs no conversion
+                // beyond what Karmada's JSON round trip does to its quantities.
                 LuaValue::Table(_) if let Some(Typed::Requirements(r)) = bridge.typed(&second) => {
-                    Some(r)
+                    Some(typed::redecoded(r))
                 }
                 LuaValue::Table(_) => Some(typed::decode::<ReplicaRequirements>(
                     to_json(&second)?,
@@ -222,10 +175,8 @@ fn results_of(
 
 /// The Lua arguments of each function (interpreter spec §4.4).
 fn arguments(lua: &Lua, bridge: &Bridge, input: Input) -> mlua::Result<[Arg; 2]> {
-    let Input {
-        request,
-        items_absent,
-    } = input;
+    let items_absent = input.items_absent();
+    let request = input.into_request();
     let object = |value: Value| -> mlua::Result<Arg> {
         Ok(match bridge.container(value) {
             Ok(code) => Arg::Container(code),

@@ -29,7 +29,28 @@ pub fn number_to_string(n: f64) -> String {
 /// Go's `strconv.FormatFloat(n, 'g', -1, 64)` (what `fmt` prints for `%v`): the shortest round-trip digits, in
 /// exponent form (`1.2345675e+06`, `1e-05`) when the decimal exponent is below -4 or at least 6.
 fn go_shortest_g(n: f64) -> String {
-    // Rust's `{:e}` gives the same shortest round-trip digits as `d.ddddde[-]x`.
+    let (sign, digits, exp) = shortest_digits(n);
+    if !(-4..6).contains(&exp) {
+        return exponent_form(sign, &digits, exp, 2);
+    }
+    fixed_form(sign, &digits, exp)
+}
+
+/// A float as Go's `encoding/json` writes it (interpreter spec §4.5): the shortest round-trip digits, in exponent
+/// form (`1e+21`, `1e-7`) when the magnitude is below 1e-6 or at least 1e21, else without one (`0.000001`,
+/// `100000000000000000000`). This is the text Go hands a JSON-decoded quantity.
+pub fn json_number(n: f64) -> String {
+    let (sign, digits, exp) = shortest_digits(n);
+    let abs = n.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        return exponent_form(sign, &digits, exp, 1);
+    }
+    fixed_form(sign, &digits, exp)
+}
+
+/// The sign, shortest round-trip digits and decimal exponent of `n` (`d.ddd × 10^exp`).
+fn shortest_digits(n: f64) -> (&'static str, String, i32) {
+    // Rust's `{:e}` gives the same shortest round-trip digits as Go, as `d.ddddde[-]x`.
     let sci = format!("{n:e}");
     let (mantissa, exp) = match sci.split_once('e') {
         Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
@@ -37,29 +58,36 @@ fn go_shortest_g(n: f64) -> String {
     };
     let sign = if mantissa.starts_with('-') { "-" } else { "" };
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    (sign, digits, exp)
+}
+
+/// `d.ddde±x`, the exponent with at least `width` digits.
+fn exponent_form(sign: &str, digits: &str, exp: i32, width: usize) -> String {
+    let mut out = String::from(sign);
+    out.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        out.push('.');
+        out.push_str(&digits[1..]);
+    }
+    out.push('e');
+    out.push(if exp < 0 { '-' } else { '+' });
+    out.push_str(&format!("{:0width$}", exp.unsigned_abs()));
+    out
+}
+
+/// The digits with the decimal point placed, zeros added as needed.
+fn fixed_form(sign: &str, digits: &str, exp: i32) -> String {
     let nd = digits.len() as i32;
     let dp = exp + 1;
-    if !(-4..6).contains(&exp) {
-        let mut out = String::from(sign);
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        out.push_str(&format!("{:02}", exp.unsigned_abs()));
-        return out;
-    }
     let mut out = String::from(sign);
     if dp <= 0 {
         out.push_str("0.");
         for _ in 0..(-dp) {
             out.push('0');
         }
-        out.push_str(&digits);
+        out.push_str(digits);
     } else if dp >= nd {
-        out.push_str(&digits);
+        out.push_str(digits);
         for _ in 0..(dp - nd) {
             out.push('0');
         }
@@ -247,6 +275,24 @@ mod tests {
             (f64::NEG_INFINITY, "-Inf"),
         ] {
             assert_eq!(number_to_string(n), want, "{n}");
+        }
+    }
+
+    /// Go's `json.Marshal(float64)`: no exponent between 1e-6 and 1e21, a one-digit exponent outside.
+    #[test]
+    fn json_numbers_print_like_go() {
+        for (n, want) in [
+            (3.0, "3"),
+            (2.048, "2.048"),
+            (0.000001, "0.000001"),
+            (1e-7, "1e-7"),
+            (-1.5e-7, "-1.5e-7"),
+            (1e20, "100000000000000000000"),
+            (1e21, "1e+21"),
+            (1152921504606846976.0, "1152921504606847000"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(json_number(n), want, "{n}");
         }
     }
 

@@ -10,7 +10,7 @@ use super::call::lua_type;
 use super::sandbox::with_bridge;
 use crate::native::NativeError;
 use crate::native::requirements::template_requirements;
-use crate::quantity::Quantity;
+use crate::quantity::{Quantity, approximate_f64};
 
 /// Builds the (read-only once frozen) library table.
 pub(crate) fn library(lua: &Lua) -> mlua::Result<Table> {
@@ -67,7 +67,13 @@ fn get_resource_quantity(_: &Lua, args: MultiValue) -> mlua::Result<f64> {
         ));
     }
     let q = parse(&args[0], "getResourceQuantity", 1)?;
-    let value = q.as_f64();
+    // Kubernetes' approximation depends on the spelling, not only the value (`0.3` is 0.30000000000000004).
+    let value = match &args[0] {
+        LuaValue::String(s) => approximate_f64(&s.to_str()?).map_err(|e| {
+            mlua::Error::runtime(format!("getResourceQuantity: cannot parse quantity: {e}"))
+        })?,
+        _ => 0.0,
+    };
     if value < 0.0 || value.is_infinite() {
         return Err(mlua::Error::runtime(format!(
             "getResourceQuantity: quantity {q} is negative or infinite"

@@ -71,6 +71,13 @@ fn get_resource_quantity_is_a_number() {
     assert_eq!(eval("kube.getResourceQuantity('100m')"), "0.1");
     assert_eq!(eval("kube.getResourceQuantity('1Gi')"), "1073741824");
     assert_eq!(eval("kube.getResourceQuantity(nil)"), "0");
+    // Kubernetes multiplies the parsed integer by a power of ten, so the last bit follows the spelling.
+    assert_eq!(
+        eval("kube.getResourceQuantity('0.3')"),
+        "0.30000000000000004"
+    );
+    assert_eq!(eval("kube.getResourceQuantity('2048m')"), "2.048");
+    assert_eq!(eval("type(kube.getResourceQuantity('1'))"), "number");
     assert!(eval("select(2, pcall(kube.getResourceQuantity, '-1'))").contains("negative"));
     assert!(
         eval("select(2, pcall(kube.getResourceQuantity))").contains("only accepts one argument")
@@ -238,4 +245,83 @@ fn a_requirements_table_the_script_looks_into_reads_like_json() {
     // Two results in one call, one returned untouched and one looked into.
     let body = "local a = kube.accuratePodRequirements(obj.spec.template)\nlocal b = kube.accuratePodRequirements(obj.spec.template)\nassert(b.resourceRequest.memory == '1536Mi')\nreturn 1, a";
     assert_eq!(requirements(body, object).unwrap(), native);
+}
+
+/// Quantities in a script's replica requirements and components come back as Kubernetes decodes and encodes them
+/// (issue 16, item 4): Karmada's bundled SparkApplication builds memory with `string.format("%f%s", ...)`, and its
+/// FlinkDeployment passes `kube.getResourceQuantity`'s number.
+#[test]
+fn quantities_in_results_come_back_in_kubernetes_form() {
+    let body = "return 1, {resourceRequest = {
+        memory = string.format('%f%s', 1408, 'Mi'),
+        cpu = kube.getResourceQuantity('2048m'),
+        half = 0.5, thousand = 1000, milli = '1000m', spaced = ' 2 ', kept = '2.048', plus = '+1'}}";
+    let got = requirements(body, json!({"kind": "X"})).unwrap();
+    assert_eq!(
+        got,
+        Some(json!({"resourceRequest": {
+            "memory": "1408Mi", "cpu": "2.048", "half": "500m", "thousand": "1k", "milli": "1",
+            "spaced": "2", "kept": "2.048", "plus": "+1"}}))
+    );
+    let vm = LuaVm::default();
+    let source = "local kube = require('kube')
+        function GetComponents(obj)
+          return {{name = 'a', replicas = 1, replicaRequirements = {resourceRequest = {
+            memory = kube.getResourceQuantity('2048m'), cpu = string.format('%f', 0.25)}}}}
+        end";
+    let script = vm.script("components", source);
+    let Ok(Response::Components(components)) = vm.call_blocking(
+        &script,
+        Request::InterpretComponent {
+            object: json!({"kind": "X"}),
+        },
+    ) else {
+        panic!("components")
+    };
+    let request = serde_json::to_value(&components[0].replica_requirements).unwrap();
+    assert_eq!(
+        request,
+        json!({"resourceRequest": {"memory": "2.048", "cpu": "250m"}})
+    );
+    // Kubernetes refuses what is not a quantity, and so does the result.
+    let err = requirements(
+        "return 1, {resourceRequest = {cpu = 'lots'}}",
+        json!({"kind": "X"}),
+    )
+    .unwrap_err();
+    assert!(
+        err.message.starts_with("json unmarshal obj failed")
+            && err.message.contains("quantities must match"),
+        "{err}"
+    );
+}
+
+/// Karmada hands `kube.accuratePodRequirements`' answer to the script as JSON and decodes the script's result again,
+/// so a quantity the native computation prints in binary form without a suffix (`1000000000`) comes back in the
+/// decimal form Kubernetes gives that text (`1G`), also when the script returns the table untouched.
+#[test]
+fn requirements_returned_untouched_take_the_json_round_trip() {
+    let template = json!({"spec": {"containers": [{"name": "a", "image": "a", "resources": {"requests": {
+        "ephemeral-storage": "1G", "memory": "1000Mi", "cpu": "2"}}}]}});
+    let object = json!({"kind": "X", "spec": {"template": template}});
+    let want = Some(
+        json!({"resourceRequest": {"ephemeral-storage": "1G", "memory": "1000Mi", "cpu": "2"}}),
+    );
+    let untouched = requirements(
+        "return 1, kube.accuratePodRequirements(obj.spec.template)",
+        object.clone(),
+    );
+    assert_eq!(untouched.unwrap(), want);
+    // What the script sees is Karmada's JSON: the binary form.
+    assert_eq!(
+        eval(
+            "kube.accuratePodRequirements({spec = {containers = {{name = 'a', resources = {requests = {['ephemeral-storage'] = '1G'}}}}}}).resourceRequest['ephemeral-storage']"
+        ),
+        "1000000000"
+    );
+    let read = requirements(
+        "local r = kube.accuratePodRequirements(obj.spec.template)\nlocal seen = r.resourceRequest.cpu\nreturn 1, r",
+        object,
+    );
+    assert_eq!(read.unwrap(), want);
 }

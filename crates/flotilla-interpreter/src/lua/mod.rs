@@ -9,7 +9,9 @@
 //! decodes only the fields requirements depend on, so a wrongly typed field elsewhere in the template is not an
 //! error. Residual engine differences: Luau prints non-integral numbers of magnitude 1e6 and above or below 1e-4
 //! differently from Go when they are concatenated with `..` (`tostring`, `print` and `string.format("%s")` follow
-//! Go); Luau has no `goto`, and accepts its own syntax extensions (`+=`, `continue`) that Karmada would reject.
+//! Go); Luau has no `goto`, and accepts its own syntax extensions (`+=`, `continue`) that Karmada would reject; a
+//! table a script builds itself is walked by `pairs` in Luau's order, where gopher-lua keeps insertion order (tables
+//! made from objects follow the object's order, then the keys a script added: see the prelude).
 
 mod bridge;
 mod call;
@@ -21,7 +23,8 @@ mod sandbox;
 mod typed;
 mod vm;
 
-pub use call::{Input, function_name};
+pub use crate::layer::Input;
+pub use call::function_name;
 pub use error::{ScriptError, ScriptErrorKind};
 pub use rules::{RuleSet, target_gvk};
 pub use vm::{Limits, LuaVm, Script, StateError, VmConfig};
@@ -37,5 +40,7 @@ mod bridge_tests;
 mod budget_tests;
 #[cfg(test)]
 mod kube_tests;
+#[cfg(test)]
+mod order_tests;
 #[cfg(test)]
 mod tests;

@@ -50,6 +50,129 @@ local function materialize(t)
     end
 end
 
+-- The order in which `pairs`, `next` and generalized iteration visit an object's keys (issue 16, item 3): the keys
+-- the object had, in the object's order, then the keys the script added, in the order it first added them, as
+-- gopher-lua keeps a table's keys in insertion order and Karmada fills a table in the object's order. serde_json's
+-- maps hold keys in byte order, which Lua's string comparison follows, so the object's order is recovered by
+-- sorting its keys; a script-made table keeps Luau's order. A key the script removes and sets again before a walk
+-- counts as added.
+--
+-- Per call (`invoke` starts each call with none): `additions[t]`, the keys the script added to table `t`, in order;
+-- `orders[t]`, `t`'s whole order once a walk needed it (keys added later are appended); `places[t]`, each key's
+-- place in that order, made only for `next`, which is given a key to continue from.
+local additions, orders, places = nil, nil, nil
+
+local function place_of(t, order)
+    local place = places and places[t]
+    if place == nil then
+        place = {}
+        for i, k in ipairs(order) do
+            place[k] = i
+        end
+        places = places or {}
+        places[t] = place
+    end
+    return place
+end
+
+local function added(t, k)
+    local order = orders and orders[t]
+    if order ~= nil then
+        local place = place_of(t, order)
+        if place[k] == nil then
+            local n = #order + 1
+            order[n] = k
+            place[k] = n
+        end
+        return
+    end
+    additions = additions or {}
+    local list = additions[t]
+    if list == nil then
+        additions[t] = { k }
+    elseif table.find(list, k) == nil then
+        list[#list + 1] = k
+    end
+end
+
+local function order_of(t)
+    local order = orders and orders[t]
+    if order ~= nil then
+        return order
+    end
+    local extra = additions and additions[t]
+    local skip = nil
+    if extra ~= nil then
+        skip = {}
+        for _, k in ipairs(extra) do
+            skip[k] = true
+        end
+    end
+    -- A table made from an object has string keys; another key can only be one a library function set directly,
+    -- kept after the object's keys.
+    order = {}
+    local rest = nil
+    for k in next, t do
+        if skip == nil or not skip[k] then
+            if type(k) == "string" then
+                order[#order + 1] = k
+            else
+                rest = rest or {}
+                rest[#rest + 1] = k
+            end
+        end
+    end
+    table.sort(order)
+    for _, k in ipairs(rest or {}) do
+        order[#order + 1] = k
+    end
+    for _, k in ipairs(extra or {}) do
+        order[#order + 1] = k
+    end
+    orders = orders or {}
+    orders[t] = order
+    return order
+end
+
+-- `pairs` over an object table: an iterator over its order.
+local function ordered_pairs(t)
+    local order = order_of(t)
+    local i = 0
+    return function()
+        while true do
+            i += 1
+            local k = order[i]
+            if k == nil then
+                return nil
+            end
+            local v = rawget(t, k)
+            if v ~= nil then
+                return k, v
+            end
+        end
+    end, t, nil
+end
+
+-- `next` over an object table, in its order.
+local function ordered_next(t, k)
+    local order = order_of(t)
+    local i = 0
+    if k ~= nil then
+        i = place_of(t, order)[k]
+        if i == nil then
+            error("invalid key to 'next'", 2)
+        end
+    end
+    for j = i + 1, #order do
+        local key = order[j]
+        local v = rawget(t, key)
+        if v ~= nil then
+            return key, v
+        end
+    end
+    return nil
+end
+
 -- Only objects are read member by member, and only by string keys; anything else reads the table whole.
 LAZY.__index = function(t, k)
     if type(k) ~= "string" then
@@ -78,9 +201,29 @@ LAZY.__index = function(t, k)
     end
     return nil
 end
+-- `forget` answers 0 when the object had the key (it keeps its place in the object's order), 1 when the key is
+-- new, 2 for an array (moved whole first).
 LAZY.__newindex = function(t, k, v)
-    if type(k) ~= "string" or forget(rawget(t, LAZY), k, v == nil) then
-        materialize(t)
+    if type(k) == "string" then
+        local answer = forget(rawget(t, LAZY), k, v == nil)
+        if answer == 0 then
+            rawset(t, k, v)
+            return
+        elseif answer == 1 then
+            if v ~= nil then
+                added(t, k)
+            end
+            rawset(t, k, v)
+            return
+        end
+    end
+    materialize(t)
+    -- Now an array or an object: an object's new key goes through OBJ.__newindex, which records it.
+    t[k] = v
+end
+OBJ.__newindex = function(t, k, v)
+    if v ~= nil then
+        added(t, k)
     end
     rawset(t, k, v)
 end
@@ -91,8 +234,12 @@ end
 -- Luau's generalized iteration (`for k, v in t do`) must not see the slot number either.
 LAZY.__iter = function(t)
     materialize(t)
+    if getmetatable(t) == OBJ then
+        return ordered_pairs(t)
+    end
     return next, t
 end
+OBJ.__iter = ordered_pairs
 -- Scripts cannot reach these tables, but freeze them anyway: the bridge's behaviour must not be changeable.
 table.freeze(LAZY)
 table.freeze(OBJ)
@@ -116,10 +263,18 @@ G._GOPHER_LUA_VERSION = "GopherLua 0.1"
 G._printregs = function() end
 
 G.next = function(t, k)
-    return builtin_next(force(t), k)
+    t = force(t)
+    if type(t) == "table" and getmetatable(t) == OBJ then
+        return ordered_next(t, k)
+    end
+    return builtin_next(t, k)
 end
 G.pairs = function(t)
-    return builtin_pairs(force(t))
+    t = force(t)
+    if type(t) == "table" and getmetatable(t) == OBJ then
+        return ordered_pairs(t)
+    end
+    return builtin_pairs(t)
 end
 G.ipairs = function(t)
     return builtin_ipairs(force(t))
@@ -362,6 +517,7 @@ local ENV = {
     end,
 }
 local function invoke(chunk, name, c1, a1, c2, a2)
+    additions, orders, places = nil, nil, nil
     -- Presized for `_G`, the function and a few globals the script sets, so defining them does not rehash.
     local env = setmetatable(table.clone(TEMPLATES[3]), ENV)
     env._G = env

@@ -10,10 +10,10 @@ use std::collections::HashMap;
 use flotilla_api::config::v1alpha1::{InterpreterOperation, ResourceInterpreterCustomization};
 use kube::core::GroupVersionKind;
 
-use super::call::Input;
 use super::error::ScriptError;
 use super::sandbox::Sandbox;
 use super::vm::{Limits, LuaVm, Script};
+use crate::layer::Input;
 use crate::layer::{LayerKind, Request, Response};
 use crate::{Error, Handles};
 

@@ -1,11 +1,15 @@
 //! Script results decoded into typed values the way Karmada's Go `encoding/json` decodes them (interpreter spec
 //! §4.5 step 3): unknown keys ignored, keys matched case-insensitively, quantities given as numbers accepted.
 
+use flotilla_api::work::v1alpha2::ReplicaRequirements;
 use mlua::Value as LuaValue;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::quantity::Quantity;
+use super::bridge::number_to_f64;
+use super::gofmt::json_number;
+use crate::decode::rename_keys;
+use crate::quantity::decoded_text;
 
 /// The typed shapes a script can return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +59,7 @@ pub(crate) fn replicas(value: &LuaValue) -> Result<i32, String> {
 /// Errors: the JSON does not fit `T` (e.g. `replicas = 2.5` in a component), as Go's "json unmarshal" message.
 pub(crate) fn decode<T: DeserializeOwned>(mut json: Value, target: Target) -> Result<T, String> {
     match target {
-        Target::Requirements => normalize_requirements(&mut json),
+        Target::Requirements => normalize_requirements(&mut json)?,
         Target::Components | Target::Dependencies => {
             // A new empty table leaves Lua as `{}`; a list target reads it as the empty list, as Karmada does.
             if json.as_object().is_some_and(Map::is_empty) {
@@ -66,7 +70,7 @@ pub(crate) fn decode<T: DeserializeOwned>(mut json: Value, target: Target) -> Re
                     if target == Target::Components {
                         rename_keys(item, COMPONENT);
                         if let Some(requirements) = item.get_mut("replicaRequirements") {
-                            normalize_requirements(requirements);
+                            normalize_requirements(requirements)?;
                         }
                     } else {
                         rename_keys(item, REFERENCE);
@@ -78,7 +82,21 @@ pub(crate) fn decode<T: DeserializeOwned>(mut json: Value, target: Target) -> Re
     serde_json::from_value(json).map_err(|e| format!("json unmarshal obj failed: {e}"))
 }
 
-fn normalize_requirements(json: &mut Value) {
+/// Requirements as Karmada has them after encoding them to JSON for a script and decoding the script's result:
+/// each quantity as Kubernetes decodes its printed text (a binary `1000000000` becomes `1G`).
+pub(crate) fn redecoded(mut requirements: ReplicaRequirements) -> ReplicaRequirements {
+    for quantity in requirements.resource_request.values_mut() {
+        // Printed quantities always parse; keep the text if one ever did not.
+        if let Ok(text) = decoded_text(&quantity.0) {
+            quantity.0 = text;
+        }
+    }
+    requirements
+}
+
+/// Spellings, and quantities as Go's `resource.Quantity` decodes and encodes them (issue 16, item 4): the text it
+/// keeps when already canonical (`2.048`, `100m`), else the canonical form (`1408.000000Mi` is `1408Mi`).
+fn normalize_requirements(json: &mut Value) -> Result<(), String> {
     if json.as_array().is_some_and(Vec::is_empty) {
         *json = Value::Object(Map::new());
     }
@@ -88,35 +106,18 @@ fn normalize_requirements(json: &mut Value) {
     }
     if let Some(Value::Object(resources)) = json.get_mut("resourceRequest") {
         for quantity in resources.values_mut() {
-            // Go decodes a JSON number into a Quantity from its text; print it back canonically.
-            if let Value::Number(n) = quantity {
-                let text = n.to_string();
-                *quantity = Value::String(
-                    Quantity::parse(&text)
-                        .map(|q| q.to_string())
-                        .unwrap_or(text),
-                );
-            }
+            // Go hands the quantity decoder a string's contents or a number's JSON text; `null` is zero.
+            let text = match quantity {
+                Value::String(text) => std::mem::take(text),
+                Value::Number(n) => json_number(number_to_f64(n)),
+                Value::Null => "0".to_owned(),
+                // Anything else is refused as the text `true`, `[...]` or `{...}` would be.
+                _ => quantity.to_string(),
+            };
+            *quantity = Value::String(
+                decoded_text(&text).map_err(|e| format!("json unmarshal obj failed: {e}"))?,
+            );
         }
     }
-}
-
-/// Renames keys that match one of `fields` case-insensitively to that field's spelling.
-fn rename_keys(json: &mut Value, fields: &[&str]) {
-    let Value::Object(map) = json else { return };
-    let misspelled: Vec<(String, &str)> = map
-        .keys()
-        .filter(|k| !fields.contains(&k.as_str()))
-        .filter_map(|k| {
-            fields
-                .iter()
-                .find(|f| f.eq_ignore_ascii_case(k))
-                .map(|f| (k.clone(), *f))
-        })
-        .collect();
-    for (key, field) in misspelled {
-        if let Some(value) = map.remove(&key) {
-            map.entry(field.to_owned()).or_insert(value);
-        }
-    }
+    Ok(())
 }

@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-use super::call::{self, Input};
+use super::call;
 use super::error::{ScriptError, ScriptErrorKind, lua_message};
 use super::sandbox::Sandbox;
+use crate::layer::Input;
 use crate::layer::Response;
 
 /// The budget of one call.

@@ -196,3 +196,60 @@ mod properties {
         }
     }
 }
+
+/// What Kubernetes' `Quantity` gives back after a JSON decode and encode, and its `AsApproximateFloat64`, as
+/// k8s.io/apimachinery (the copy Karmada v1.18.2 vendors) answered for each text.
+#[test]
+fn decoded_text_and_approximate_value_follow_kubernetes() {
+    let cases: &[(&str, &str, f64)] = &[
+        ("2.048", "2.048", 2.048),
+        ("0.5", "500m", 0.5),
+        ("1000m", "1", 1.0),
+        ("1.50", "1500m", 1.5),
+        ("1000", "1k", 1000.0),
+        ("0.1Gi", "107374182400m", 1.073741824e8),
+        ("1408.000000Mi", "1408Mi", 1.476395008e9),
+        ("+1", "+1", 1.0),
+        ("100m", "100m", 0.1),
+        ("1Gi", "1Gi", 1.073741824e9),
+        ("1024Ki", "1Mi", 1.048576e6),
+        ("1025Ki", "1025Ki", 1.0496e6),
+        ("1e3", "1e3", 1000.0),
+        ("12e2", "1200", 1200.0),
+        ("1.1", "1100m", 1.1),
+        ("0.3", "300m", 0.300_000_000_000_000_04),
+        ("3e-1", "300e-3", 0.300_000_000_000_000_04),
+        ("2048m", "2048m", 2.048),
+        ("1.5Gi", "1536Mi", 1.610612736e9),
+        ("0.7", "700m", 0.700_000_000_000_000_1),
+        (
+            "123456789.123456789",
+            "123456789.123456789",
+            1.234_567_891_234_567_9e8,
+        ),
+        ("1e-10", "1e-9", 1e-9),
+        ("-1", "-1", -1.0),
+        ("0", "0", 0.0),
+        ("00", "0", 0.0),
+        ("-0", "0", 0.0),
+        ("1.5M", "1500k", 1.5e6),
+        ("2Ei", "2Ei", 2.305_843_009_213_694e18),
+        ("9Ei", "9223372036854775807", 9.223_372_036_854_776e18),
+        ("1e30", "1e30", 1e30),
+        ("0.000001", "1u", 1e-6),
+        ("1E3", "1E3", 1000.0),
+        (".5", "500m", 0.5),
+        ("5.", "5.", 5.0),
+        ("1e+21", "1e+21", 1e21),
+    ];
+    for (text, decoded, approximate) in cases {
+        assert_eq!(decoded_text(text).as_deref(), Ok(*decoded), "{text}");
+        assert_eq!(approximate_f64(text), Ok(*approximate), "{text}");
+    }
+    // The JSON decoder trims spaces around the text; `ParseQuantity` alone does not.
+    assert_eq!(decoded_text(" 2 ").as_deref(), Ok("2"));
+    assert_eq!(approximate_f64(" 2 "), Err(QuantityError::Format));
+    for bad in ["abc", "", "1.2.3"] {
+        assert_eq!(decoded_text(bad), Err(QuantityError::Format), "{bad}");
+    }
+}

@@ -121,10 +121,14 @@ impl Layer for ThirdPartyLayer {
     }
 
     fn interpret(&self, request: Request) -> BoxFuture<'_, Result<Response, Error>> {
+        self.interpret_input(Input::from(request))
+    }
+
+    fn interpret_input(&self, input: Input) -> BoxFuture<'_, Result<Response, Error>> {
         let rules = self.rules.clone();
         Box::pin(async move {
             rules
-                .interpret(&self.vm, LayerKind::ThirdParty, Input::from(request))
+                .interpret(&self.vm, LayerKind::ThirdParty, input)
                 .await
         })
     }

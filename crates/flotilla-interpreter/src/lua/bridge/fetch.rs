@@ -31,6 +31,11 @@ const SCALAR: f64 = 1.0;
 const CONTAINER: f64 = 2.0;
 const WHOLE: f64 = 3.0;
 
+/// `forget`'s answers (the prelude spells them out as numbers).
+const KEPT_KEY: f64 = 0.0;
+const NEW_KEY: f64 = 1.0;
+const WHOLE_TABLE: f64 = 2.0;
+
 /// The template for a container (see [`super::TEMPLATES`]).
 fn template(value: &Value) -> f64 {
     let (n, base) = match value {
@@ -89,21 +94,27 @@ impl Bridge {
         Ok(out)
     }
 
-    /// Drops a member of a lazy object's remainder before the script assigns it. Returns true for an array, which
-    /// the prelude then moves whole first. Assigning nil to a `null` member keeps it, as nil is how Lua sees it.
-    pub(crate) fn forget(&self, slot: f64, key: &str, nil: bool) -> mlua::Result<bool> {
+    /// Drops a member of a lazy object's remainder before the script assigns it. Answers [`KEPT_KEY`] when the
+    /// object had the key (it keeps its place in the object's order), [`NEW_KEY`] when it did not, and
+    /// [`WHOLE_TABLE`] for an array, which the prelude then moves whole first. Assigning nil to a `null` member
+    /// keeps it, as nil is how Lua sees it.
+    pub(crate) fn forget(&self, slot: f64, key: &str, nil: bool) -> mlua::Result<f64> {
         let index = self.index(slot).map_err(|e| mlua::Error::runtime(e.0))?;
         self.realize().map_err(|e| mlua::Error::runtime(e.0))?;
         self.touch(index);
         let mut calls = self.calls.borrow_mut();
         match calls.slots.get_mut(index) {
             Some(Some(Value::Object(map))) => {
-                if !(nil && map.get(key).is_some_and(Value::is_null)) {
-                    map.remove(key);
+                if nil && map.get(key).is_some_and(Value::is_null) {
+                    return Ok(KEPT_KEY);
                 }
-                Ok(false)
+                Ok(if map.remove(key).is_some() {
+                    KEPT_KEY
+                } else {
+                    NEW_KEY
+                })
             }
-            _ => Ok(true),
+            _ => Ok(WHOLE_TABLE),
         }
     }
 

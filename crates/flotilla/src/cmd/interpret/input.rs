@@ -65,32 +65,31 @@ pub fn customizations(
         .collect()
 }
 
-/// The single object of an object file (`--desired-file`, `--observed-file`).
+/// The single object of an object file (`--desired-file`, `--observed-file`), refused where karmadactl refuses it
+/// (metadata that does not decode as Kubernetes' `ObjectMeta`).
 pub fn single_object(source: &str) -> anyhow::Result<Value> {
     let documents = documents(&[source.to_owned()], false)?;
-    match documents.len() {
-        1 => Ok(documents
+    let object = match documents.len() {
+        1 => documents
             .into_iter()
             .map(|d| d.value)
             .next()
-            .unwrap_or_default()),
+            .unwrap_or_default(),
         0 => bail!("no object found in {source}"),
         n => bail!("get {n} objects, expect one at most"),
-    }
+    };
+    flotilla_interpreter::decode::object(&object).with_context(|| source.to_owned())?;
+    Ok(object)
 }
 
-/// The AggregatedStatusItems of a status file (`--status-file`).
+/// The AggregatedStatusItems of a status file (`--status-file`), decoded as karmadactl decodes them.
 pub fn status_items(source: &str) -> anyhow::Result<Vec<AggregatedStatusItem>> {
     documents(&[source.to_owned()], false)?
         .into_iter()
         .enumerate()
         .map(|(i, document)| {
-            AggregatedStatusItem::deserialize(&document.value).with_context(|| {
-                format!(
-                    "document {} of {source} is not an AggregatedStatusItem",
-                    i + 1
-                )
-            })
+            flotilla_interpreter::decode::status_item(&document.value)
+                .with_context(|| format!("document {} of {source}", i + 1))
         })
         .collect()
 }

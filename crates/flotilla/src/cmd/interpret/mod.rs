@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use flotilla_api::config::v1alpha1::InterpreterOperation as Op;
 use flotilla_interpreter::facade::error_text;
-use flotilla_interpreter::{Error, Request, ResourceInterpreter};
+use flotilla_interpreter::{Error, Input, Request, ResourceInterpreter};
 
 /// How long `--kubeconfig` waits for the control plane's configuration to list.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -91,9 +91,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     let operation = parse_operation(args.operation.as_deref())?;
-    let request = request(&args, operation)?;
+    let input = input(&args, operation)?;
     let interpreter = interpreter(&args).await?;
-    let (result, explanation) = interpreter.interpret(request).await;
+    let (result, explanation) = interpreter.interpret_input(input).await;
     let mut stdout = String::new();
     if args.explain {
         stdout.push_str(&output::explain(&explanation));
@@ -134,7 +134,7 @@ fn parse_operation(name: Option<&str>) -> anyhow::Result<Op> {
 }
 
 /// The request from the object files, with karmadactl's rules on which files each operation needs.
-fn request(args: &Args, operation: Op) -> anyhow::Result<Request> {
+fn input(args: &Args, operation: Op) -> anyhow::Result<Input> {
     let desired = args
         .desired_file
         .as_deref()
@@ -150,7 +150,7 @@ fn request(args: &Args, operation: Op) -> anyhow::Result<Request> {
     if operation == Op::Retain {
         let desired = desired.context("desired, desired-file options are not set")?;
         let observed = observed.context("observed, observed-file options are not set")?;
-        return Ok(Request::Retain { desired, observed });
+        return Ok(Request::Retain { desired, observed }.into());
     }
     let object = match (desired, observed) {
         (Some(object), None) | (None, Some(object)) => object,
@@ -160,26 +160,28 @@ fn request(args: &Args, operation: Op) -> anyhow::Result<Request> {
         }
     };
     Ok(match operation {
+        // A status file without items gives the script an empty list, no status file gives it nil, as in
+        // karmadactl.
+        Op::AggregateStatus => {
+            let items = args
+                .status_file
+                .as_deref()
+                .map(input::status_items)
+                .transpose()?;
+            return Ok(Input::aggregate_status(object, items));
+        }
         Op::InterpretReplica => Request::InterpretReplica { object },
         Op::InterpretComponent => Request::InterpretComponent { object },
         Op::ReviseReplica => Request::ReviseReplica {
             object,
             replicas: i64::from(args.desired_replica),
         },
-        Op::AggregateStatus => {
-            let items = args
-                .status_file
-                .as_deref()
-                .map(input::status_items)
-                .transpose()?
-                .unwrap_or_default();
-            Request::AggregateStatus { object, items }
-        }
         Op::InterpretStatus => Request::InterpretStatus { object },
         Op::InterpretHealth => Request::InterpretHealth { object },
         Op::InterpretDependency => Request::InterpretDependency { object },
         Op::Retain | Op::Prune | Op::All => bail!("operation {operation} cannot be executed"),
-    })
+    }
+    .into())
 }
 
 /// The interpreter with the layers the flags ask for, ready.
