@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::catalog::{ResourceInfo, ScalePaths};
+use crate::context::Ctx;
 use crate::meta;
-use crate::server::Ctx;
 use crate::status::{ApiError, ApiResult, Cause};
 
 /// Finalizer the server adds when a CRD is deleted, removed once every custom resource is gone.

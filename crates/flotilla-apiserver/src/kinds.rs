@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::catalog::ResourceInfo;
+use crate::context::Ctx;
 use crate::meta::{self, Endpoint};
-use crate::server::Ctx;
 use crate::status::{ApiError, ApiResult};
 
 /// Namespaces that may never be deleted.

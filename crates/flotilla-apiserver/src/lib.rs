@@ -20,7 +20,9 @@
 //! ```
 
 pub mod admission;
+pub mod auth;
 pub mod catalog;
+pub mod context;
 pub mod controllers;
 pub mod crd;
 pub mod defaults;
@@ -36,6 +38,7 @@ pub mod meta;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;
+pub mod registry;
 pub mod schema;
 pub mod selector;
 pub mod server;

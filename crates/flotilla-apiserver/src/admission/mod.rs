@@ -16,7 +16,7 @@ pub mod webhooks;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{ResKey, ResourceInfo};
-use crate::server::Ctx;
+use crate::context::Ctx;
 use crate::status::{ApiError, ApiResult};
 
 /// How long a Pod tolerates a not-ready or unreachable node before eviction, when it does not say.

@@ -11,11 +11,11 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::catalog::ResKey;
+use crate::context::Ctx;
 use crate::crd::{CLEANUP_FINALIZER, resources};
-use crate::handlers::delete::{DeleteOpts, delete_object};
 use crate::meta;
-use crate::server::Ctx;
-use crate::store::Outcome;
+use crate::registry::delete::DeleteOpts;
+use crate::registry::{self, Outcome};
 use crate::watch::hub::EventType;
 
 /// Storage key of CRDs.
@@ -86,22 +86,20 @@ fn condition(old: &Value, ctype: &str, status: &str, reason: &str, message: &str
     json!({"type": ctype, "status": status, "reason": reason, "message": message, "lastTransitionTime": ltt})
 }
 
-async fn write_status(ctx: &Ctx, name: &str, uid: &str, make: impl FnOnce(&Value) -> Value) {
-    let res = ctx
-        .store
-        .write(&key(), "", name, false, |cur| {
-            let Some(cur) = cur.filter(|c| meta::meta_str(c, "uid") == Some(uid)) else {
-                return Ok(Outcome::Unchanged);
-            };
-            let mut new = cur.as_ref().clone();
-            new["status"] = make(cur);
-            Ok(if meta::same(cur, &new) {
-                Outcome::Unchanged
-            } else {
-                Outcome::Put(new)
-            })
+async fn write_status(ctx: &Ctx, name: &str, uid: &str, mut make: impl FnMut(&Value) -> Value) {
+    let res = registry::guaranteed_update(&ctx.store, &key(), "", name, false, |cur| {
+        let Some(cur) = cur.filter(|c| meta::meta_str(c, "uid") == Some(uid)) else {
+            return Ok(Outcome::Unchanged);
+        };
+        let mut new = cur.as_ref().clone();
+        new["status"] = make(cur);
+        Ok(if meta::same(cur, &new) {
+            Outcome::Unchanged
+        } else {
+            Outcome::Put(new)
         })
-        .await;
+    })
+    .await;
     if let Err(e) = res
         && e.code != 500
     {
@@ -155,7 +153,7 @@ async fn reconcile(ctx: &Arc<Ctx>, crd: Arc<Value>, cleaning: &Arc<Mutex<HashSet
     ctx.catalog.set_crd(&name, resources(&crd));
     write_status(ctx, &name, &uid, |cur| {
         let mut st = cur.get("status").cloned().unwrap_or_else(|| json!({}));
-        st["acceptedNames"] = names;
+        st["acceptedNames"] = names.clone();
         st["conditions"] = json!([
             condition(
                 cur,
@@ -216,7 +214,7 @@ async fn cleanup(ctx: &Arc<Ctx>, name: &str, uid: &str) {
         for obj in items.iter().filter(|o| !meta::is_deleting(o)) {
             let ns = meta::meta_str(obj, "namespace").unwrap_or("");
             let n = meta::meta_str(obj, "name").unwrap_or("");
-            let _ = delete_object(ctx, &info, ns, n, &DeleteOpts::default()).await;
+            let _ = registry::delete(ctx, &info, ns, n, &DeleteOpts::default()).await;
         }
         // Wait for progress (a finalizer removal) or re-check after a while.
         tokio::select! {
@@ -238,22 +236,20 @@ async fn release(ctx: &Ctx, name: &str, uid: &str) {
     if last {
         ctx.catalog.remove_crd(name);
     }
-    let res = ctx
-        .store
-        .write(&key(), "", name, false, |cur| {
-            let Some(cur) = cur.filter(|c| meta::meta_str(c, "uid") == Some(uid)) else {
-                return Ok(Outcome::Unchanged);
-            };
-            let mut fins = meta::finalizers(cur);
-            fins.retain(|f| f != CLEANUP_FINALIZER);
-            if fins.is_empty() {
-                return Ok(Outcome::Delete);
-            }
-            let mut new = cur.as_ref().clone();
-            new["metadata"]["finalizers"] = json!(fins);
-            Ok(Outcome::Put(new))
-        })
-        .await;
+    let res = registry::guaranteed_update(&ctx.store, &key(), "", name, false, |cur| {
+        let Some(cur) = cur.filter(|c| meta::meta_str(c, "uid") == Some(uid)) else {
+            return Ok(Outcome::Unchanged);
+        };
+        let mut fins = meta::finalizers(cur);
+        fins.retain(|f| f != CLEANUP_FINALIZER);
+        if fins.is_empty() {
+            return Ok(Outcome::Delete);
+        }
+        let mut new = cur.as_ref().clone();
+        new["metadata"]["finalizers"] = json!(fins);
+        Ok(Outcome::Put(new))
+    })
+    .await;
     if res.is_ok() {
         ctx.catalog.remove_crd(name);
     }

@@ -13,9 +13,10 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
 use crate::catalog::ResKey;
-use crate::handlers::delete::{DeleteOpts, delete_object};
-use crate::server::Ctx;
-use crate::store::{ObjRef, Outcome};
+use crate::context::Ctx;
+use crate::registry::delete::DeleteOpts;
+use crate::registry::{self, Outcome};
+use crate::store::ObjRef;
 use crate::watch::hub::EventType;
 
 // Both Event APIs read and write one storage (`crate::event_views`).
@@ -29,9 +30,8 @@ async fn drop_unshared(ctx: &Ctx) {
     let old = ResKey::new(crate::event_views::EVENTS_GROUP, "events");
     for obj in ctx.store.list(&old, None).1 {
         let r = obj_ref(&old, &obj);
-        let _ = ctx
-            .store
-            .write(&old, &r.namespace, &r.name, false, |cur| {
+        let _ =
+            registry::guaranteed_update(&ctx.store, &old, &r.namespace, &r.name, false, |cur| {
                 Ok(if cur.is_some() {
                     Outcome::Delete
                 } else {
@@ -104,7 +104,7 @@ pub async fn run(ctx: Arc<Ctx>, ttl: Duration) {
                 for r in expired {
                     written.remove(&r);
                     let Some(info) = ctx.catalog.by_key(&r.res) else { continue };
-                    let _ = delete_object(&ctx, &info, &r.namespace, &r.name, &DeleteOpts::default()).await;
+                    let _ = registry::delete(&ctx, &info, &r.namespace, &r.name, &DeleteOpts::default()).await;
                 }
             }
         }

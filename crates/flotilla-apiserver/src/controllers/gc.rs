@@ -10,10 +10,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
-use crate::handlers::delete::{DeleteOpts, FOREGROUND, ORPHAN, Propagation, delete_object};
+use crate::context::Ctx;
 use crate::meta;
-use crate::server::Ctx;
-use crate::store::{ObjRef, Outcome};
+use crate::registry::delete::{DeleteOpts, FOREGROUND, ORPHAN, Propagation};
+use crate::registry::{self, Outcome};
+use crate::store::ObjRef;
 use crate::watch::hub::{Event, EventType};
 
 /// One owner reference.
@@ -171,30 +172,28 @@ async fn check_dependent(ctx: &Ctx, r: &ObjRef) {
     if !info.namespaced && os.iter().any(|_| false) {
         return;
     }
-    let _ = delete_object(ctx, &info, &r.namespace, &r.name, &DeleteOpts::default()).await;
+    let _ = registry::delete(ctx, &info, &r.namespace, &r.name, &DeleteOpts::default()).await;
 }
 
 async fn remove_finalizer(ctx: &Ctx, r: &ObjRef, fin: &str) {
-    let _ = ctx
-        .store
-        .write(&r.res, &r.namespace, &r.name, false, |cur| {
-            let Some(cur) = cur else {
-                return Ok(Outcome::Unchanged);
-            };
-            let mut fins = meta::finalizers(cur);
-            if !fins.iter().any(|f| f == fin) {
-                return Ok(Outcome::Unchanged);
-            }
-            fins.retain(|f| f != fin);
-            if fins.is_empty() && meta::is_deleting(cur) {
-                return Ok(Outcome::Delete);
-            }
-            let mut new = cur.as_ref().clone();
-            new["metadata"]["finalizers"] = json!(fins);
-            meta::normalize(&mut new);
-            Ok(Outcome::Put(new))
-        })
-        .await;
+    let _ = registry::guaranteed_update(&ctx.store, &r.res, &r.namespace, &r.name, false, |cur| {
+        let Some(cur) = cur else {
+            return Ok(Outcome::Unchanged);
+        };
+        let mut fins = meta::finalizers(cur);
+        if !fins.iter().any(|f| f == fin) {
+            return Ok(Outcome::Unchanged);
+        }
+        fins.retain(|f| f != fin);
+        if fins.is_empty() && meta::is_deleting(cur) {
+            return Ok(Outcome::Delete);
+        }
+        let mut new = cur.as_ref().clone();
+        new["metadata"]["finalizers"] = json!(fins);
+        meta::normalize(&mut new);
+        Ok(Outcome::Put(new))
+    })
+    .await;
 }
 
 async fn process_owner(ctx: &Ctx, r: &ObjRef, deps: &[ObjRef]) {
@@ -208,9 +207,13 @@ async fn process_owner(ctx: &Ctx, r: &ObjRef, deps: &[ObjRef]) {
     let fins = meta::finalizers(&owner);
     if fins.iter().any(|f| f == ORPHAN) {
         for d in deps {
-            let _ = ctx
-                .store
-                .write(&d.res, &d.namespace, &d.name, false, |cur| {
+            let _ = registry::guaranteed_update(
+                &ctx.store,
+                &d.res,
+                &d.namespace,
+                &d.name,
+                false,
+                |cur| {
                     let Some(cur) = cur else {
                         return Ok(Outcome::Unchanged);
                     };
@@ -227,8 +230,9 @@ async fn process_owner(ctx: &Ctx, r: &ObjRef, deps: &[ObjRef]) {
                     } else {
                         Outcome::Put(new)
                     })
-                })
-                .await;
+                },
+            )
+            .await;
         }
         remove_finalizer(ctx, r, ORPHAN).await;
     } else if fins.iter().any(|f| f == FOREGROUND) {
@@ -245,7 +249,7 @@ async fn process_owner(ctx: &Ctx, r: &ObjRef, deps: &[ObjRef]) {
                     propagation: Propagation::Foreground,
                     ..DeleteOpts::default()
                 };
-                let _ = delete_object(ctx, &info, &d.namespace, &d.name, &opts).await;
+                let _ = registry::delete(ctx, &info, &d.namespace, &d.name, &opts).await;
             }
             if let Some(still) = ctx.store.get(&d.res, &d.namespace, &d.name)
                 && owners(&still).iter().any(|o| o.uid == uid && o.block)

@@ -1,6 +1,7 @@
 //! Internal controllers a real cluster runs in kube-controller-manager and apiextensions (spec §9, §10):
 //! bootstrap objects, the CA ConfigMaps and `kubernetes` Service every cluster publishes, CRD naming/establishing/cleanup, namespace lifecycle, garbage collection,
-//! ServiceAccount token secrets and Event expiry. They act only through the store, as a client would.
+//! ServiceAccount token secrets and Event expiry. They read the store and write through the registry
+//! (`crate::registry`), never through the HTTP handlers.
 
 pub mod crd;
 pub mod events;
@@ -14,57 +15,24 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::catalog::ResKey;
-use crate::handlers::write::prepare_new;
-use crate::server::{Ctx, Error, ServerConfig};
+use crate::context::Ctx;
+use crate::registry;
+use crate::server::{Error, ServerConfig};
 use crate::status::ApiResult;
-use crate::store::Outcome;
 
-/// Creates an object if missing, through the normal create preparation.
+/// Creates an object of the resource `group/version/plural` if it is missing, through the registry's create
+/// preparation; a resource the catalogue does not serve is skipped.
 pub async fn ensure(
     ctx: &Ctx,
     group: &str,
     version: &str,
     plural: &str,
-    mut obj: Value,
+    obj: Value,
 ) -> ApiResult<()> {
-    let Some(info) = ctx.catalog.get(group, version, plural) else {
-        return Ok(());
-    };
-    let ns = obj
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let name = obj
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    if ctx.store.get(&info.key(), &ns, &name).is_some() {
-        return Ok(());
+    match ctx.catalog.get(group, version, plural) {
+        Some(info) => registry::ensure(ctx, &info, obj).await,
+        None => Ok(()),
     }
-    let status = obj.get("status").cloned();
-    let mut shaper = crate::handlers::shape::Shaper::new(
-        ctx,
-        &info,
-        crate::handlers::field_validation::Mode::Ignore,
-    )
-    .await;
-    prepare_new(ctx, &info, &mut obj, &ns, &mut shaper)?;
-    if let Some(s) = status {
-        // Internal seeding may set status directly (Nodes report capacity).
-        obj["status"] = s;
-    }
-    ctx.store
-        .write(&info.key(), &ns, &name, false, |cur| {
-            Ok(if cur.is_some() {
-                Outcome::Unchanged
-            } else {
-                Outcome::Put(obj)
-            })
-        })
-        .await
-        .map(|_| ())
 }
 
 fn node(name: &str, cpu: &str, memory: &str) -> Value {

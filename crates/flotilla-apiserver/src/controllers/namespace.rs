@@ -11,10 +11,10 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::namespaces_key;
 use crate::catalog::ResourceInfo;
-use crate::handlers::delete::{DeleteOpts, delete_object};
+use crate::context::Ctx;
 use crate::meta;
-use crate::server::Ctx;
-use crate::store::Outcome;
+use crate::registry::delete::DeleteOpts;
+use crate::registry::{self, Outcome};
 use crate::watch::hub::EventType;
 
 fn namespaced_resources(ctx: &Ctx) -> Vec<Arc<ResourceInfo>> {
@@ -26,9 +26,7 @@ fn namespaced_resources(ctx: &Ctx) -> Vec<Arc<ResourceInfo>> {
 }
 
 async fn set_condition(ctx: &Ctx, name: &str, remaining: usize) {
-    let _ = ctx
-        .store
-        .write(&namespaces_key(), "", name, false, |cur| {
+    let _ = registry::guaranteed_update(&ctx.store, &namespaces_key(), "", name, false, |cur| {
             let Some(cur) = cur else { return Ok(Outcome::Unchanged) };
             let mut new = cur.as_ref().clone();
             let (status, reason, message) = if remaining > 0 {
@@ -55,7 +53,7 @@ async fn finalize(ctx: &Arc<Ctx>, name: &str) {
             remaining += items.len();
             for obj in items.iter().filter(|o| !meta::is_deleting(o)) {
                 let n = meta::meta_str(obj, "name").unwrap_or("");
-                let _ = delete_object(ctx, &info, name, n, &DeleteOpts::default()).await;
+                let _ = registry::delete(ctx, &info, name, n, &DeleteOpts::default()).await;
             }
         }
         set_condition(ctx, name, remaining).await;
@@ -68,20 +66,18 @@ async fn finalize(ctx: &Arc<Ctx>, name: &str) {
             _ = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
     }
-    let _ = ctx
-        .store
-        .write(&namespaces_key(), "", name, false, |cur| {
-            let Some(cur) = cur.filter(|c| meta::is_deleting(c)) else {
-                return Ok(Outcome::Unchanged);
-            };
-            let mut new = cur.as_ref().clone();
-            new["spec"]["finalizers"] = json!([]);
-            if meta::finalizers(&new).is_empty() {
-                return Ok(Outcome::Delete);
-            }
-            Ok(Outcome::Put(new))
-        })
-        .await;
+    let _ = registry::guaranteed_update(&ctx.store, &namespaces_key(), "", name, false, |cur| {
+        let Some(cur) = cur.filter(|c| meta::is_deleting(c)) else {
+            return Ok(Outcome::Unchanged);
+        };
+        let mut new = cur.as_ref().clone();
+        new["spec"]["finalizers"] = json!([]);
+        if meta::finalizers(&new).is_empty() {
+            return Ok(Outcome::Delete);
+        }
+        Ok(Outcome::Put(new))
+    })
+    .await;
 }
 
 fn handle(ctx: &Arc<Ctx>, ns: &Value, busy: &Arc<Mutex<HashSet<String>>>) {

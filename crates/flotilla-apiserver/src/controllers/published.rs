@@ -14,9 +14,9 @@ use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::{ensure, namespaces_key};
 use crate::catalog::ResKey;
+use crate::context::Ctx;
 use crate::meta;
-use crate::server::Ctx;
-use crate::store::Outcome;
+use crate::registry::{self, Outcome};
 use crate::watch::hub::{Event, EventType};
 
 /// Name of the ConfigMap holding the cluster CA in every namespace.
@@ -102,27 +102,25 @@ async fn reconcile_service(ctx: &Ctx) {
 /// Sets each of `fields` (`None`: absent) on `ns/name` of `res` where the stored object differs; an object
 /// being deleted is left alone.
 async fn restore(ctx: &Ctx, res: &ResKey, ns: &str, name: &str, fields: &[(&str, Option<&Value>)]) {
-    let _ = ctx
-        .store
-        .write(res, ns, name, false, |cur| {
-            let Some(cur) = cur.filter(|c| !meta::is_deleting(c)) else {
-                return Ok(Outcome::Unchanged);
-            };
-            if fields.iter().all(|(k, want)| cur.get(*k) == *want) {
-                return Ok(Outcome::Unchanged);
+    let _ = registry::guaranteed_update(&ctx.store, res, ns, name, false, |cur| {
+        let Some(cur) = cur.filter(|c| !meta::is_deleting(c)) else {
+            return Ok(Outcome::Unchanged);
+        };
+        if fields.iter().all(|(k, want)| cur.get(*k) == *want) {
+            return Ok(Outcome::Unchanged);
+        }
+        let mut new = cur.as_ref().clone();
+        if let Some(obj) = new.as_object_mut() {
+            for (k, want) in fields {
+                match want {
+                    Some(v) => obj.insert((*k).to_string(), (*v).clone()),
+                    None => obj.remove(*k),
+                };
             }
-            let mut new = cur.as_ref().clone();
-            if let Some(obj) = new.as_object_mut() {
-                for (k, want) in fields {
-                    match want {
-                        Some(v) => obj.insert((*k).to_string(), (*v).clone()),
-                        None => obj.remove(*k),
-                    };
-                }
-            }
-            Ok(Outcome::Put(new))
-        })
-        .await;
+        }
+        Ok(Outcome::Put(new))
+    })
+    .await;
 }
 
 /// Creates the `default` ServiceAccount and the CA ConfigMap in `ns` if the namespace is active, or restores

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use base64::Engine;
 use serde_json::{Value, json};
 
+use crate::auth::random_token;
 use crate::catalog::ResKey;
+use crate::context::Ctx;
 use crate::meta;
-use crate::server::Ctx;
-use crate::server::auth::random_token;
-use crate::store::Outcome;
+use crate::registry::{self, Outcome};
 
 const TOKEN_TYPE: &str = "kubernetes.io/service-account-token";
 const SA_NAME: &str = "kubernetes.io/service-account.name";
@@ -56,23 +56,21 @@ async fn sync(ctx: &Ctx) {
         // The token must authenticate from the instant a client can read it from the Secret, so it
         // joins the live table before the write is acknowledged; a failed write drops it at the end.
         ctx.tokens.grant(&token, &user);
-        let res = ctx
-            .store
-            .write(&secrets, &ns, &name, false, |cur| {
-                let Some(cur) = cur else {
-                    return Ok(Outcome::Unchanged);
-                };
-                let mut new = cur.as_ref().clone();
-                if !new.get("data").is_some_and(Value::is_object) {
-                    new["data"] = json!({});
-                }
-                new["data"]["token"] = json!(tok_b64);
-                new["data"]["ca.crt"] = json!(ca);
-                new["data"]["namespace"] = json!(ns_b64);
-                new["metadata"]["annotations"][SA_UID] = json!(sa_uid);
-                Ok(Outcome::Put(new))
-            })
-            .await;
+        let res = registry::guaranteed_update(&ctx.store, &secrets, &ns, &name, false, |cur| {
+            let Some(cur) = cur else {
+                return Ok(Outcome::Unchanged);
+            };
+            let mut new = cur.as_ref().clone();
+            if !new.get("data").is_some_and(Value::is_object) {
+                new["data"] = json!({});
+            }
+            new["data"]["token"] = json!(tok_b64);
+            new["data"]["ca.crt"] = json!(ca);
+            new["data"]["namespace"] = json!(ns_b64);
+            new["metadata"]["annotations"][SA_UID] = json!(sa_uid);
+            Ok(Outcome::Put(new))
+        })
+        .await;
         if res.is_ok() {
             table.insert(token, user);
         }

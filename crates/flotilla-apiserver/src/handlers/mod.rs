@@ -5,11 +5,9 @@ pub mod delete;
 pub mod field_validation;
 pub mod filter;
 pub mod openapi;
-pub mod patching;
 pub mod read;
 pub mod review;
 pub mod scale;
-pub mod shape;
 pub mod token;
 pub mod write;
 
@@ -21,7 +19,8 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::catalog::ResourceInfo;
-use crate::server::Ctx;
+use crate::context::Ctx;
+use crate::registry::shape;
 use crate::server::negotiate::{Allowed, Output, negotiate};
 use crate::server::route::{Query, ResourcePath};
 use crate::status::{ApiError, ApiResult, json_response};
@@ -181,34 +180,10 @@ pub fn output(req: &Req) -> ApiResult<Output> {
     negotiate(req.accept.as_deref(), READ_OUTPUTS)
 }
 
-/// The object as served at `info`'s version: read-time defaults of custom resources, then [`converted`].
+/// The object as served at `info`'s version: read-time defaults of custom resources, then the version
+/// conversion (`crate::registry::shape::converted`).
 pub fn served(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
-    converted(info, &shape::on_read(info, obj.clone()))
-}
-
-/// A stored object converted to `info`'s version, without read-time defaulting (the base a patch applies
-/// to): `events.k8s.io` Events are renamed from the stored core shape (`crate::event_views`), `autoscaling/v1`
-/// HPAs converted from `v2` (`crate::hpa`); custom resources
-/// stored in another version only change `apiVersion` (conversion strategy `None`).
-pub fn converted(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
-    let want = info.api_version();
-    if crate::event_views::serves_view(info) && crate::event_views::is_core_shape(obj) {
-        return Arc::new(crate::event_views::to_view(obj, &want));
-    }
-    if crate::hpa::serves_v1(info) {
-        return Arc::new(crate::hpa::to_v1(obj));
-    }
-    if obj.get("apiVersion").and_then(Value::as_str) == Some(want.as_str())
-        && obj.get("kind").and_then(Value::as_str) == Some(info.kind.as_str())
-    {
-        return obj.clone();
-    }
-    let mut o = obj.as_ref().clone();
-    if let Some(m) = o.as_object_mut() {
-        m.insert("apiVersion".into(), json!(want));
-        m.insert("kind".into(), json!(info.kind));
-    }
-    Arc::new(o)
+    shape::converted(info, &shape::on_read(info, obj.clone()))
 }
 
 /// PartialObjectMetadata of an object.

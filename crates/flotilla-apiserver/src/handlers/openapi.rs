@@ -5,8 +5,8 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 
 use crate::catalog::ResourceInfo;
+use crate::context::Ctx;
 use crate::openapi::{self, ServedResource, V2_PROTOBUF_RESPONSE_CONTENT_TYPE};
-use crate::server::Ctx;
 use crate::status::{ApiError, ApiResult, json_response};
 
 /// The version the documents report.

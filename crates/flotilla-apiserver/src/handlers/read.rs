@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::filter::Filter;
 use super::{Req, TableRender, output, render};
 use crate::catalog::ResourceInfo;
-use crate::server::Ctx;
+use crate::context::Ctx;
 use crate::server::negotiate::Output;
 use crate::status::{ApiError, ApiResult, json_response};
 use crate::watch::hub::TooOld;

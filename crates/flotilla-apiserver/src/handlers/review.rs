@@ -12,9 +12,9 @@ use axum::response::Response;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::{Req, body, write};
+use super::{Req, body};
 use crate::catalog::ResourceInfo;
-use crate::server::Ctx;
+use crate::context::Ctx;
 use crate::status::{ApiError, ApiResult, json_response};
 use crate::validation::{FieldError, invalid_status};
 
@@ -143,7 +143,7 @@ pub fn create(ctx: &Arc<Ctx>, info: &ResourceInfo, req: &Req) -> ApiResult<Respo
         ));
     }
     let mut obj = body::decode_object(req, false)?;
-    write::check_type(info, &mut obj)?;
+    crate::registry::create::check_type(info, &mut obj)?;
     let user = req.user.as_deref().unwrap_or("system:anonymous");
     let status = evaluate(ctx, info, &obj, user, req.ns())?;
     if let Some(m) = obj.as_object_mut() {

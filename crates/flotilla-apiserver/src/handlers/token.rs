@@ -6,9 +6,9 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::{Req, body};
+use crate::auth::bound::{Claims, ISSUER};
 use crate::catalog::ResourceInfo;
-use crate::server::Ctx;
-use crate::server::bound::{Claims, ISSUER};
+use crate::context::Ctx;
 use crate::status::{ApiError, ApiResult, json_response};
 use crate::validation::{FieldError, invalid_status};
 

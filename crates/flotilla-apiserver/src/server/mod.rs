@@ -1,7 +1,5 @@
 //! The HTTPS listener, request dispatch and the embeddable server handle.
 
-pub mod auth;
-pub mod bound;
 pub mod health;
 pub mod negotiate;
 pub mod route;
@@ -24,13 +22,14 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::{self, Tokens};
 use crate::catalog::Catalog;
+use crate::context::Ctx;
 use crate::discovery;
 use crate::handlers::{self, Req};
 use crate::kubeconfig;
 use crate::status::{ApiError, json_response};
 use crate::store::Store;
-use auth::Tokens;
 use negotiate::{Allowed, Output, negotiate};
 use route::{Query, Route};
 
@@ -109,26 +108,6 @@ impl ServerConfig {
             event_ttl: Duration::from_secs(3600),
         }
     }
-}
-
-/// Shared state of one server, handed to every handler and internal controller.
-pub struct Ctx {
-    /// The object store.
-    pub store: Arc<Store>,
-    /// Served resources.
-    pub catalog: Arc<Catalog>,
-    /// Authentication.
-    pub tokens: Tokens,
-    /// CA PEM.
-    pub ca_pem: String,
-    /// `host:port` clients reach us at.
-    pub address: String,
-    /// Cancelled on shutdown.
-    pub shutdown: CancellationToken,
-    /// Periodic bookmark interval.
-    pub bookmark_interval: Duration,
-    /// Serialises Service writes while they allocate cluster IPs and node ports.
-    pub service_allocation: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The embedded API server.

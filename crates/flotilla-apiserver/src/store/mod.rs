@@ -5,10 +5,16 @@
 //! response and its watch event are released only after its batch is committed to disk; events reach the
 //! hub in RV order. Objects are `serde_json::Value`s keyed by (group, plural, namespace, name), kept with
 //! their `managedFields` in the [`compact`] form: serialise them for clients with [`compact::Json`].
+//!
+//! Lock rule: the lock guards only a commit (the compare-and-swap on the resourceVersion a write was prepared
+//! from, resourceVersion assignment, map update, hand-off to the committer) and the snapshot a watch starts
+//! from. No code runs under it that could call back into the store: a write prepares its object beforehand,
+//! with no lock held (`crate::registry`). Debug builds panic on re-entry (`lock`).
 
 pub mod commit;
 pub mod compact;
 pub mod disk;
+mod lock;
 pub mod wal;
 
 use std::collections::{BTreeMap, HashMap};
@@ -23,6 +29,7 @@ use crate::status::{ApiError, ApiResult};
 use crate::watch::hub::{Event, EventType, Hub, TooOld};
 use commit::{CommitStats, Committer};
 use disk::{DiskError, DiskOp, Job};
+use lock::StoreLock;
 
 /// Namespace-then-name key of an object inside one resource.
 pub type ObjKey = (String, String);
@@ -38,15 +45,52 @@ pub struct ObjRef {
     pub name: String,
 }
 
-/// What a write closure decides, given the current object.
-pub enum Outcome {
-    /// Store this object (create or replace).
+/// A change to commit.
+#[derive(Debug)]
+pub enum Change {
+    /// Store this object (create or replace); the store sets its `resourceVersion`.
     Put(Value),
     /// Remove the object.
     Delete,
-    /// Nothing to do: return the current object without a new RV or event.
-    Unchanged,
 }
+
+/// What the stored object must be for a commit to apply: the compare of the compare-and-swap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// No object under the key.
+    Absent,
+    /// The object at this resourceVersion.
+    Version(u64),
+}
+
+impl Expect {
+    /// What a commit prepared from `read` (the object as read, or `None`) expects.
+    pub fn of(read: Option<&Value>) -> Self {
+        match read {
+            None => Self::Absent,
+            Some(obj) => Self::Version(
+                obj.pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .and_then(|rv| rv.parse().ok())
+                    .unwrap_or(0),
+            ),
+        }
+    }
+}
+
+/// Why a commit did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// The stored object is no longer the one the change was prepared from.
+    #[error("the object changed since the write read it")]
+    Conflict,
+    /// The store refused the change or failed to persist it.
+    #[error(transparent)]
+    Failed(#[from] ApiError),
+}
+
+/// The committer's answer for one queued change.
+type Ack = oneshot::Receiver<Result<(), String>>;
 
 /// Result of a write.
 #[derive(Debug, Clone)]
@@ -68,7 +112,7 @@ struct State {
 
 /// The store.
 pub struct Store {
-    state: Mutex<State>,
+    state: StoreLock<State>,
     committer: Mutex<Committer>,
     /// The committer's counters, readable without its lock (`failing` gates new writes).
     stats: Arc<CommitStats>,
@@ -151,15 +195,15 @@ impl Store {
         let committer = Committer::start(durable, hub.clone());
         let stats = committer.stats().clone();
         Ok(Arc::new(Self {
-            state: Mutex::new(state),
+            state: StoreLock::new(state),
             committer: Mutex::new(committer),
             stats,
             hub,
         }))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> lock::Guard<'_, State> {
+        self.state.lock()
     }
 
     /// The watch hub.
@@ -227,32 +271,16 @@ impl Store {
         out
     }
 
-    /// Applies `f` to the current object under the store lock and persists the outcome.
-    ///
-    /// The closure sees the stored object (or `None`) and decides; it runs under the store lock, so it must
-    /// not call back into the store (that deadlocks). With `dry_run` nothing is stored, no RV
-    /// is taken and the returned object has no `resourceVersion` change.
+    /// Refuses writes once a commit or checkpoint has failed: the in-memory state may then hold writes that
+    /// are not on disk, so nothing more is built on it until a restart replays the log.
     ///
     /// # Errors
-    /// The closure's error; `500` when the commit fails; `503` once a commit or checkpoint has failed: the
-    /// in-memory state may then hold writes that are not on disk, so nothing more is built on it until a
-    /// restart replays the log.
-    pub async fn write<F>(
-        &self,
-        res: &ResKey,
-        ns: &str,
-        name: &str,
-        dry_run: bool,
-        f: F,
-    ) -> ApiResult<Written>
-    where
-        F: FnOnce(Option<&Arc<Value>>) -> ApiResult<Outcome>,
-    {
-        if !dry_run
-            && self
-                .stats
-                .failing
-                .load(std::sync::atomic::Ordering::Relaxed)
+    /// `503` while the durable store is failing.
+    pub fn writable(&self) -> ApiResult<()> {
+        if self
+            .stats
+            .failing
+            .load(std::sync::atomic::Ordering::Relaxed)
         {
             return Err(ApiError::new(
                 503,
@@ -260,144 +288,138 @@ impl Store {
                 "the store cannot persist writes (see the server log); restart the server to recover",
             ));
         }
-        let (written, ack) = {
-            let mut state = self.lock();
-            let key = (ns.to_string(), name.to_string());
-            let current = state.objects.get(res).and_then(|m| m.get(&key)).cloned();
-            // The closure sees the object as clients do; the map keeps the compact form.
-            let view = current.as_ref().map(compact::expanded);
-            let outcome = f(view.as_ref())?;
-            match outcome {
-                Outcome::Unchanged => match current {
-                    Some(obj) => {
-                        return Ok(Written {
-                            object: obj,
-                            created: false,
-                            deleted: false,
-                        });
-                    }
-                    None => return Err(ApiError::internal("write declined on a missing object")),
-                },
-                Outcome::Put(obj) if dry_run => {
-                    return Ok(Written {
-                        object: Arc::new(obj),
-                        created: current.is_none(),
-                        deleted: false,
-                    });
-                }
-                Outcome::Delete if dry_run => match current {
-                    Some(obj) => {
-                        return Ok(Written {
-                            object: obj,
-                            created: false,
-                            deleted: true,
-                        });
-                    }
-                    None => return Err(ApiError::internal("delete of a missing object")),
-                },
-                Outcome::Put(mut obj) => {
-                    let rv = state.rv + 1;
-                    compact::compact(&mut obj);
-                    set_rv(&mut obj, rv);
-                    let obj = Arc::new(obj);
-                    let created = current.is_none();
-                    let r = ObjRef {
-                        res: res.clone(),
-                        namespace: ns.to_string(),
-                        name: name.to_string(),
-                    };
-                    if let Some(old_uid) = current.as_deref().and_then(uid_of) {
-                        state.uids.remove(old_uid);
-                    }
-                    if let Some(uid) = uid_of(&obj) {
-                        state.uids.insert(uid.to_string(), r);
-                    }
-                    state
-                        .objects
-                        .entry(res.clone())
-                        .or_default()
-                        .insert(key, obj.clone());
-                    state.rv = rv;
-                    let ev = Event {
-                        kind: if created {
-                            EventType::Added
-                        } else {
-                            EventType::Modified
-                        },
-                        rv,
-                        res: res.clone(),
-                        object: obj.clone(),
-                        prev: current,
-                    };
-                    let op = DiskOp::Put {
-                        key: storage_key(res, ns, name),
-                        object: obj.clone(),
-                    };
-                    let ack = self.enqueue(op, rv, ev)?;
-                    (
-                        Written {
-                            object: obj,
-                            created,
-                            deleted: false,
-                        },
-                        ack,
-                    )
-                }
-                Outcome::Delete => {
-                    let Some(cur) = current else {
-                        return Err(ApiError::internal("delete of a missing object"));
-                    };
-                    let rv = state.rv + 1;
-                    let mut last = cur.as_ref().clone();
-                    set_rv(&mut last, rv);
-                    let last = Arc::new(last);
-                    if let Some(m) = state.objects.get_mut(res) {
-                        m.remove(&key);
-                    }
-                    if let Some(uid) = uid_of(&cur) {
-                        state.uids.remove(uid);
-                    }
-                    state.rv = rv;
-                    let ev = Event {
-                        kind: EventType::Deleted,
-                        rv,
-                        res: res.clone(),
-                        object: last.clone(),
-                        prev: Some(cur),
-                    };
-                    let ack = self.enqueue(
-                        DiskOp::Delete {
-                            key: storage_key(res, ns, name),
-                        },
-                        rv,
-                        ev,
-                    )?;
-                    (
-                        Written {
-                            object: last,
-                            created: false,
-                            deleted: true,
-                        },
-                        ack,
-                    )
-                }
-            }
-        };
+        Ok(())
+    }
+
+    /// Commits `change` to the object under (`res`, `ns`, `name`) if it is still as `expect` says (the
+    /// compare-and-swap of an optimistic write), and returns once the change is on disk.
+    ///
+    /// Under the lock this only checks the precondition, takes the next resourceVersion, updates the maps and
+    /// queues the change for the committer, which logs changes and publishes their events in the order they
+    /// were queued, that is in resourceVersion order. Everything a write prepares (decoding, admission,
+    /// validation, managed fields) happens before, in `crate::registry`, with no lock held.
+    ///
+    /// # Errors
+    /// [`CommitError::Conflict`] when the object is no longer the one `expect` names (the caller prepares
+    /// again from the new one); `503` once the durable store is failing; `500` when the change cannot be
+    /// persisted.
+    pub async fn commit(
+        &self,
+        res: &ResKey,
+        ns: &str,
+        name: &str,
+        expect: Expect,
+        change: Change,
+    ) -> Result<Written, CommitError> {
+        self.writable()?;
+        let (written, ack) = self.apply(res, ns, name, expect, change)?;
         match ack.await {
             Ok(Ok(())) => Ok(written),
-            Ok(Err(e)) => Err(ApiError::internal(format!(
-                "failed to persist the write: {e}"
-            ))),
-            Err(_) => Err(ApiError::internal("the store is shut down")),
+            Ok(Err(e)) => {
+                Err(ApiError::internal(format!("failed to persist the write: {e}")).into())
+            }
+            Err(_) => Err(ApiError::internal("the store is shut down").into()),
         }
     }
 
-    fn enqueue(
+    /// The locked part of [`Store::commit`]: check, assign, store, queue.
+    fn apply(
         &self,
-        op: DiskOp,
-        rv: u64,
-        ev: Event,
-    ) -> ApiResult<oneshot::Receiver<Result<(), String>>> {
+        res: &ResKey,
+        ns: &str,
+        name: &str,
+        expect: Expect,
+        change: Change,
+    ) -> Result<(Written, Ack), CommitError> {
+        // What needs no lock is done first: the stored form and the disk key.
+        let change = match change {
+            Change::Put(mut obj) => {
+                compact::compact(&mut obj);
+                Change::Put(obj)
+            }
+            Change::Delete => Change::Delete,
+        };
+        let disk_key = storage_key(res, ns, name);
+        let r = ObjRef {
+            res: res.clone(),
+            namespace: ns.to_string(),
+            name: name.to_string(),
+        };
+        let key = (r.namespace.clone(), r.name.clone());
+        let mut state = self.lock();
+        let current = state.objects.get(res).and_then(|m| m.get(&key)).cloned();
+        if Expect::of(current.as_deref()) != expect {
+            return Err(CommitError::Conflict);
+        }
+        let rv = state.rv + 1;
+        let (written, kind, object, op) = match change {
+            Change::Put(mut obj) => {
+                set_rv(&mut obj, rv);
+                let obj = Arc::new(obj);
+                let created = current.is_none();
+                if let Some(old_uid) = current.as_deref().and_then(uid_of) {
+                    state.uids.remove(old_uid);
+                }
+                if let Some(uid) = uid_of(&obj) {
+                    state.uids.insert(uid.to_string(), r);
+                }
+                state
+                    .objects
+                    .entry(res.clone())
+                    .or_default()
+                    .insert(key, obj.clone());
+                let kind = if created {
+                    EventType::Added
+                } else {
+                    EventType::Modified
+                };
+                let op = DiskOp::Put {
+                    key: disk_key,
+                    object: obj.clone(),
+                };
+                let written = Written {
+                    object: obj.clone(),
+                    created,
+                    deleted: false,
+                };
+                (written, kind, obj, op)
+            }
+            Change::Delete => {
+                let Some(cur) = current.as_ref() else {
+                    // `Expect::of(None)` is `Absent`: a delete expecting an existing object never gets here.
+                    return Err(CommitError::Conflict);
+                };
+                let mut last = cur.as_ref().clone();
+                set_rv(&mut last, rv);
+                let last = Arc::new(last);
+                if let Some(m) = state.objects.get_mut(res) {
+                    m.remove(&key);
+                }
+                if let Some(uid) = uid_of(cur) {
+                    state.uids.remove(uid);
+                }
+                let written = Written {
+                    object: last.clone(),
+                    created: false,
+                    deleted: true,
+                };
+                let op = DiskOp::Delete { key: disk_key };
+                (written, EventType::Deleted, last, op)
+            }
+        };
+        let ev = Event {
+            kind,
+            rv,
+            res: res.clone(),
+            object,
+            prev: current,
+        };
+        state.rv = rv;
+        let ack = self.enqueue(op, rv, ev)?;
+        Ok((written, ack))
+    }
+
+    fn enqueue(&self, op: DiskOp, rv: u64, ev: Event) -> ApiResult<Ack> {
         let (tx, rx) = oneshot::channel();
         let job = Job {
             ops: vec![op],

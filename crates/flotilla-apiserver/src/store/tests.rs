@@ -5,6 +5,15 @@ fn cm(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}")}})
 }
 
+/// Commits `change` to `default/name` over whatever is stored.
+async fn commit(store: &Store, res: &ResKey, name: &str, change: Change) -> Written {
+    let expect = Expect::of(store.get(res, "default", name).as_deref());
+    store
+        .commit(res, "default", name, expect, change)
+        .await
+        .expect("commit")
+}
+
 #[tokio::test]
 async fn writes_survive_reopen_and_rv_never_goes_back() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -12,16 +21,10 @@ async fn writes_survive_reopen_and_rv_never_goes_back() {
     {
         let store = Store::open(dir.path()).expect("open");
         for name in ["a", "b", "c"] {
-            let w = store
-                .write(&res, "default", name, false, |_| Ok(Outcome::Put(cm(name))))
-                .await
-                .expect("write");
+            let w = commit(&store, &res, name, Change::Put(cm(name))).await;
             assert!(w.created);
         }
-        let w = store
-            .write(&res, "default", "b", false, |_| Ok(Outcome::Delete))
-            .await
-            .expect("delete");
+        let w = commit(&store, &res, "b", Change::Delete).await;
         assert!(w.deleted);
         assert_eq!(w.object["metadata"]["resourceVersion"], "4");
         store.shutdown();
@@ -51,31 +54,8 @@ async fn writes_survive_reopen_and_rv_never_goes_back() {
         store.watch(&res, None, Some(9)),
         Err(WatchRefused::TooNew(4))
     ));
-    let w = store
-        .write(&res, "default", "d", false, |_| Ok(Outcome::Put(cm("d"))))
-        .await
-        .expect("write");
+    let w = commit(&store, &res, "d", Change::Put(cm("d"))).await;
     assert_eq!(w.object["metadata"]["resourceVersion"], "5");
-}
-
-#[tokio::test]
-async fn closure_errors_and_dry_run_change_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path()).expect("open");
-    let res = ResKey::new("", "configmaps");
-    let e = store
-        .write(&res, "default", "a", false, |_| {
-            Err(ApiError::bad_request("no"))
-        })
-        .await;
-    assert!(e.is_err());
-    let w = store
-        .write(&res, "default", "a", true, |_| Ok(Outcome::Put(cm("a"))))
-        .await
-        .expect("dry run");
-    assert!(w.object["metadata"].get("resourceVersion").is_none());
-    assert_eq!(store.current_rv(), 0);
-    assert!(store.get(&res, "default", "a").is_none());
 }
 
 #[tokio::test]
@@ -94,9 +74,13 @@ async fn events_arrive_after_commit_in_order() {
         let res = res.clone();
         handles.push(tokio::spawn(async move {
             let name = format!("o{i}");
-            s.write(&res, "default", &name, false, |_| {
-                Ok(Outcome::Put(cm(&name)))
-            })
+            s.commit(
+                &res,
+                "default",
+                &name,
+                Expect::Absent,
+                Change::Put(cm(&name)),
+            )
             .await
         }));
     }
@@ -118,26 +102,14 @@ async fn snapshot_rewinds_history() {
     let store = Store::open(dir.path()).expect("open");
     let res = ResKey::new("", "configmaps");
     for name in ["a", "b"] {
-        store
-            .write(&res, "default", name, false, |_| Ok(Outcome::Put(cm(name))))
-            .await
-            .expect("write");
+        commit(&store, &res, name, Change::Put(cm(name))).await;
     }
     let at = store.current_rv();
-    store
-        .write(&res, "default", "c", false, |_| Ok(Outcome::Put(cm("c"))))
-        .await
-        .expect("write");
-    store
-        .write(&res, "default", "a", false, |_| Ok(Outcome::Delete))
-        .await
-        .expect("delete");
+    commit(&store, &res, "c", Change::Put(cm("c"))).await;
+    commit(&store, &res, "a", Change::Delete).await;
     let mut b2 = cm("b");
     b2["data"] = json!({"x": "y"});
-    store
-        .write(&res, "default", "b", false, move |_| Ok(Outcome::Put(b2)))
-        .await
-        .expect("update");
+    commit(&store, &res, "b", Change::Put(b2)).await;
     let snap = store.snapshot(&res, None, at).await.unwrap_or_default();
     let names: Vec<_> = snap
         .iter()
@@ -161,10 +133,7 @@ async fn log_left_by_a_crash_is_replayed_then_checkpointed() {
     {
         let store = Store::open(dir.path()).expect("open");
         for name in ["a", "b"] {
-            store
-                .write(&res, "default", name, false, |_| Ok(Outcome::Put(cm(name))))
-                .await
-                .expect("write");
+            commit(&store, &res, name, Change::Put(cm(name))).await;
         }
         store.shutdown();
     }
@@ -209,4 +178,43 @@ async fn log_left_by_a_crash_is_replayed_then_checkpointed() {
         assert!(wal::segments(&log_dir).expect("list").is_empty());
         store.shutdown();
     }
+}
+
+/// A commit whose expectation no longer holds changes nothing.
+#[tokio::test]
+async fn commits_compare_and_swap_on_the_resource_version() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path()).expect("open");
+    let res = ResKey::new("", "configmaps");
+    let put = |v: &str| {
+        let mut obj = cm("a");
+        obj["data"] = json!({"k": v});
+        Change::Put(obj)
+    };
+    let first = store
+        .commit(&res, "default", "a", Expect::Absent, put("1"))
+        .await
+        .expect("create");
+    assert!(matches!(
+        store
+            .commit(&res, "default", "a", Expect::Absent, put("2"))
+            .await,
+        Err(CommitError::Conflict)
+    ));
+    let at = Expect::of(Some(first.object.as_ref()));
+    store
+        .commit(&res, "default", "a", at, put("3"))
+        .await
+        .expect("update from the version read");
+    assert!(matches!(
+        store.commit(&res, "default", "a", at, put("4")).await,
+        Err(CommitError::Conflict)
+    ));
+    assert!(matches!(
+        store.commit(&res, "default", "a", at, Change::Delete).await,
+        Err(CommitError::Conflict)
+    ));
+    let stored = store.get(&res, "default", "a").expect("stored");
+    assert_eq!(stored["data"]["k"], "3");
+    assert_eq!(store.current_rv(), 2);
 }

@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::catalog::ResourceInfo;
+use crate::context::Ctx;
 use crate::handlers::filter::Filter;
 use crate::handlers::read::parse_rv;
 use crate::handlers::{Req, TableRender, output, render};
-use crate::server::Ctx;
 use crate::server::negotiate::Output;
 use crate::status::{ApiError, ApiResult};
 use crate::store::{WatchRefused, WatchStart, compact};

@@ -305,7 +305,7 @@ async fn both_event_apis_share_objects_watches_and_field_selectors() {
 #[tokio::test]
 async fn events_kept_apart_by_an_older_data_dir_are_dropped_at_start() {
     use flotilla_apiserver::catalog::ResKey;
-    use flotilla_apiserver::store::Outcome;
+    use flotilla_apiserver::store::{Change, Expect};
     let dir = tempfile::tempdir().unwrap();
     let (server, _) = start(dir.path()).await;
     // Before both Event APIs shared storage, events.k8s.io Events were stored under their own group.
@@ -314,7 +314,7 @@ async fn events_kept_apart_by_an_older_data_dir_are_dropped_at_start() {
         "metadata": {"name": "stale", "namespace": "default", "uid": "u-stale"}, "reason": "Old"});
     server
         .store()
-        .write(&old, "default", "stale", false, |_| Ok(Outcome::Put(obj)))
+        .commit(&old, "default", "stale", Expect::Absent, Change::Put(obj))
         .await
         .unwrap();
     server.shutdown().await;

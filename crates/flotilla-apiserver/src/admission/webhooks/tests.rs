@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 use tokio_rustls::TlsAcceptor;
 
 use super::*;
-use crate::store::{Outcome, Store};
+use crate::registry::{Outcome, guaranteed_update};
+use crate::store::Store;
 
 type Reply = dyn Fn(&Value) -> Value + Send + Sync;
 
@@ -91,10 +92,11 @@ fn label_patch(key: &str, value: &str) -> Value {
 
 async fn put(store: &Store, res: ResKey, ns: &str, obj: Value) {
     let name = obj["metadata"]["name"].as_str().unwrap().to_owned();
-    store
-        .write(&res, ns, &name, false, |_| Ok(Outcome::Put(obj)))
-        .await
-        .unwrap();
+    guaranteed_update(store, &res, ns, &name, false, |_| {
+        Ok(Outcome::Put(obj.clone()))
+    })
+    .await
+    .unwrap();
 }
 
 async fn configuration(store: &Store, plural: &str, name: &str, webhooks: Value) {

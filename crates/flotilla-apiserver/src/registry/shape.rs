@@ -2,27 +2,27 @@
 //! fields dropped and reported per `fieldValidation` (structural-schema pruning for custom resources, the typed
 //! round trip of `crate::typed` for built-ins, which also refuses values of the wrong type), then defaulting
 //! (`crate::schema` for custom resources, `crate::defaults` with Service address allocation for built-ins);
-//! and read-time defaulting of stored custom resources. Schema validation runs later, with the other
-//! validations (`crate::validate`).
+//! and, on the way out, read-time defaulting of stored custom resources and the conversion of a stored object to
+//! the version an endpoint serves. Schema validation runs later, with the other validations
+//! (`crate::validate`).
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::OwnedMutexGuard;
 
 use super::field_validation::{Findings, Mode};
 use crate::catalog::{ResKey, ResourceInfo};
+use crate::context::Ctx;
 use crate::defaults::{self, Allocations};
-use crate::server::Ctx;
 use crate::status::{ApiError, ApiResult};
 
 fn is_service(info: &ResourceInfo) -> bool {
     !info.custom && info.group.is_empty() && info.plural == "services"
 }
 
-/// Shapes the objects of one write. Built before the store's write closure runs (which may not read the store):
-/// for Services it gathers the cluster IPs and node ports in use and holds the allocation lock until the write
-/// is done, so two concurrent creates never get the same address.
+/// Shapes the objects of one write: for Services it gathers the cluster IPs and node ports in use and holds
+/// the allocation lock until the write is done, so two concurrent creates never get the same address.
 pub struct Shaper {
     alloc: Allocations,
     findings: Findings,
@@ -103,9 +103,15 @@ impl Shaper {
         Ok(())
     }
 
+    /// Starts another attempt at the same write (after a conflicting commit): what the earlier attempt
+    /// learned about unknown fields is found again.
+    pub fn restart(&mut self) {
+        self.findings.restart();
+    }
+
     /// What the write learned about unknown fields (for the response's `Warning` headers).
-    pub fn findings(&self) -> &Findings {
-        &self.findings
+    pub fn into_findings(self) -> Findings {
+        self.findings
     }
 }
 
@@ -134,4 +140,29 @@ pub fn on_read(info: &ResourceInfo, obj: Arc<Value>) -> Arc<Value> {
     let mut o = obj.as_ref().clone();
     crate::schema::apply_defaults(&mut o, schema);
     if o == *obj { obj } else { Arc::new(o) }
+}
+
+/// A stored object converted to `info`'s version, without read-time defaulting (the base a patch applies
+/// to): `events.k8s.io` Events are renamed from the stored core shape (`crate::event_views`), `autoscaling/v1`
+/// HPAs converted from `v2` (`crate::hpa`); custom resources stored in another version only change
+/// `apiVersion` (conversion strategy `None`).
+pub fn converted(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
+    let want = info.api_version();
+    if crate::event_views::serves_view(info) && crate::event_views::is_core_shape(obj) {
+        return Arc::new(crate::event_views::to_view(obj, &want));
+    }
+    if crate::hpa::serves_v1(info) {
+        return Arc::new(crate::hpa::to_v1(obj));
+    }
+    if obj.get("apiVersion").and_then(Value::as_str) == Some(want.as_str())
+        && obj.get("kind").and_then(Value::as_str) == Some(info.kind.as_str())
+    {
+        return obj.clone();
+    }
+    let mut o = obj.as_ref().clone();
+    if let Some(m) = o.as_object_mut() {
+        m.insert("apiVersion".into(), json!(want));
+        m.insert("kind".into(), json!(info.kind));
+    }
+    Arc::new(o)
 }

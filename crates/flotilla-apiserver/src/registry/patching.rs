@@ -1,6 +1,6 @@
-//! The seam between the write handlers and the protocol modules of `crate::patch`: patch-type negotiation,
-//! the one call that turns (live object, patch body) into the new object, and the `managedFields` bookkeeping
-//! every write does.
+//! The seam between the registry and the protocol modules of `crate::patch`: patch-type negotiation, the one
+//! call that turns (live object, patch body) into the new object, and the `managedFields` bookkeeping every
+//! write does.
 
 use serde_json::Value;
 
@@ -68,16 +68,14 @@ pub struct PatchInput<'a> {
     pub ptype: PatchType,
     /// Raw patch body.
     pub body: &'a [u8],
-    /// Who patches.
-    pub writer: Writer<'a>,
     /// `force=true` (apply only).
     pub force: bool,
     /// Endpoint the patch came through.
     pub ep: Endpoint,
 }
 
-/// Applies a patch of any type to `live` (`None` only for an apply that creates the object) and returns the
-/// patched object, before the update pipeline runs.
+/// Applies a patch of any type by `manager` to `live` (`None` only for an apply that creates the object) and
+/// returns the patched object, before the update pipeline runs.
 ///
 /// # Errors
 /// The Status the real server answers for the patch failure (400, 409 apply conflict, 413, 415, 422).
@@ -86,13 +84,14 @@ pub fn apply_to(
     kind: &KindInfo<'_>,
     live: Option<&Value>,
     input: &PatchInput<'_>,
+    manager: &str,
 ) -> ApiResult<Value> {
     match (input.ptype, live) {
         (PatchType::Apply, live) => {
             let config = ssa::parse_config(input.body).map_err(patch_error)?;
             let now = meta::now();
             let opts = WriteOptions {
-                manager: input.writer.manager,
+                manager,
                 subresource: (input.ep == Endpoint::Status).then_some("status"),
                 now: &now,
                 reset_fields: reset_fields(info, input.ep),

@@ -1,5 +1,8 @@
 //! Bearer-token authentication (spec §2.3): the admin token kept in the data dir, the tokens of
-//! ServiceAccount token Secrets and bound tokens (`crate::server::bound`). Authorization is allow-all for authenticated users.
+//! ServiceAccount token Secrets and bound tokens ([`bound`]). Authorization is allow-all for authenticated
+//! users. The HTTP layer verifies tokens; the token request handler and the ServiceAccount controller issue them.
+
+pub mod bound;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -61,17 +64,17 @@ impl Tokens {
     /// Issues a bound token (`crate::server::bound`) for a ServiceAccount, signed under the admin token.
     pub fn issue_bound(
         &self,
-        claims: &super::bound::Claims,
+        claims: &bound::Claims,
         audiences: &[String],
         now: i64,
         expires: i64,
     ) -> String {
-        super::bound::issue(&self.admin, claims, audiences, now, expires)
+        bound::issue(&self.admin, claims, audiences, now, expires)
     }
 
     /// The claims of a bound token this server issued and that has not expired.
-    pub fn verify_bound(&self, token: &str, now: i64) -> Option<super::bound::Claims> {
-        super::bound::verify(&self.admin, token, now)
+    pub fn verify_bound(&self, token: &str, now: i64) -> Option<bound::Claims> {
+        bound::verify(&self.admin, token, now)
     }
 
     /// The user an `Authorization` header value authenticates through the token table (the admin token and
