@@ -1,98 +1,31 @@
 //! Starts real `flotilla apiserver` processes and drives them with kubectl, kube-rs and the Python client.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use flotilla_testing::kubectl::{kubectl, kubectl_bins, must, run_python};
 use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Client;
 use kube::api::{Api, ListParams, PostParams};
-use kube::{Client, Config};
 use serde_json::json;
 
-struct Proc {
-    child: Child,
+use common::{Proc, free_port, start_apiserver};
+
+/// A `flotilla apiserver` process and the kubeconfig it wrote.
+struct Apiserver {
+    proc: Proc,
     kubeconfig: PathBuf,
 }
 
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+fn start(dir: &Path, port: u16) -> Apiserver {
+    Apiserver {
+        proc: start_apiserver(dir, port, &["--nodes", "2"]),
+        kubeconfig: dir.join("kubeconfig"),
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn start(dir: &Path, port: u16) -> Proc {
-    let kubeconfig = dir.join("kubeconfig");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args([
-            "apiserver",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--data-dir",
-        ])
-        .arg(dir.join("data"))
-        .arg("--kubeconfig-out")
-        .arg(&kubeconfig)
-        .args(["--nodes", "2"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("server prints its ready line");
-    assert!(line.starts_with("ready: kubeconfig="), "{line}");
-    Proc { child, kubeconfig }
-}
-
-fn kubectl_bins() -> Vec<String> {
-    let mut v = Vec::new();
-    for var in ["FLOTILLA_TEST_KUBECTL_NEW", "FLOTILLA_TEST_KUBECTL"] {
-        if let Ok(k) = std::env::var(var) {
-            v.push(k);
-        }
-    }
-    if v.is_empty() {
-        v.push("kubectl".into());
-    }
-    v
-}
-
-fn kubectl(bin: &str, kubeconfig: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(bin)
-        .env("KUBECONFIG", kubeconfig)
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
-fn must(bin: &str, kubeconfig: &Path, args: &[&str]) -> String {
-    let (ok, text) = kubectl(bin, kubeconfig, args);
-    assert!(ok, "{bin} {args:?} failed: {text}");
-    text
 }
 
 const CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
@@ -182,13 +115,7 @@ fn kubectl_crd_lifecycle_patch_status_and_wait() {
 }
 
 async fn client(kubeconfig: &Path) -> Client {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
-    Client::try_from(
-        Config::from_custom_kubeconfig(kc, &Default::default())
-            .await
-            .unwrap(),
-    )
-    .unwrap()
+    flotilla_testing::client_from_file(kubeconfig, None).await
 }
 
 #[test]
@@ -229,8 +156,8 @@ fn kill_9_loses_no_acknowledged_write() {
         std::thread::sleep(Duration::from_millis(5));
     }
     // SIGKILL: no chance to flush anything.
-    p.child.kill().unwrap();
-    p.child.wait().unwrap();
+    p.proc.0.kill().unwrap();
+    p.proc.0.wait().unwrap();
     for w in writers {
         rt.block_on(w).unwrap();
     }
@@ -273,7 +200,7 @@ fn sigterm_shuts_down_cleanly_and_keeps_data() {
         let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "kept"}})).unwrap();
         cms.create(&PostParams::default(), &cm).await.unwrap();
     });
-    let pid = p.child.id().to_string();
+    let pid = p.proc.0.id().to_string();
     assert!(
         Command::new("kill")
             .args(["-TERM", &pid])
@@ -283,7 +210,7 @@ fn sigterm_shuts_down_cleanly_and_keeps_data() {
     );
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
-        if let Some(s) = p.child.try_wait().unwrap() {
+        if let Some(s) = p.proc.0.try_wait().unwrap() {
             break s;
         }
         assert!(Instant::now() < deadline, "no exit within 10 s of SIGTERM");
@@ -301,7 +228,6 @@ fn sigterm_shuts_down_cleanly_and_keeps_data() {
 fn python_client_crud_watch_and_paging() {
     let dir = tempfile::tempdir().unwrap();
     let p = start(dir.path(), free_port());
-    let python = std::env::var("FLOTILLA_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     let script = r#"
 import sys
 from kubernetes import client, config, watch
@@ -331,16 +257,5 @@ except client.exceptions.ApiException as e:
     assert e.status == 404
 print("ok")
 "#;
-    let out = Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .arg(&p.kubeconfig)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success() && text.contains("ok"), "{text}");
+    run_python(script, &p.kubeconfig);
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use flotilla_api::cluster::v1alpha1::Cluster;
@@ -18,16 +18,7 @@ use kube::Client;
 use kube::api::{Api, PostParams};
 use serde_json::json;
 
-use common::eventually;
-
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::{Proc, eventually, free_port};
 
 async fn server(dir: &Path) -> RunningServer {
     let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir);
@@ -36,11 +27,39 @@ async fn server(dir: &Path) -> RunningServer {
 }
 
 async fn client(kubeconfig: &str) -> Client {
-    let file = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
-        .await
-        .unwrap();
-    Client::try_from(config).unwrap()
+    flotilla_testing::client_from_yaml(kubeconfig, None).await
+}
+
+/// Installs Karmada's CRDs in the control plane and waits until Clusters are served.
+async fn install_crds(control_client: &Client) -> Api<Cluster> {
+    let crds: Api<CustomResourceDefinition> = Api::all(control_client.clone());
+    for crd in flotilla_api::crds::all() {
+        crds.create(&PostParams::default(), &crd).await.unwrap();
+    }
+    let clusters: Api<Cluster> = Api::all(control_client.clone());
+    eventually("the Cluster CRD to be served", || async {
+        clusters.list(&Default::default()).await.ok()
+    })
+    .await;
+    clusters
+}
+
+/// Runs `flotilla join member1` and fails the test unless it succeeds; returns its stdout.
+fn join_member1(karmada_config: &Path, member_config: &Path) -> String {
+    let joined = flotilla(&[
+        "join",
+        "member1",
+        "--kubeconfig",
+        karmada_config.to_str().unwrap(),
+        "--cluster-kubeconfig",
+        member_config.to_str().unwrap(),
+    ]);
+    assert!(
+        joined.status.success(),
+        "{}",
+        String::from_utf8_lossy(&joined.stderr)
+    );
+    String::from_utf8_lossy(&joined.stdout).into_owned()
 }
 
 fn flotilla(args: &[&str]) -> std::process::Output {
@@ -71,33 +90,9 @@ async fn join_run_controllers_propagate_and_unjoin() {
     std::fs::write(&karmada_config, control.kubeconfig("karmada-apiserver")).unwrap();
     std::fs::write(&member_config, member.kubeconfig("member1")).unwrap();
     let control_client = client(&control.kubeconfig("karmada-apiserver")).await;
-    let crds: Api<CustomResourceDefinition> = Api::all(control_client.clone());
-    for crd in flotilla_api::crds::all() {
-        crds.create(&PostParams::default(), &crd).await.unwrap();
-    }
-    let clusters: Api<Cluster> = Api::all(control_client.clone());
-    eventually("the Cluster CRD to be served", || async {
-        clusters.list(&Default::default()).await.ok()
-    })
-    .await;
-
-    let joined = flotilla(&[
-        "join",
-        "member1",
-        "--kubeconfig",
-        karmada_config.to_str().unwrap(),
-        "--cluster-kubeconfig",
-        member_config.to_str().unwrap(),
-    ]);
-    assert!(
-        joined.status.success(),
-        "{}",
-        String::from_utf8_lossy(&joined.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&joined.stdout).trim(),
-        "cluster(member1) is joined successfully"
-    );
+    let clusters = install_crds(&control_client).await;
+    let joined = join_member1(&karmada_config, &member_config);
+    assert_eq!(joined.trim(), "cluster(member1) is joined successfully");
     let cluster = clusters.get("member1").await.unwrap();
     assert_eq!(cluster.spec.api_endpoint, member.url());
     assert_eq!(
@@ -111,11 +106,7 @@ async fn join_run_controllers_propagate_and_unjoin() {
         member.admin_token().as_bytes()
     );
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let _manager = Proc(
         Command::new(env!("CARGO_BIN_EXE_flotilla"))
             .args([
@@ -233,40 +224,15 @@ async fn join_with_an_insecure_kubeconfig_becomes_ready_and_warns_once() {
     );
     std::fs::write(&member_config, insecure).unwrap();
     let control_client = client(&control.kubeconfig("karmada-apiserver")).await;
-    let crds: Api<CustomResourceDefinition> = Api::all(control_client.clone());
-    for crd in flotilla_api::crds::all() {
-        crds.create(&PostParams::default(), &crd).await.unwrap();
-    }
-    let clusters: Api<Cluster> = Api::all(control_client.clone());
-    eventually("the Cluster CRD to be served", || async {
-        clusters.list(&Default::default()).await.ok()
-    })
-    .await;
-
-    let joined = flotilla(&[
-        "join",
-        "member1",
-        "--kubeconfig",
-        karmada_config.to_str().unwrap(),
-        "--cluster-kubeconfig",
-        member_config.to_str().unwrap(),
-    ]);
-    assert!(
-        joined.status.success(),
-        "{}",
-        String::from_utf8_lossy(&joined.stderr)
-    );
+    let clusters = install_crds(&control_client).await;
+    join_member1(&karmada_config, &member_config);
     let cluster = clusters.get("member1").await.unwrap();
     assert!(cluster.spec.insecure_skip_tls_verification);
     let secrets: Api<Secret> = Api::namespaced(control_client.clone(), "karmada-cluster");
     let secret = secrets.get("member1").await.unwrap();
     assert!(!secret.data.as_ref().unwrap().contains_key("caBundle"));
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let log = dir.path().join("controller-manager.log");
     let _manager = Proc(
         Command::new(env!("CARGO_BIN_EXE_flotilla"))

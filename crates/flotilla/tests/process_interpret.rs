@@ -4,70 +4,21 @@
 //! through to native; a customization registered there answers ahead of everything.
 #![allow(clippy::panic)]
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 
+use common::{eventually, free_port, start_apiserver};
+
 const BIN: &str = env!("CARGO_BIN_EXE_flotilla");
 
-/// Kills the server when the test ends, however it ends.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("free port: {e}"))
-}
-
-fn start_apiserver(dir: &Path) -> Server {
-    let mut child = Command::new(BIN)
-        .args([
-            "apiserver",
-            "--listen",
-            &format!("127.0.0.1:{}", free_port()),
-            "--data-dir",
-        ])
-        .arg(dir.join("data"))
-        .arg("--kubeconfig-out")
-        .arg(dir.join("kubeconfig"))
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("flotilla apiserver starts: {e}"));
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("piped"));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(BufReader::new(stdout).lines().next());
-    });
-    let server = Server(child);
-    match rx.recv_timeout(Duration::from_secs(30)) {
-        Ok(Some(Ok(line))) if line.starts_with("ready: ") => server,
-        other => panic!("apiserver did not report ready: {other:?}"),
-    }
-}
-
 async fn client(kubeconfig: &Path) -> kube::Client {
-    let file = kube::config::Kubeconfig::read_from(kubeconfig)
-        .unwrap_or_else(|e| panic!("kubeconfig: {e}"));
-    let config =
-        kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
-            .await
-            .unwrap_or_else(|e| panic!("client config: {e}"));
-    kube::Client::try_from(config).unwrap_or_else(|e| panic!("client: {e}"))
+    flotilla_testing::client_from_file(kubeconfig, None).await
 }
 
 /// Registers a webhook for Deployment health at a port nothing listens on.
@@ -126,17 +77,11 @@ async fn register_customization(client: kube::Client) {
 
 /// Creates `object`, retrying while its freshly created CRD is not served yet.
 async fn create_eventually(api: &Api<DynamicObject>, object: &DynamicObject) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        match api.create(&PostParams::default(), object).await {
-            Ok(_) => return,
-            Err(e) if Instant::now() < deadline => {
-                tracing::debug!("retrying: {e}");
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            Err(e) => panic!("create {:?}: {e}", object.metadata.name),
-        }
-    }
+    let what = format!("create {:?}", object.metadata.name);
+    eventually(&what, || async {
+        api.create(&PostParams::default(), object).await.ok()
+    })
+    .await;
 }
 
 fn interpret(kubeconfig: &Path, operation: &str, object: &Path) -> Output {
@@ -154,7 +99,7 @@ fn interpret(kubeconfig: &Path, operation: &str, object: &Path) -> Output {
 #[tokio::test(flavor = "multi_thread")]
 async fn control_plane_webhooks_answer_before_native() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let _server = start_apiserver(dir.path());
+    let _server = start_apiserver(dir.path(), 0, &[]);
     let kubeconfig = dir.path().join("kubeconfig");
     register_unreachable_webhook(client(&kubeconfig).await, free_port()).await;
     let deployment = dir.path().join("deployment.yaml");

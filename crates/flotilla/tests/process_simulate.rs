@@ -4,68 +4,32 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, PostParams};
 use serde_json::json;
 
-use common::{client, eventually};
+use common::{Proc, client, eventually, start_apiserver, start_ready};
 
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `flotilla` with `args` and waits for its `ready:` line.
-fn start(args: &[&str]) -> Proc {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let line = rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
-    assert!(line.starts_with("ready:"), "{line}");
-    Proc(child)
+/// Starts `flotilla simulate` against the cluster of `kubeconfig` and waits for its `ready:` line.
+fn simulate(kubeconfig: &std::path::Path) -> Proc {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    command
+        .arg("simulate")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["--delay-ms", "10"])
+        .stderr(std::process::Stdio::null());
+    start_ready(command, "ready:", flotilla_testing::PATIENCE).0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn simulate_sets_deployment_status_on_any_api_server() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    let kubeconfig_arg = kubeconfig.to_str().unwrap();
-    let data = dir.path().join("data");
-    let _server = start(&[
-        "apiserver",
-        "--listen",
-        "127.0.0.1:0",
-        "--data-dir",
-        data.to_str().unwrap(),
-        "--kubeconfig-out",
-        kubeconfig_arg,
-        "--context",
-        "member",
-    ]);
-    let _simulator = start(&[
-        "simulate",
-        "--kubeconfig",
-        kubeconfig_arg,
-        "--delay-ms",
-        "10",
-    ]);
+    let _server = start_apiserver(dir.path(), 0, &["--context", "member"]);
+    let _simulator = simulate(&kubeconfig);
     let deployments: Api<Deployment> =
         Api::namespaced(client(&kubeconfig, "member").await, "default");
     let deployment: Deployment = serde_json::from_value(json!({

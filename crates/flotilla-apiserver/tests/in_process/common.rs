@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::{Client, Config};
+use kube::Client;
 use serde_json::{Value, json};
 
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
@@ -36,28 +36,20 @@ pub async fn start_with(
 
 /// A kube-rs client using the server's kubeconfig.
 pub async fn client_for(server: &RunningServer) -> Client {
-    let kc: kube::config::Kubeconfig =
-        serde_yaml::from_str(&server.kubeconfig("flotilla")).expect("kubeconfig");
-    let config = Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .expect("config");
-    Client::try_from(config).expect("client")
+    flotilla_testing::client_from_yaml(&server.kubeconfig("flotilla"), None).await
 }
 
-/// Polls `f` every 50 ms until it holds, failing after 15 s.
+/// Polls `f` until it holds, failing after 15 s.
 pub async fn eventually<F, Fut>(what: &str, mut f: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while tokio::time::Instant::now() < deadline {
-        if f().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {what}");
+    flotilla_testing::eventually_within(Duration::from_secs(15), what, || {
+        let check = f();
+        async move { check.await.then_some(()) }
+    })
+    .await;
 }
 
 /// A ConfigMap named `name` with extra metadata merged in.

@@ -19,37 +19,13 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ObjectMeta, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client};
 
-/// How long any condition may take; generous for a loaded 2-core machine.
-pub const PATIENCE: Duration = Duration::from_secs(30);
+pub use flotilla_testing::eventually;
 
 /// A client for a running server.
 pub async fn client_for(server: &RunningServer, name: &str) -> Client {
-    let kubeconfig = Kubeconfig::from_yaml(&server.kubeconfig(name)).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .unwrap();
-    Client::try_from(config).unwrap()
-}
-
-/// Polls `check` until it returns `Some`, failing the test after [`PATIENCE`].
-pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        if tokio::time::Instant::now() > deadline {
-            panic!("timed out waiting for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    flotilla_testing::client_from_yaml(&server.kubeconfig(name), None).await
 }
 
 /// One member cluster.

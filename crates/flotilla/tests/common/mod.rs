@@ -1,42 +1,31 @@
-//! Helpers shared by the tests that start `flotilla` processes.
-#![allow(clippy::unwrap_used, clippy::panic, dead_code)]
+//! Helpers shared by the tests that start `flotilla` processes: the workspace's test support, named as these
+//! tests use it.
+#![allow(dead_code, unused_imports)]
 
 use std::path::Path;
-use std::time::Duration;
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
+use kube::Client;
+
+pub use flotilla_testing::eventually;
+pub use flotilla_testing::process::{Proc, free_port, start_ready};
 
 /// A client for `context` of the kubeconfig at `path`.
 pub async fn client(path: &Path, context: &str) -> Client {
-    let file = Kubeconfig::read_from(path).unwrap();
-    let options = KubeConfigOptions {
-        context: Some(context.into()),
-        ..KubeConfigOptions::default()
-    };
-    Client::try_from(
-        Config::from_custom_kubeconfig(file, &options)
-            .await
-            .unwrap(),
-    )
-    .unwrap()
+    flotilla_testing::client_from_file(path, Some(context)).await
 }
 
-/// Polls `f` until it returns `Some`, failing the test after 30 s (two cores shared with other tests).
-pub async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+/// Starts `flotilla apiserver` on `port` (0: any) with its data in `dir/data` and its kubeconfig written to
+/// `dir/kubeconfig`, plus `extra` arguments, and waits for its `ready:` line.
+pub fn start_apiserver(dir: &Path, port: u16, extra: &[&str]) -> Proc {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    command
+        .args(["apiserver", "--listen", &format!("127.0.0.1:{port}")])
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .arg("--kubeconfig-out")
+        .arg(dir.join("kubeconfig"))
+        .args(extra)
+        .env("RUST_LOG", "warn")
+        .stderr(std::process::Stdio::null());
+    start_ready(command, "ready: kubeconfig=", flotilla_testing::PATIENCE).0
 }
