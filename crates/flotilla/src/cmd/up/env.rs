@@ -1,5 +1,6 @@
 //! The embedded environment `flotilla up` runs: a control-plane API server, N member API servers with seeded
-//! Nodes and a workload simulator each, optionally the example interpreter webhook, and the controllers.
+//! Nodes and a workload simulator each, optionally the example interpreter webhook, and the controllers with
+//! karmada-webhook's validations (served on a free port and registered; docs/ADMISSION.md).
 //!
 //! It is a library so that tests and benchmarks can run the same environment in-process on free ports.
 
