@@ -4,7 +4,12 @@
 # `flotilla join`. kind mode makes kind clusters; kube mode starts real kube-apiservers with hack/kube.sh (members
 # with kube-controller-manager, kube-scheduler and KWOK's fake Nodes). A rerun keeps clusters that still run.
 # Uses what local-up.sh set: root, bin, mode, data_dir, kube_dir, pid_file, log_file, ready_timeout, say, fail.
-# Environment: FLOTILLA_METRICS_ADDR (default 127.0.0.1:8080), FLOTILLA_WEBHOOK_ADDR (default 127.0.0.1:8445),
+# In kube mode the controller manager also serves karmada-webhook's validations (deletion protection,
+# ResourceInterpreterCustomization validation) with a self-signed certificate for 127.0.0.1 and registers them
+# with karmada-host; kind's API server runs in a container that cannot reach the host's 127.0.0.1, so kind mode
+# does not.
+# Environment: FLOTILLA_METRICS_ADDR (default 127.0.0.1:8080), FLOTILLA_WEBHOOK_ADDR (the example webhook, default
+# 127.0.0.1:8445), FLOTILLA_KARMADA_WEBHOOK_ADDR (karmada-webhook's validations, kube mode, default 127.0.0.1:8443),
 # KIND_NODE_IMAGE (kind's default when unset).
 
 members=3
@@ -21,6 +26,7 @@ case "$members" in ''|*[!0-9]*|0) fail "--members must be a positive number, not
 for tool in kubectl curl; do command -v "$tool" >/dev/null 2>&1 || fail "$tool is needed in $mode mode"; done
 metrics_addr=${FLOTILLA_METRICS_ADDR:-127.0.0.1:8080}
 webhook_addr=${FLOTILLA_WEBHOOK_ADDR:-127.0.0.1:8445}
+karmada_webhook_addr=${FLOTILLA_KARMADA_WEBHOOK_ADDR:-127.0.0.1:8443}
 clusters_dir="$data_dir/$mode"
 mkdir -p "$clusters_dir"
 
@@ -79,8 +85,11 @@ kubectl "${karmada[@]}" wait --for=condition=established --timeout="${ready_time
   || fail "the CRDs were not established within ${ready_timeout}s"
 kubectl "${karmada[@]}" create namespace karmada-system --dry-run=client -o yaml | kubectl "${karmada[@]}" apply -f - >&2
 
-nohup "$bin" controller-manager --kubeconfig "$kube_dir/karmada.config" --context karmada-apiserver \
-  --metrics-addr "$metrics_addr" >"$log_file" 2>&1 </dev/null &
+manager_flags=(--kubeconfig "$kube_dir/karmada.config" --context karmada-apiserver --metrics-addr "$metrics_addr")
+if [ "$mode" = kube ]; then
+  manager_flags+=(--webhook-addr "$karmada_webhook_addr" --webhook-self-signed --webhook-url "https://$karmada_webhook_addr")
+fi
+nohup "$bin" controller-manager "${manager_flags[@]}" >"$log_file" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$pid_file"
 say "flotilla controller-manager started (pid $pid), waiting for it to be ready..."
@@ -115,7 +124,7 @@ done
 
 case "$mode" in
   kind) where="kind cluster karmada-host"; keep="the kind clusters stay; \`kind delete clusters karmada-host member1 ...\` removes them" ;;
-  kube) where="real cluster karmada-host (kube-apiserver, state in $clusters_dir)"; keep="hack/local-down.sh also stops the clusters" ;;
+  kube) where="real cluster karmada-host (kube-apiserver, state in $clusters_dir; karmada-webhook validations on https://$karmada_webhook_addr)"; keep="hack/local-down.sh also stops the clusters" ;;
 esac
 cat <<MSG
 

@@ -5,6 +5,7 @@
 //! depend on the embedded API server crate, so they run unchanged against a real kube-apiserver.
 
 pub mod admin;
+pub mod admission;
 pub mod api;
 pub mod bindings;
 pub mod conditions;

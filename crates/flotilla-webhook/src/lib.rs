@@ -1,10 +1,11 @@
-//! An SDK for writing Karmada interpreter webhooks in Rust (interpreter spec §6.5), and the example Workload
-//! webhook.
+//! An SDK for writing Karmada interpreter webhooks in Rust (interpreter spec §6.5), the example Workload
+//! webhook, and the serving side of Kubernetes admission webhooks ([`admission`]).
 //!
 //! A webhook is a [`Handler`] turned into an axum [`router`] and served over TLS with [`serve_tls`]. Handlers
 //! answer with the helpers [`errored`], [`succeeded`], [`validation_response`] and [`patch_response_from_raw`];
 //! the server decodes requests, completes the uid and status code, and writes the reply as Karmada's Go SDK does.
 
+pub mod admission;
 mod error;
 pub mod example;
 mod request;

@@ -16,6 +16,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
 
+use super::karmada_webhook::{self, WebhookArgs};
 use super::kube_access;
 
 /// The Lease the managers elect their leader on.
@@ -48,6 +49,9 @@ pub struct Args {
     /// Concurrent reconciles per controller.
     #[arg(long, default_value_t = 5)]
     pub concurrent_syncs: usize,
+    /// karmada-webhook's validations, served and registered.
+    #[command(flatten)]
+    pub webhook: WebhookArgs,
 }
 
 /// Parses `500ms`, `10s`, `2m` or a plain number of seconds.
@@ -72,6 +76,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = kube_access::client(args.kubeconfig.as_deref(), args.context.as_deref())
         .await
         .context("failed to reach the control plane")?;
+    let webhook = args.webhook.settings()?;
     let skipped = compile_namespace_patterns(&args.skipped_propagating_namespaces)
         .context("invalid --skipped-propagating-namespaces")?;
     let controllers = Options {
@@ -93,6 +98,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     } else {
         None
     };
+    // Served whether or not this replica leads, as karmada-webhook runs beside the elected controllers.
+    let webhook = match &webhook {
+        Some(settings) => Some(karmada_webhook::start(&client, settings).await?),
+        None => None,
+    };
     let (interpreter, sync) = flotilla_interpreter::config::control_plane(client.clone())
         .context("failed to assemble the resource interpreter")?;
     let sync = tokio::spawn(sync);
@@ -111,6 +121,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         result = manager.wait() => Some(result),
     };
     sync.abort();
+    if let Some(webhook) = webhook {
+        webhook.shutdown().await;
+    }
     match ended {
         None => manager
             .shutdown()

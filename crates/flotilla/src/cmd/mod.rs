@@ -28,6 +28,7 @@ macro_rules! subcommands {
     };
 }
 
+pub mod karmada_webhook;
 pub mod kube_access;
 
 subcommands! {

@@ -1,5 +1,6 @@
 //! The embedded environment `flotilla up` runs: a control-plane API server, N member API servers with seeded
-//! Nodes and a workload simulator each, optionally the example interpreter webhook, and the controllers.
+//! Nodes and a workload simulator each, optionally the example interpreter webhook, and the controllers with
+//! karmada-webhook's validations (served on a free port and registered; docs/ADMISSION.md).
 //!
 //! It is a library so that tests and benchmarks can run the same environment in-process on free ports.
 
@@ -16,6 +17,8 @@ use flotilla_controllers::manager::{self, ManagerHandle, ManagerOptions};
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
 
 use super::{install, kubeconfigs};
+use crate::cmd::karmada_webhook;
+use flotilla_controllers::admission::configuration::Endpoint;
 
 /// How long the controllers may take to start (their interpreter lists its configuration first).
 const CONTROLLERS_TIMEOUT: Duration = Duration::from_secs(30);
@@ -91,6 +94,8 @@ pub struct Environment {
     /// `DIR/members.config`.
     pub members_config: PathBuf,
     controllers: Option<(ManagerHandle, tokio::task::JoinHandle<()>)>,
+    /// karmada-webhook's validations, served and registered with the controllers.
+    admission: Option<flotilla_webhook::RunningServer>,
 }
 
 fn listen(port: u16, offset: usize) -> anyhow::Result<SocketAddr> {
@@ -193,6 +198,16 @@ impl Environment {
             progress("workload simulators running");
         }
 
+        let admission = if config.controllers {
+            let server = serve_admission(&control_client).await?;
+            progress(&format!(
+                "karmada-webhook validations at https://{}",
+                server.local_addr()
+            ));
+            Some(server)
+        } else {
+            None
+        };
         let controllers = if config.controllers {
             let (interpreter, watch) =
                 flotilla_interpreter::config::control_plane(control_client.clone())
@@ -238,6 +253,7 @@ impl Environment {
             karmada_config,
             members_config,
             controllers,
+            admission,
         })
     }
 
@@ -267,11 +283,32 @@ impl Environment {
         if let Some(webhook) = self.webhook {
             webhook.shutdown().await;
         }
+        if let Some(admission) = self.admission {
+            admission.shutdown().await;
+        }
         for server in servers {
             server.shutdown().await;
         }
         self.control.shutdown().await;
     }
+}
+
+/// Serves karmada-webhook's validations on a free port of 127.0.0.1 with a self-signed certificate and registers
+/// them with the control plane, as `flotilla controller-manager --webhook-self-signed` does. The embedded server
+/// consults them once it calls admission webhooks.
+async fn serve_admission(control: &kube::Client) -> anyhow::Result<flotilla_webhook::RunningServer> {
+    let host = Ipv4Addr::LOCALHOST.to_string();
+    let generated = flotilla_webhook::generate_self_signed(&[&host])
+        .context("failed to generate the webhook's serving certificate")?;
+    let server = karmada_webhook::serve(
+        control,
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        &generated.identity,
+    )
+    .await?;
+    let endpoint = Endpoint::Url(format!("https://{}", server.local_addr()));
+    karmada_webhook::register(control, &endpoint, Some(generated.ca_bundle())).await?;
+    Ok(server)
 }
 
 async fn register(control: &kube::Client, member: &Member) -> anyhow::Result<()> {

@@ -1,0 +1,38 @@
+//! karmada-webhook's validating admission (controllers spec §1.9, interpreter spec §5.2), decided here and served
+//! by `flotilla controller-manager` as an AdmissionReview v1 webhook:
+//!
+//! - [`deletion_protection`]: a DELETE of an object labelled `resourcetemplate.karmada.io/deletion-protected:
+//!   Always` is refused until the label is removed;
+//! - [`customization`]: a ResourceInterpreterCustomization whose Lua does not compile, or whose rule for an
+//!   operation clashes with another customization's for the same target, is refused;
+//! - [`configuration`]: the ValidatingWebhookConfiguration registering both with an API server, with Karmada's
+//!   webhook names, paths, rules and selectors.
+//!
+//! Decisions answer with Karmada's messages and controller-runtime's status codes (403 Forbidden for a denial,
+//! 400 for a request that cannot be decoded, 500 when the existing customizations cannot be listed). Nothing here
+//! depends on which API server calls: the same registration works on a real kube-apiserver and on the embedded
+//! one.
+
+pub mod configuration;
+pub mod customization;
+pub mod deletion_protection;
+
+use kube::core::admission::{AdmissionRequest, AdmissionResponse};
+use kube::core::{DynamicObject, Status};
+
+#[cfg(test)]
+mod tests;
+
+/// The request refused with an HTTP-like `code` and `message`, as controller-runtime's `Denied` (403, reason
+/// `Forbidden`) and `Errored` (400 or 500, no reason) answer. kube-apiserver shows the client
+/// `admission webhook "<name>" denied the request: <message>`.
+fn refuse(
+    request: &AdmissionRequest<DynamicObject>,
+    code: u16,
+    message: &str,
+) -> AdmissionResponse {
+    let mut response = AdmissionResponse::from(request).deny(message);
+    let reason = if code == 403 { "Forbidden" } else { "" };
+    response.result = Status::failure(message, reason).with_code(code);
+    response
+}

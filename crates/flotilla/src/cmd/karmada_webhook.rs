@@ -1,0 +1,307 @@
+//! karmada-webhook's validating admission (deletion protection, ResourceInterpreterCustomization validation)
+//! served over HTTPS beside the controllers, and its ValidatingWebhookConfiguration registered with the control
+//! plane. `flotilla controller-manager` runs it from its `--webhook-*` flags; `flotilla up` runs it with a
+//! self-signed certificate on a free port of 127.0.0.1.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use flotilla_controllers::admission::configuration::{
+    self, CUSTOMIZATION_PATH, DELETION_PROTECTION_PATH, Endpoint,
+};
+use flotilla_controllers::admission::{customization, deletion_protection};
+use flotilla_webhook::admission::admission_router;
+use flotilla_webhook::{RunningServer, TlsIdentity};
+use kube::Client;
+use kube::core::DynamicObject;
+use kube::core::admission::AdmissionRequest;
+use tokio::net::TcpListener;
+
+/// The serving certificate's file names in `--webhook-cert-dir` (Karmada's defaults of `--tls-cert-file-name` and
+/// `--tls-private-key-file-name`).
+const CERT_FILE: &str = "tls.crt";
+const KEY_FILE: &str = "tls.key";
+
+/// The `--webhook-*` flags of `flotilla controller-manager`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WebhookArgs {
+    /// Serve karmada-webhook's validations (deletion protection, ResourceInterpreterCustomization validation)
+    /// over HTTPS on ADDR (Karmada: --bind-address and --secure-port). Off when unset.
+    #[arg(long, value_name = "ADDR")]
+    pub webhook_addr: Option<SocketAddr>,
+    /// Directory holding the serving certificate `tls.crt` and its key `tls.key` (Karmada: --cert-dir).
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "webhook_addr",
+        conflicts_with = "webhook_self_signed"
+    )]
+    pub webhook_cert_dir: Option<PathBuf>,
+    /// Generate a CA and a serving certificate for the host of --webhook-url (or of --webhook-service, or the IP
+    /// of --webhook-addr) at start, and register that CA.
+    #[arg(long, requires = "webhook_addr")]
+    pub webhook_self_signed: bool,
+    /// Register the ValidatingWebhookConfiguration `validating-config` with the control plane, calling the
+    /// webhook at this base URL (https://HOST:PORT, reachable by the API server).
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "webhook_addr",
+        conflicts_with = "webhook_service"
+    )]
+    pub webhook_url: Option<String>,
+    /// Register it calling the webhook through a Service of the control plane instead, NAMESPACE/NAME[:PORT].
+    #[arg(long, value_name = "NAMESPACE/NAME[:PORT]", requires = "webhook_addr")]
+    pub webhook_service: Option<String>,
+    /// The CA bundle (PEM) registered for the serving certificate; with --webhook-self-signed, the generated CA.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "webhook_addr",
+        conflicts_with = "webhook_self_signed"
+    )]
+    pub webhook_ca_bundle: Option<PathBuf>,
+}
+
+/// What to serve and register, resolved from the flags.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// The serving certificate.
+    pub tls: TlsIdentity,
+    /// Where the API server calls the webhook, with the CA bundle to register; `None` registers nothing.
+    pub register: Option<(Endpoint, Option<Vec<u8>>)>,
+}
+
+impl WebhookArgs {
+    /// The settings these flags describe, or `None` when the webhook is not served.
+    ///
+    /// # Errors
+    /// When the flags contradict each other or a certificate cannot be read or generated.
+    pub fn settings(&self) -> anyhow::Result<Option<Settings>> {
+        let Some(addr) = self.webhook_addr else {
+            return Ok(None);
+        };
+        let endpoint = match (&self.webhook_url, &self.webhook_service) {
+            (Some(url), _) => Some(Endpoint::Url(url.clone())),
+            (None, Some(service)) => Some(parse_service(service)?),
+            (None, None) => None,
+        };
+        let (tls, generated_ca) = match (&self.webhook_cert_dir, self.webhook_self_signed) {
+            (Some(dir), _) => (read_identity(dir)?, None),
+            (None, true) => {
+                let host = match &endpoint {
+                    Some(endpoint) => host_of(endpoint)?,
+                    None => addr.ip().to_string(),
+                };
+                let generated = flotilla_webhook::generate_self_signed(&[&host])
+                    .context("failed to generate the webhook's serving certificate")?;
+                (generated.identity, Some(generated.ca_pem))
+            }
+            (None, false) => {
+                bail!(
+                    "--webhook-addr needs a serving certificate: --webhook-cert-dir or --webhook-self-signed"
+                )
+            }
+        };
+        let ca_bundle = match &self.webhook_ca_bundle {
+            Some(file) => Some(std::fs::read(file).with_context(|| {
+                format!("failed to read --webhook-ca-bundle {}", file.display())
+            })?),
+            None => generated_ca,
+        };
+        Ok(Some(Settings {
+            addr,
+            tls,
+            register: endpoint.map(|endpoint| (endpoint, ca_bundle)),
+        }))
+    }
+}
+
+fn read_identity(dir: &Path) -> anyhow::Result<TlsIdentity> {
+    TlsIdentity::from_files(&dir.join(CERT_FILE), &dir.join(KEY_FILE)).with_context(|| {
+        format!(
+            "failed to read the webhook's serving certificate in {}",
+            dir.display()
+        )
+    })
+}
+
+/// `NAMESPACE/NAME[:PORT]`.
+fn parse_service(text: &str) -> anyhow::Result<Endpoint> {
+    let invalid = || format!("--webhook-service {text:?} is not NAMESPACE/NAME[:PORT]");
+    let (namespace, rest) = text.split_once('/').with_context(invalid)?;
+    let (name, port) = match rest.split_once(':') {
+        Some((name, port)) => (name, Some(port.parse::<i32>().ok().with_context(invalid)?)),
+        None => (rest, None),
+    };
+    if namespace.is_empty() || name.is_empty() {
+        bail!(invalid());
+    }
+    Ok(Endpoint::Service {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+        port,
+    })
+}
+
+/// The host name the API server verifies the serving certificate against.
+fn host_of(endpoint: &Endpoint) -> anyhow::Result<String> {
+    match endpoint {
+        Endpoint::Url(url) => {
+            let uri: http::Uri = url
+                .parse()
+                .with_context(|| format!("--webhook-url {url:?} is not a URL"))?;
+            if uri.scheme_str() != Some("https") {
+                bail!("--webhook-url {url:?} must be an https:// URL");
+            }
+            let host = uri
+                .host()
+                .with_context(|| format!("--webhook-url {url:?} has no host"))?;
+            Ok(host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned())
+        }
+        Endpoint::Service {
+            namespace, name, ..
+        } => Ok(format!("{name}.{namespace}.svc")),
+    }
+}
+
+/// Serves the validations on `settings.addr` and registers them with the control plane `client` reaches.
+///
+/// # Errors
+/// When the address cannot be bound, the certificate is unusable, or the registration is refused.
+pub async fn start(client: &Client, settings: &Settings) -> anyhow::Result<RunningServer> {
+    let server = serve(client, settings.addr, &settings.tls).await?;
+    if let Some((endpoint, ca_bundle)) = &settings.register {
+        register(client, endpoint, ca_bundle.as_deref()).await?;
+    }
+    tracing::info!(addr = %server.local_addr(), registered = settings.register.is_some(), "karmada-webhook validations serving");
+    Ok(server)
+}
+
+/// Serves the validations on `addr`, answering customization reviews from the customizations `client` lists.
+///
+/// # Errors
+/// When the address cannot be bound or the certificate is unusable.
+pub async fn serve(
+    client: &Client,
+    addr: SocketAddr,
+    tls: &TlsIdentity,
+) -> anyhow::Result<RunningServer> {
+    let tls = tls
+        .server_config()
+        .context("failed to use the webhook's serving certificate")?;
+    let listener = TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("failed to listen on {addr} for the webhook"))?;
+    let validator = customization::Validator::new(client.clone());
+    let router =
+        admission_router(
+            DELETION_PROTECTION_PATH,
+            |request: AdmissionRequest<DynamicObject>| async move {
+                deletion_protection::review(&request)
+            },
+        )
+        .merge(admission_router(
+            CUSTOMIZATION_PATH,
+            move |request: AdmissionRequest<DynamicObject>| {
+                let validator = validator.clone();
+                async move { validator.review(request).await }
+            },
+        ));
+    flotilla_webhook::serve_tls(listener, tls, router).context("failed to serve the webhook")
+}
+
+/// Creates or updates the ValidatingWebhookConfiguration calling the webhook at `endpoint`.
+///
+/// # Errors
+/// When the control plane refuses the write.
+pub async fn register(
+    client: &Client,
+    endpoint: &Endpoint,
+    ca_bundle: Option<&[u8]>,
+) -> anyhow::Result<()> {
+    let manifest = configuration::validating_webhook_configuration(endpoint, ca_bundle);
+    configuration::register(client, &manifest)
+        .await
+        .context("failed to register the validating webhook configuration")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(flags: &[&str]) -> Result<WebhookArgs, clap::Error> {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            webhook: WebhookArgs,
+        }
+        use clap::Parser;
+        Cli::try_parse_from(std::iter::once("test").chain(flags.iter().copied()))
+            .map(|cli| cli.webhook)
+    }
+
+    #[test]
+    fn off_without_an_address() {
+        assert!(args(&[]).is_ok_and(|a| a.settings().is_ok_and(|s| s.is_none())));
+        assert!(args(&["--webhook-url", "https://127.0.0.1:1"]).is_err());
+    }
+
+    #[test]
+    fn self_signed_registers_its_ca_for_the_url_host() -> anyhow::Result<()> {
+        let parsed = args(&[
+            "--webhook-addr",
+            "127.0.0.1:0",
+            "--webhook-self-signed",
+            "--webhook-url",
+            "https://127.0.0.1:8443",
+        ])?;
+        let settings = parsed.settings()?.context("served")?;
+        let (endpoint, ca) = settings.register.context("registered")?;
+        assert_eq!(endpoint, Endpoint::Url("https://127.0.0.1:8443".to_owned()));
+        assert!(ca.is_some_and(|pem| pem.starts_with(b"-----BEGIN CERTIFICATE-----")));
+        Ok(())
+    }
+
+    #[test]
+    fn a_certificate_is_required_and_urls_must_be_https() -> anyhow::Result<()> {
+        assert!(
+            args(&["--webhook-addr", "127.0.0.1:0"])?
+                .settings()
+                .is_err()
+        );
+        let plain = args(&[
+            "--webhook-addr",
+            "127.0.0.1:0",
+            "--webhook-self-signed",
+            "--webhook-url",
+            "http://127.0.0.1:8443",
+        ])?;
+        assert!(plain.settings().is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn services_parse() {
+        assert!(matches!(
+            parse_service("karmada-system/karmada-webhook:8443"),
+            Ok(Endpoint::Service {
+                port: Some(8443),
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse_service("karmada-system/karmada-webhook"),
+            Ok(Endpoint::Service { port: None, .. })
+        ));
+        for bad in ["karmada-webhook", "/x", "ns/", "ns/x:port"] {
+            assert!(parse_service(bad).is_err(), "{bad}");
+        }
+    }
+}
