@@ -83,7 +83,8 @@ pub fn kubectl_namespaces(kubeconfig: &Path, prefix: &str) -> Vec<(usize, String
 pub fn get_json(bin: &str, kubeconfig: &Path, args: &[&str]) -> Value {
     let mut all = args.to_vec();
     all.extend(["-o", "json"]);
-    serde_json::from_str(&must(bin, kubeconfig, &all)).unwrap_or_else(|e| panic!("kubectl {args:?} -o json printed no JSON: {e}"))
+    serde_json::from_str(&must(bin, kubeconfig, &all))
+        .unwrap_or_else(|e| panic!("kubectl {args:?} -o json printed no JSON: {e}"))
 }
 
 /// The header line of a `kubectl get` table, as column names.

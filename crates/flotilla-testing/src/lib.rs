@@ -66,3 +66,27 @@ async fn client_from(kubeconfig: Kubeconfig, context: Option<&str>) -> Client {
         .expect("the kubeconfig makes a client configuration");
     Client::try_from(config).expect("the client builds")
 }
+
+/// An HTTPS client that trusts the certificates in the PEM bundle `ca` and nothing else, for calling a
+/// server directly as its clients (an API server calling a webhook, say) would.
+pub fn https_client_trusting(ca: &[u8]) -> reqwest::Client {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca) {
+        roots
+            .add(cert.expect("the CA bundle holds PEM certificates"))
+            .expect("the CA certificate is usable as a root");
+    }
+    let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("ring supports the default protocol versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .build()
+        .expect("the HTTPS client builds")
+}

@@ -5,55 +5,17 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+use std::process::{Command, Stdio};
 
 use flotilla_api::config::v1alpha1::ResourceInterpreterCustomization;
 use flotilla_apiserver::{Server, ServerConfig};
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
-use rustls::pki_types::CertificateDer;
-use rustls::pki_types::pem::PemObject;
 use serde_json::{Value, json};
 
-use common::eventually;
-
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// An HTTPS client trusting `ca` only.
-fn client_trusting(ca: &[u8]) -> reqwest::Client {
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(ca) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .build()
-        .unwrap()
-}
+use common::{Proc, eventually, free_port};
+use flotilla_testing::https_client_trusting as client_trusting;
 
 fn review(operation: &str, resource: &str, object: Option<Value>, old: Option<Value>) -> Value {
     json!({

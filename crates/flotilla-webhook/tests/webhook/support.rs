@@ -1,7 +1,5 @@
 //! Fixtures: a workload, TLS servers on loopback, webhook configurations, and error-chain text.
 
-use std::sync::Arc;
-
 use axum::Router;
 use flotilla_api::config::v1alpha1::{
     InterpreterOperation, ResourceInterpreterWebhook, ResourceInterpreterWebhookConfiguration,
@@ -145,21 +143,5 @@ pub fn assert_names(chain: &str, webhook: &str, reason: &str) {
 
 /// A raw HTTPS client trusting `ca` only, for posting to servers directly.
 pub fn raw_client(ca: &[u8]) -> reqwest::Client {
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(ca) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .build()
-        .unwrap()
+    flotilla_testing::https_client_trusting(ca)
 }
