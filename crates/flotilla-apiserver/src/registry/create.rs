@@ -138,6 +138,9 @@ pub fn prepare_new(
     shaper.decode(info, obj, None)?;
     meta::prepare_create(info, obj)?;
     kinds::on_create(ctx, info, obj)?;
+    // After the client's status is dropped and the kind's own initial status set: the rest of the zero status
+    // its Go type always serialises.
+    crate::defaults::fill_status(obj, &info.kind_info());
     crate::validate::object(info, obj, None)?;
     Ok(())
 }

@@ -69,6 +69,9 @@ pub fn finish_update(
         m.insert("kind".into(), json!(info.kind));
     }
     kinds::on_update(ctx, info, cur, &mut new, ep)?;
+    // A status write that leaves out counters (or an object stored before it had a status) still holds the
+    // zero status kube-apiserver's types always serialise.
+    crate::defaults::fill_status(&mut new, &info.kind_info());
     match applied_managed {
         Some(mf) => {
             meta::meta_mut(&mut new)?.insert("managedFields".into(), mf);
