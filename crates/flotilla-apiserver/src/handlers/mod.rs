@@ -47,6 +47,16 @@ pub struct Req {
 }
 
 impl Req {
+    /// Who sends the request, as admission and the kinds that record their requester see them
+    /// (`system:anonymous` on public paths).
+    pub fn user_info(&self) -> crate::admission::webhooks::UserInfo {
+        let username = self.user.as_deref().unwrap_or("system:anonymous");
+        crate::admission::webhooks::UserInfo {
+            username: username.to_string(),
+            groups: review::groups_of(username),
+        }
+    }
+
     /// Namespace from the path, or `""`.
     pub fn ns(&self) -> &str {
         self.rp.namespace.as_deref().unwrap_or("")
@@ -97,6 +107,7 @@ fn resolve(ctx: &Ctx, rp: &ResourcePath) -> ApiResult<Arc<ResourceInfo>> {
         Some("status") if info.status => {}
         Some("scale") if info.scale.is_some() => {}
         Some("finalize") if info.group.is_empty() && info.plural == "namespaces" => {}
+        Some("approval") if crate::certificates::serves(&info) => {}
         Some("token")
             if !info.custom && info.group.is_empty() && info.plural == "serviceaccounts" => {}
         Some(_) => return Err(ApiError::no_route()),

@@ -8,6 +8,7 @@ use super::field_validation::Mode;
 use super::patching::{self, Writer};
 use super::shape::Shaper;
 use super::{Options, Outcome, Saved, guaranteed_update};
+use crate::admission::webhooks::UserInfo;
 use crate::catalog::{ResKey, ResourceInfo};
 use crate::context::Ctx;
 use crate::kinds;
@@ -132,12 +133,13 @@ pub fn prepare_new(
     obj: &mut Value,
     ns: &str,
     shaper: &mut Shaper,
+    user: Option<&UserInfo>,
 ) -> ApiResult<()> {
     check_type(info, obj)?;
     check_namespace_field(info, obj, ns)?;
     shaper.decode(info, obj, None)?;
     meta::prepare_create(info, obj)?;
-    kinds::on_create(ctx, info, obj)?;
+    kinds::on_create(ctx, info, obj, user)?;
     // After the client's status is dropped and the kind's own initial status set: the rest of the zero status
     // its Go type always serialises.
     crate::defaults::fill_status(obj, &info.kind_info());
@@ -198,7 +200,7 @@ pub async fn create(
         };
         meta::meta_mut(&mut candidate)?.insert("name".into(), json!(this_name));
         shaper.restart();
-        prepare_new(ctx, info, &mut candidate, ns, &mut shaper)?;
+        prepare_new(ctx, info, &mut candidate, ns, &mut shaper, opts.user)?;
         patching::record_ownership(info, None, &mut candidate, writer, Endpoint::Main);
         admit_create(ctx, info, ns, &this_name)?;
         // A create commits only over nothing: a conflict means the name was taken meanwhile, which the next
@@ -267,7 +269,7 @@ pub async fn ensure(ctx: &Ctx, info: &ResourceInfo, mut obj: Value) -> ApiResult
     }
     let status = obj.get("status").cloned();
     let mut shaper = Shaper::new(ctx, info, Mode::Ignore).await;
-    prepare_new(ctx, info, &mut obj, &ns, &mut shaper)?;
+    prepare_new(ctx, info, &mut obj, &ns, &mut shaper, None)?;
     if let Some(s) = status {
         obj["status"] = s;
     }

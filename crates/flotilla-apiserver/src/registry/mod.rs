@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::admission::webhooks::UserInfo;
 use crate::catalog::ResKey;
 use crate::status::{ApiError, ApiResult};
 use crate::store::{Change, CommitError, Expect, Store, Written, compact};
@@ -52,6 +53,8 @@ pub struct Options<'a> {
     pub manager: &'a str,
     /// What happens to fields the kind does not declare.
     pub validation: Mode,
+    /// Who writes (`None` for the server itself): recorded by some kinds, told to admission webhooks.
+    pub user: Option<&'a UserInfo>,
 }
 
 /// What a write stored, and what decoding learned about unknown fields on the way (for `Warning` headers).

@@ -176,7 +176,7 @@ pub async fn patch(
                 ));
             }
             meta::meta_mut(&mut obj)?.insert("name".into(), json!(name));
-            prepare_new(ctx, info, &mut obj, ns, &mut shaper)?;
+            prepare_new(ctx, info, &mut obj, ns, &mut shaper, opts.user)?;
             admit_create(ctx, info, ns, name)?;
             return Ok(Outcome::Put(obj));
         };
