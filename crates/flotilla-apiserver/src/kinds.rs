@@ -29,7 +29,6 @@ pub fn on_create(
     obj: &mut Value,
     user: Option<&UserInfo>,
 ) -> ApiResult<()> {
-    crate::admission::admit_create(ctx, info, obj)?;
     if is(info, "", "namespaces") {
         if obj.pointer("/spec/finalizers").is_none() {
             obj["spec"] = json!({"finalizers": ["kubernetes"]});

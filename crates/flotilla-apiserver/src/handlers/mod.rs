@@ -57,6 +57,25 @@ impl Req {
         }
     }
 
+    /// The requester of a create, update or patch: the user, and the write options of the query
+    /// (`dryRun`, `fieldManager`, `fieldValidation`) as admission webhooks are told them.
+    pub fn requester(&self) -> crate::registry::Requester {
+        let mut options = serde_json::Map::new();
+        let dry_run = self.query.all("dryRun");
+        if !dry_run.is_empty() {
+            options.insert("dryRun".into(), serde_json::json!(dry_run));
+        }
+        for key in ["fieldManager", "fieldValidation"] {
+            if let Some(v) = self.query.get(key).filter(|v| !v.is_empty()) {
+                options.insert(key.into(), serde_json::json!(v));
+            }
+        }
+        crate::registry::Requester {
+            user: self.user_info(),
+            options: serde_json::Value::Object(options),
+        }
+    }
+
     /// Namespace from the path, or `""`.
     pub fn ns(&self) -> &str {
         self.rp.namespace.as_deref().unwrap_or("")

@@ -35,12 +35,12 @@ pub async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
     let dry_run = req.dry_run("CreateOptions")?;
     let obj = body::decode_object(req, info.custom)?;
     let manager = req.field_manager();
-    let user = req.user_info();
+    let requester = req.requester();
     let opts = Options {
         dry_run,
         manager: &manager,
         validation: mode(req, "CreateOptions")?,
-        user: Some(&user),
+        requester: Some(&requester),
     };
     let saved = registry::create(ctx, info, req.ns(), obj, &opts).await?;
     Ok(answer(StatusCode::CREATED, info, &saved))
@@ -61,12 +61,12 @@ pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
     let dry_run = req.dry_run("UpdateOptions")?;
     let obj = body::decode_object(req, info.custom)?;
     let manager = req.field_manager();
-    let user = req.user_info();
+    let requester = req.requester();
     let opts = Options {
         dry_run,
         manager: &manager,
         validation: mode(req, "UpdateOptions")?,
-        user: Some(&user),
+        requester: Some(&requester),
     };
     let ep = if req.rp.sub.as_deref() == Some("finalize") {
         Endpoint::Finalize
@@ -104,7 +104,7 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
         return Err(ApiError::too_large("the patch is larger than 3 MiB"));
     }
     let manager = manager.unwrap_or_else(|| req.field_manager());
-    let user = req.user_info();
+    let requester = req.requester();
     let input = PatchInput {
         ptype,
         body: &req.body,
@@ -115,7 +115,7 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
         dry_run: !dry_run.is_empty(),
         manager: &manager,
         validation: mode(req, "PatchOptions")?,
-        user: Some(&user),
+        requester: Some(&requester),
     };
     let saved = registry::patch(ctx, info, req.ns(), &name, &input, &opts).await?;
     let code = if saved.written.created {
