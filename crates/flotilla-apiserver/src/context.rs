@@ -32,4 +32,6 @@ pub struct Ctx {
     pub bookmark_interval: Duration,
     /// Serialises Service writes while they allocate cluster IPs and node ports.
     pub service_allocation: Arc<tokio::sync::Mutex<()>>,
+    /// Calls the admission webhooks the Mutating- and ValidatingWebhookConfigurations register.
+    pub webhooks: crate::admission::webhooks::Webhooks,
 }

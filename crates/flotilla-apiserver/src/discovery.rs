@@ -99,6 +99,9 @@ pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Va
             }
         }
         resources.push(r);
+        if crate::certificates::serves(info) {
+            resources.push(json!({"name": format!("{}/approval", info.plural), "singularName": "", "namespaced": info.namespaced, "kind": info.kind, "verbs": SUB_VERBS}));
+        }
         if info.status {
             resources.push(json!({"name": format!("{}/status", info.plural), "singularName": "", "namespaced": info.namespaced, "kind": info.kind, "verbs": SUB_VERBS}));
         }
@@ -122,6 +125,9 @@ pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Va
 fn aggregated_resource(info: &ResourceInfo) -> Value {
     let kind = json!({"group": info.group, "version": info.version, "kind": info.kind});
     let mut subs = Vec::new();
+    if crate::certificates::serves(info) {
+        subs.push(json!({"subresource": "approval", "responseKind": kind, "verbs": SUB_VERBS}));
+    }
     if info.status {
         subs.push(json!({"subresource": "status", "responseKind": kind, "verbs": SUB_VERBS}));
     }

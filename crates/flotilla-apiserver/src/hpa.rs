@@ -130,6 +130,10 @@ pub fn to_v1(stored: &Value) -> Value {
         if let Some(cpu) = cpu {
             v1.insert("currentCPUUtilizationPercentage".into(), cpu.clone());
         }
+        // v1 writes both counters even at zero (v2 leaves out currentReplicas then).
+        for counter in ["currentReplicas", "desiredReplicas"] {
+            v1.entry(counter).or_insert(json!(0));
+        }
         out.insert("status".into(), Value::Object(v1));
         let conditions = status
             .get("conditions")

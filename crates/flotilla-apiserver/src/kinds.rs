@@ -1,11 +1,13 @@
 //! Per-kind write behaviour the generic pipeline cannot express: Namespace lifecycle fields, CRD
 //! preparation, `events.k8s.io` Events stored in the core shape (`crate::event_views`), `autoscaling/v1`
-//! HorizontalPodAutoscalers stored as `v2` (`crate::hpa`) (defaults such as Secret `stringData` and the namespace name label live in `crate::defaults`).
+//! HorizontalPodAutoscalers stored as `v2` (`crate::hpa`), CertificateSigningRequests' update strategies
+//! (`crate::certificates`) (defaults such as Secret `stringData` and the namespace name label live in `crate::defaults`).
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::admission::webhooks::UserInfo;
 use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
 use crate::meta::{self, Endpoint};
@@ -21,8 +23,12 @@ fn is(info: &ResourceInfo, group: &str, plural: &str) -> bool {
 }
 
 /// Adjusts a new object after the generic server fields are set.
-pub fn on_create(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
-    crate::admission::admit_create(ctx, info, obj)?;
+pub fn on_create(
+    ctx: &Ctx,
+    info: &ResourceInfo,
+    obj: &mut Value,
+    user: Option<&UserInfo>,
+) -> ApiResult<()> {
     if is(info, "", "namespaces") {
         if obj.pointer("/spec/finalizers").is_none() {
             obj["spec"] = json!({"finalizers": ["kubernetes"]});
@@ -36,6 +42,8 @@ pub fn on_create(ctx: &Ctx, info: &ResourceInfo, obj: &mut Value) -> ApiResult<(
         *obj = crate::event_views::to_core(obj);
     } else if crate::hpa::serves_v1(info) {
         crate::hpa::to_v2(obj, None, true, true);
+    } else if crate::certificates::serves(info) {
+        crate::certificates::prepare_create(obj, user);
     }
     Ok(())
 }
@@ -70,6 +78,8 @@ pub fn on_update(
         // The generic merge took the endpoint's other half from the stored (v2) object.
         let status = ep == Endpoint::Status;
         crate::hpa::to_v2(new, Some(old), !status, status);
+    } else if crate::certificates::serves(info) {
+        crate::certificates::prepare_update(old, new, ep);
     }
     Ok(())
 }

@@ -22,6 +22,7 @@
 pub mod admission;
 pub mod auth;
 pub mod catalog;
+pub mod certificates;
 pub mod context;
 pub mod controllers;
 pub mod crd;

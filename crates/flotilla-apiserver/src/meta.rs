@@ -16,6 +16,19 @@ pub enum Endpoint {
     Status,
     /// A Namespace's `finalize` subresource: like the main endpoint, but `spec.finalizers` may change.
     Finalize,
+    /// A CertificateSigningRequest's `approval` subresource: only `status.conditions` change.
+    Approval,
+}
+
+impl Endpoint {
+    /// The subresource a write through this endpoint is recorded under in `managedFields`.
+    pub fn subresource(self) -> Option<&'static str> {
+        match self {
+            Self::Status => Some("status"),
+            Self::Approval => Some("approval"),
+            Self::Main | Self::Finalize => None,
+        }
+    }
 }
 
 /// Current time as RFC 3339 UTC with second precision.
@@ -166,8 +179,8 @@ pub fn merge_update(
             ),
         ));
     }
-    if endpoint == Endpoint::Status {
-        // Only status changes through /status; everything else comes from the stored object.
+    if matches!(endpoint, Endpoint::Status | Endpoint::Approval) {
+        // Only status changes through /status (and /approval, which `crate::certificates` narrows further); everything else comes from the stored object.
         let mut out = old.clone();
         if let Some(m) = out.as_object_mut() {
             match new.get("status").cloned() {

@@ -288,9 +288,14 @@ impl ApiError {
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
             "code": self.code,
         });
+        // Go leaves out an empty reason (`omitempty`), as in a webhook's denial that names none.
+        if !self.reason.is_empty()
+            && let Some(obj) = s.as_object_mut()
+        {
+            obj.insert("reason".into(), json!(self.reason));
+        }
         if let (Some(d), Some(obj)) = (&self.details, s.as_object_mut()) {
             obj.insert("details".into(), Value::Object(d.clone()));
         }

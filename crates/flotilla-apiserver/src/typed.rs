@@ -96,6 +96,9 @@ fn model(group: &str, version: &str, kind: &str) -> Option<RoundTrip> {
         }
         ("discovery.k8s.io", "EndpointSlice") => round_trip::<discovery::EndpointSlice>,
         ("storage.k8s.io", "StorageClass") => round_trip::<storage::StorageClass>,
+        ("certificates.k8s.io", "CertificateSigningRequest") => {
+            round_trip::<k8s_openapi::api::certificates::v1::CertificateSigningRequest>
+        }
         ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
             round_trip::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>
         }

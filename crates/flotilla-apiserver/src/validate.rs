@@ -29,6 +29,9 @@ pub fn object(info: &ResourceInfo, obj: &Value, old: Option<&Value>) -> ApiResul
         let strict = crate::event_views::serves_view(info);
         errors.extend(crate::validation::validate_event(obj, old, strict));
     }
+    if crate::certificates::serves(info) {
+        errors.extend(crate::certificates::validate(obj, old));
+    }
     if errors.is_empty() {
         return Ok(());
     }

@@ -18,6 +18,7 @@ mod differential {
     pub mod runner;
     pub mod servers;
     pub mod suite;
+    pub mod webhook;
 }
 
 use std::path::Path;
@@ -58,11 +59,16 @@ fn embedded_server_answers_as_kube_apiserver_does() {
         .expect("starting the real cluster")
         .unwrap_or_else(|e| panic!("{e}"));
     stop_on_signal(&rt, &cluster);
-    let real = rt.block_on(Target::from_kubeconfig(
+    let mut real = rt.block_on(Target::from_kubeconfig(
         "kube-apiserver",
         real_kubeconfig,
         dir.path(),
     ));
+    // The admission webhook both servers call (corpus/admission-webhooks.yaml).
+    let webhook = std::sync::Arc::new(rt.block_on(differential::webhook::WebhookServer::start()));
+    let mut embedded = embedded;
+    embedded.webhook = Some(webhook.clone());
+    real.webhook = Some(webhook);
     let ready = started.elapsed();
 
     let mut run = rt.block_on(suite::run(&cases, &embedded, &real, parallel));

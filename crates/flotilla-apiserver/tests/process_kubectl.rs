@@ -195,3 +195,76 @@ fn field_validation_strict_warn_and_type_errors() {
         );
     }
 }
+
+/// Both clients create objects that carry only `generateName` (issue 15): kubectl `create -f` (twice from one
+/// manifest, two names) and the Python client, including a dry run and a core Event whose prefix ends in `.`.
+#[test]
+fn create_with_generate_name_from_kubectl_and_python() {
+    let h = Harness::start();
+    let kc = &h.kubeconfig;
+    const ALPHABET: &str = "bcdfghjklmnpqrstvwxz2456789";
+    let generated = |name: &str, prefix: &str| {
+        name.len() == prefix.len() + 5
+            && name.starts_with(prefix)
+            && name[prefix.len()..].chars().all(|c| ALPHABET.contains(c))
+    };
+    for (i, bin, ns) in &kubectl_namespaces(kc, "gen-") {
+        let cm = h.file(
+            &format!("gen-{i}.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{generateName: web-, namespace: {ns}, labels: {{gen: \"yes\"}}}}\ndata: {{k: v}}\n"
+            ),
+        );
+        let first = must(bin, kc, &["create", "-f", &cm, "-o", "name"]);
+        let second = must(bin, kc, &["create", "-f", &cm, "-o", "name"]);
+        let names: Vec<&str> = [&first, &second]
+            .iter()
+            .map(|out| out.trim().trim_start_matches("configmap/"))
+            .collect();
+        assert!(
+            names.iter().all(|n| generated(n, "web-")),
+            "{bin}: {names:?}"
+        );
+        assert_ne!(names[0], names[1], "{bin}");
+        let listed = must(
+            bin,
+            kc,
+            &["get", "configmaps", "-n", ns, "-l", "gen", "-o", "name"],
+        );
+        assert_eq!(listed.lines().count(), 2, "{bin}: {listed}");
+    }
+    let script = r#"
+import sys
+from kubernetes import client, config
+config.load_kube_config(config_file=sys.argv[1])
+v1 = client.CoreV1Api()
+ALPHABET = set("bcdfghjklmnpqrstvwxz2456789")
+def generated(name, prefix):
+    return name.startswith(prefix) and len(name) == len(prefix) + 5 and set(name[len(prefix):]) <= ALPHABET
+body = client.V1ConfigMap(metadata=client.V1ObjectMeta(generate_name="py-"), data={"k": "v"})
+made = v1.create_namespaced_config_map("default", body)
+assert generated(made.metadata.name, "py-"), made.metadata.name
+assert v1.read_namespaced_config_map(made.metadata.name, "default").data == {"k": "v"}
+dry = v1.create_namespaced_config_map("default", body, dry_run="All")
+assert generated(dry.metadata.name, "py-"), dry.metadata.name
+try:
+    v1.read_namespaced_config_map(dry.metadata.name, "default")
+    raise AssertionError("a dry run stored " + dry.metadata.name)
+except client.ApiException as e:
+    assert e.status == 404, e
+long = "a" * 70 + "-"
+made = v1.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(generate_name=long)))
+assert generated(made.metadata.name, long[:58]), made.metadata.name
+ev = client.CoreV1Event(metadata=client.V1ObjectMeta(generate_name="web."), reason="Tested", message="m", type="Normal",
+    involved_object=client.V1ObjectReference(api_version="v1", kind="ConfigMap", name="x", namespace="default"))
+made = v1.create_namespaced_event("default", ev)
+assert generated(made.metadata.name, "web."), made.metadata.name
+try:
+    v1.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(generate_name="Bad_")))
+    raise AssertionError("an invalid prefix was accepted")
+except client.ApiException as e:
+    assert e.status == 422 and "metadata.generateName" in e.body, e
+print("ok")
+"#;
+    support::run_python(script, kc);
+}

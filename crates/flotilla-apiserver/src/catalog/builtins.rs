@@ -341,6 +341,16 @@ pub(super) const BUILTINS: &[Spec] = &[
         &[],
         "",
     ),
+    // Approval through the `approval` subresource (`crate::certificates`); no signer runs here.
+    r(
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+        false,
+        &["csr"],
+        "s",
+    ),
     r(
         "storage.k8s.io",
         "v1",
@@ -350,7 +360,8 @@ pub(super) const BUILTINS: &[Spec] = &[
         &["sc"],
         "",
     ),
-    // Stored only: the server never calls webhooks, proxies APIServices or runs containers.
+    // The webhook configurations are called on writes (`crate::admission::webhooks`); APIServices are stored only
+    // (never proxied), RuntimeClasses too (no containers run).
     r(
         "admissionregistration.k8s.io",
         "v1",

@@ -9,6 +9,9 @@
 
 mod pod;
 mod service;
+mod status;
+
+pub use status::fill as fill_status;
 
 use crate::kind_info::KindInfo;
 use base64::Engine;

@@ -60,6 +60,7 @@ pub fn parse_opts(req: &Req) -> ApiResult<DeleteOpts> {
             uid: s("/preconditions/uid"),
             rv: s("/preconditions/resourceVersion"),
             dry_run: !dry.is_empty(),
+            requester: Some(requester(req, &b)),
         });
     }
     Ok(DeleteOpts {
@@ -72,7 +73,24 @@ pub fn parse_opts(req: &Req) -> ApiResult<DeleteOpts> {
         uid: None,
         rv: None,
         dry_run: req.dry_run("DeleteOptions")?,
+        requester: Some(requester(req, &json!({}))),
     })
+}
+
+/// The requester of a deletion: the user and the DeleteOptions as sent (the query's `dryRun` when the body
+/// has none), as admission webhooks are told them.
+fn requester(req: &Req, body: &Value) -> registry::Requester {
+    let mut options = body.as_object().cloned().unwrap_or_default();
+    options.remove("apiVersion");
+    options.remove("kind");
+    let dry_run = req.query.all("dryRun");
+    if !dry_run.is_empty() && !options.contains_key("dryRun") {
+        options.insert("dryRun".into(), json!(dry_run));
+    }
+    registry::Requester {
+        user: req.user_info(),
+        options: Value::Object(options),
+    }
 }
 
 /// The `Status` a completed deletion returns.

@@ -47,6 +47,35 @@ pub struct Req {
 }
 
 impl Req {
+    /// Who sends the request, as admission and the kinds that record their requester see them
+    /// (`system:anonymous` on public paths).
+    pub fn user_info(&self) -> crate::admission::webhooks::UserInfo {
+        let username = self.user.as_deref().unwrap_or("system:anonymous");
+        crate::admission::webhooks::UserInfo {
+            username: username.to_string(),
+            groups: review::groups_of(username),
+        }
+    }
+
+    /// The requester of a create, update or patch: the user, and the write options of the query
+    /// (`dryRun`, `fieldManager`, `fieldValidation`) as admission webhooks are told them.
+    pub fn requester(&self) -> crate::registry::Requester {
+        let mut options = serde_json::Map::new();
+        let dry_run = self.query.all("dryRun");
+        if !dry_run.is_empty() {
+            options.insert("dryRun".into(), serde_json::json!(dry_run));
+        }
+        for key in ["fieldManager", "fieldValidation"] {
+            if let Some(v) = self.query.get(key).filter(|v| !v.is_empty()) {
+                options.insert(key.into(), serde_json::json!(v));
+            }
+        }
+        crate::registry::Requester {
+            user: self.user_info(),
+            options: serde_json::Value::Object(options),
+        }
+    }
+
     /// Namespace from the path, or `""`.
     pub fn ns(&self) -> &str {
         self.rp.namespace.as_deref().unwrap_or("")
@@ -97,6 +126,7 @@ fn resolve(ctx: &Ctx, rp: &ResourcePath) -> ApiResult<Arc<ResourceInfo>> {
         Some("status") if info.status => {}
         Some("scale") if info.scale.is_some() => {}
         Some("finalize") if info.group.is_empty() && info.plural == "namespaces" => {}
+        Some("approval") if crate::certificates::serves(&info) => {}
         Some("token")
             if !info.custom && info.group.is_empty() && info.plural == "serviceaccounts" => {}
         Some(_) => return Err(ApiError::no_route()),

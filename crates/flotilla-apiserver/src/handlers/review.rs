@@ -37,7 +37,7 @@ pub fn is_review(info: &ResourceInfo) -> bool {
 
 /// The groups a user of this server belongs to: the admin is a cluster admin (`system:masters`), a
 /// ServiceAccount is in its namespace's and all ServiceAccounts' groups.
-fn groups_of(user: &str) -> Vec<String> {
+pub(crate) fn groups_of(user: &str) -> Vec<String> {
     let mut groups = Vec::new();
     if let Some(rest) = user.strip_prefix("system:serviceaccount:") {
         groups.push("system:serviceaccounts".to_string());

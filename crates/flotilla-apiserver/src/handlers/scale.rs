@@ -35,10 +35,12 @@ async fn write_scale(
     desired: impl FnMut(&serde_json::Value) -> ApiResult<serde_json::Value>,
 ) -> ApiResult<Response> {
     let name = req.rp.name.clone().unwrap_or_default();
+    let requester = req.requester();
     let opts = Options {
         dry_run: req.dry_run("UpdateOptions")?,
         manager,
         validation: Mode::Ignore,
+        requester: Some(&requester),
     };
     let written = scale::update(ctx, info, req.ns(), &name, &opts, desired).await?;
     Ok(json_response(

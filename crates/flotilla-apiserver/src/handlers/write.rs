@@ -35,10 +35,12 @@ pub async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
     let dry_run = req.dry_run("CreateOptions")?;
     let obj = body::decode_object(req, info.custom)?;
     let manager = req.field_manager();
+    let requester = req.requester();
     let opts = Options {
         dry_run,
         manager: &manager,
         validation: mode(req, "CreateOptions")?,
+        requester: Some(&requester),
     };
     let saved = registry::create(ctx, info, req.ns(), obj, &opts).await?;
     Ok(answer(StatusCode::CREATED, info, &saved))
@@ -46,10 +48,10 @@ pub async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
 
 /// The endpoint of a PATCH, or of a PUT other than to a Namespace's `finalize`.
 fn endpoint(req: &Req) -> Endpoint {
-    if req.rp.sub.as_deref() == Some("status") {
-        Endpoint::Status
-    } else {
-        Endpoint::Main
+    match req.rp.sub.as_deref() {
+        Some("status") => Endpoint::Status,
+        Some("approval") => Endpoint::Approval,
+        _ => Endpoint::Main,
     }
 }
 
@@ -59,10 +61,12 @@ pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
     let dry_run = req.dry_run("UpdateOptions")?;
     let obj = body::decode_object(req, info.custom)?;
     let manager = req.field_manager();
+    let requester = req.requester();
     let opts = Options {
         dry_run,
         manager: &manager,
         validation: mode(req, "UpdateOptions")?,
+        requester: Some(&requester),
     };
     let ep = if req.rp.sub.as_deref() == Some("finalize") {
         Endpoint::Finalize
@@ -100,6 +104,7 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
         return Err(ApiError::too_large("the patch is larger than 3 MiB"));
     }
     let manager = manager.unwrap_or_else(|| req.field_manager());
+    let requester = req.requester();
     let input = PatchInput {
         ptype,
         body: &req.body,
@@ -110,6 +115,7 @@ pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<
         dry_run: !dry_run.is_empty(),
         manager: &manager,
         validation: mode(req, "PatchOptions")?,
+        requester: Some(&requester),
     };
     let saved = registry::patch(ctx, info, req.ns(), &name, &input, &opts).await?;
     let code = if saved.written.created {

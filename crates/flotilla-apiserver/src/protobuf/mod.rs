@@ -9,6 +9,7 @@
 //! holds the kind's k8s.io/api message, decoded here with the k8s-pb crate.
 
 mod apps_v1;
+mod certificates;
 mod core_v1;
 mod core_v1_cluster;
 mod groups;
@@ -120,6 +121,9 @@ fn decoder(api_version: &str, kind: &str) -> Option<Decoder> {
             as_json::<rbac::ClusterRoleBinding>
         }
         ("coordination.k8s.io/v1", "Lease") => as_json::<coord::Lease>,
+        ("certificates.k8s.io/v1", "CertificateSigningRequest") => {
+            as_json::<k8s_pb::api::certificates::v1::CertificateSigningRequest>
+        }
         ("events.k8s.io/v1", "Event") => as_json::<events::Event>,
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
             as_json::<k8s_pb::api::authorization::v1::SelfSubjectAccessReview>

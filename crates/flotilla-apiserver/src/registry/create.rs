@@ -4,10 +4,12 @@
 
 use serde_json::{Value, json};
 
+use super::admit::Admission;
 use super::field_validation::Mode;
 use super::patching::{self, Writer};
 use super::shape::Shaper;
 use super::{Options, Outcome, Saved, guaranteed_update};
+use crate::admission::webhooks::Operation;
 use crate::catalog::{ResKey, ResourceInfo};
 use crate::context::Ctx;
 use crate::kinds;
@@ -121,23 +123,40 @@ pub fn admit_create(ctx: &Ctx, info: &ResourceInfo, ns: &str, name: &str) -> Api
     admit_custom(ctx, info, name)
 }
 
-/// Prepares a new object for storage: type, namespace, defaulting, server fields, mutating admission (which
-/// reads the store), validation.
+/// Prepares a new object for storage, in kube-apiserver's order: type, namespace, decoding and defaulting,
+/// built-in mutating admission (which reads the store), the writer's field ownership (`writer`; fields that
+/// admission webhooks add are owned by no one), mutating admission webhooks (each result decoded and defaulted
+/// again), the server's fields and the kind's create strategy, validation.
 ///
 /// # Errors
-/// What each step refuses: 400 for a malformed object, 403 from admission, 422 from validation.
-pub fn prepare_new(
+/// What each step refuses: 400 for a malformed object, 403 from admission, 422 from validation, a webhook's
+/// denial or failure.
+pub async fn prepare_new(
     ctx: &Ctx,
     info: &ResourceInfo,
     obj: &mut Value,
     ns: &str,
     shaper: &mut Shaper,
+    writer: Option<Writer<'_>>,
+    admission: Option<&Admission<'_>>,
 ) -> ApiResult<()> {
     check_type(info, obj)?;
     check_namespace_field(info, obj, ns)?;
     shaper.decode(info, obj, None)?;
+    crate::admission::admit_create(ctx, info, obj)?;
+    if let Some(writer) = writer {
+        patching::record_ownership(info, None, obj, writer, Endpoint::Main);
+    }
+    if let Some(admission) = admission {
+        admission
+            .mutate(Operation::Create, None, obj, shaper)
+            .await?;
+    }
     meta::prepare_create(info, obj)?;
-    kinds::on_create(ctx, info, obj)?;
+    kinds::on_create(ctx, info, obj, admission.map(|a| &a.requester.user))?;
+    // After the client's status is dropped and the kind's own initial status set: the rest of the zero status
+    // its Go type always serialises.
+    crate::defaults::fill_status(obj, &info.kind_info());
     crate::validate::object(info, obj, None)?;
     Ok(())
 }
@@ -195,9 +214,31 @@ pub async fn create(
         };
         meta::meta_mut(&mut candidate)?.insert("name".into(), json!(this_name));
         shaper.restart();
-        prepare_new(ctx, info, &mut candidate, ns, &mut shaper)?;
-        patching::record_ownership(info, None, &mut candidate, writer, Endpoint::Main);
+        let admission = Admission::of(
+            ctx,
+            info,
+            ns,
+            &this_name,
+            Endpoint::Main,
+            opts.dry_run,
+            opts.requester,
+        );
+        prepare_new(
+            ctx,
+            info,
+            &mut candidate,
+            ns,
+            &mut shaper,
+            Some(writer),
+            admission.as_ref(),
+        )
+        .await?;
         admit_create(ctx, info, ns, &this_name)?;
+        if let Some(admission) = &admission {
+            admission
+                .validate(Operation::Create, None, Some(&candidate))
+                .await?;
+        }
         // A create commits only over nothing: a conflict means the name was taken meanwhile, which the next
         // preparation reports.
         let mut candidate = Some(candidate);
@@ -264,7 +305,7 @@ pub async fn ensure(ctx: &Ctx, info: &ResourceInfo, mut obj: Value) -> ApiResult
     }
     let status = obj.get("status").cloned();
     let mut shaper = Shaper::new(ctx, info, Mode::Ignore).await;
-    prepare_new(ctx, info, &mut obj, &ns, &mut shaper)?;
+    prepare_new(ctx, info, &mut obj, &ns, &mut shaper, None, None).await?;
     if let Some(s) = status {
         obj["status"] = s;
     }

@@ -3,11 +3,13 @@
 
 use serde_json::{Value, json};
 
-use super::{Outcome, guaranteed_update};
+use super::admit::Admission;
+use super::{Attempts, Outcome, Requester};
+use crate::admission::webhooks::Operation;
 use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
 use crate::kinds;
-use crate::meta;
+use crate::meta::{self, Endpoint};
 use crate::status::{ApiError, ApiResult};
 use crate::store::Written;
 
@@ -38,6 +40,8 @@ pub struct DeleteOpts {
     pub rv: Option<String>,
     /// `dryRun=All`.
     pub dry_run: bool,
+    /// Who deletes (`None` for the server's own controllers, whose deletions are not sent to webhooks).
+    pub requester: Option<Requester>,
 }
 
 impl Default for DeleteOpts {
@@ -47,6 +51,7 @@ impl Default for DeleteOpts {
             uid: None,
             rv: None,
             dry_run: false,
+            requester: None,
         }
     }
 }
@@ -132,9 +137,33 @@ pub async fn delete(
     name: &str,
     opts: &DeleteOpts,
 ) -> ApiResult<Written> {
-    guaranteed_update(&ctx.store, &info.key(), ns, name, opts.dry_run, |cur| {
-        let cur = cur.ok_or_else(|| ApiError::not_found(&info.plural, &info.group, name))?;
-        decide(info, name, cur, opts)
-    })
-    .await
+    let admission = Admission::of(
+        ctx,
+        info,
+        ns,
+        name,
+        Endpoint::Main,
+        opts.dry_run,
+        opts.requester.as_ref(),
+    );
+    let key = info.key();
+    let mut attempts = Attempts::start(&ctx.store, &key, ns, name, opts.dry_run)?;
+    loop {
+        let cur = attempts
+            .read()
+            .ok_or_else(|| ApiError::not_found(&info.plural, &info.group, name))?;
+        let outcome = decide(info, name, &cur, opts)?;
+        // kube-apiserver asks the validating webhooks about a deletion once its preconditions hold, with the
+        // object being deleted as oldObject; a deletion that is already under way is not asked about again.
+        if let Some(admission) = &admission
+            && !matches!(outcome, Outcome::Unchanged)
+        {
+            admission
+                .validate(Operation::Delete, Some(&cur), None)
+                .await?;
+        }
+        if let Some(written) = attempts.commit(outcome).await? {
+            return Ok(written);
+        }
+    }
 }

@@ -11,6 +11,7 @@
 //! own preconditions (a `resourceVersion` in the body, DeleteOptions' preconditions) are checked inside the
 //! preparation against the object actually replaced, so they fail with 409 and are never retried into success.
 
+pub mod admit;
 pub mod create;
 pub mod delete;
 pub mod field_validation;
@@ -23,6 +24,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::admission::webhooks::UserInfo;
 use crate::catalog::ResKey;
 use crate::status::{ApiError, ApiResult};
 use crate::store::{Change, CommitError, Expect, Store, Written, compact};
@@ -52,6 +54,18 @@ pub struct Options<'a> {
     pub manager: &'a str,
     /// What happens to fields the kind does not declare.
     pub validation: Mode,
+    /// Who writes and the options they sent (`None` for the server itself): recorded by some kinds, told to
+    /// admission webhooks.
+    pub requester: Option<&'a Requester>,
+}
+
+/// Who sends a write and the options they sent with it, as admission webhooks are told (`userInfo`, `options`).
+#[derive(Debug, Clone, Default)]
+pub struct Requester {
+    /// The user.
+    pub user: UserInfo,
+    /// The request's CreateOptions, UpdateOptions or DeleteOptions as JSON (without apiVersion and kind).
+    pub options: Value,
 }
 
 /// What a write stored, and what decoding learned about unknown fields on the way (for `Warning` headers).
@@ -85,20 +99,78 @@ pub async fn guaranteed_update<F>(
 where
     F: FnMut(Option<&Arc<Value>>) -> ApiResult<Outcome>,
 {
-    if !dry_run {
-        // Fail fast rather than prepare a write the store will refuse.
-        store.writable()?;
-    }
+    let mut attempts = Attempts::start(store, res, ns, name, dry_run)?;
     loop {
-        let read = store.get(res, ns, name);
-        let view = read.as_ref().map(compact::expanded);
-        let change = match (prepare(view.as_ref())?, &read) {
+        let view = attempts.read();
+        if let Some(written) = attempts.commit(prepare(view.as_ref())?).await? {
+            return Ok(written);
+        }
+    }
+}
+
+/// The read, prepare and commit cycle of [`guaranteed_update`] for preparations that wait (admission webhooks
+/// are called from them), driven by the caller's own loop: [`Attempts::read`], prepare, [`Attempts::commit`],
+/// and again from the read while `commit` answers `None`. A write prepared again after a conflict is admitted
+/// again, as kube-apiserver's `GuaranteedUpdate` re-runs admission.
+///
+/// (A closure that returns a future borrowing its own state cannot be proven `Send` for every lifetime of its
+/// argument by today's compiler, so the loop lives at the caller.)
+pub struct Attempts<'a> {
+    store: &'a Store,
+    res: &'a ResKey,
+    ns: &'a str,
+    name: &'a str,
+    dry_run: bool,
+    read: Option<Arc<Value>>,
+}
+
+impl<'a> Attempts<'a> {
+    /// Starts a write of (`res`, `ns`, `name`).
+    ///
+    /// # Errors
+    /// `503` once the durable store is failing (not for dry runs).
+    pub fn start(
+        store: &'a Store,
+        res: &'a ResKey,
+        ns: &'a str,
+        name: &'a str,
+        dry_run: bool,
+    ) -> ApiResult<Self> {
+        if !dry_run {
+            // Fail fast rather than prepare a write the store will refuse.
+            store.writable()?;
+        }
+        Ok(Self {
+            store,
+            res,
+            ns,
+            name,
+            dry_run,
+            read: None,
+        })
+    }
+
+    /// Reads the current object, as clients see it (`managedFields` expanded), to prepare the write from.
+    pub fn read(&mut self) -> Option<Arc<Value>> {
+        self.read = self.store.get(self.res, self.ns, self.name);
+        self.read.as_ref().map(compact::expanded)
+    }
+
+    /// Commits what the preparation decided if the object is still the one last read: the store's answer, or
+    /// `None` when another write got there first and the write must be prepared again from a new read. With
+    /// `dry_run` nothing is committed and the prepared object is answered (without a new `resourceVersion`).
+    ///
+    /// # Errors
+    /// `500` when the commit cannot be persisted, or when the preparation declines or deletes a missing object.
+    pub async fn commit(&mut self, outcome: Outcome) -> ApiResult<Option<Written>> {
+        let read = &self.read;
+        let change = match (outcome, read) {
             (Outcome::Unchanged, Some(current)) => {
-                return Ok(Written {
+                return Ok(Some(Written {
                     object: current.clone(),
                     created: false,
                     deleted: false,
-                });
+                }));
             }
             (Outcome::Unchanged, None) => {
                 return Err(ApiError::internal("write declined on a missing object"));
@@ -106,32 +178,40 @@ where
             (Outcome::Delete, None) => {
                 return Err(ApiError::internal("delete of a missing object"));
             }
-            (Outcome::Put(obj), _) if dry_run => {
-                return Ok(Written {
+            (Outcome::Put(obj), _) if self.dry_run => {
+                return Ok(Some(Written {
                     object: Arc::new(obj),
                     created: read.is_none(),
                     deleted: false,
-                });
+                }));
             }
-            (Outcome::Delete, Some(current)) if dry_run => {
-                return Ok(Written {
+            (Outcome::Delete, Some(current)) if self.dry_run => {
+                return Ok(Some(Written {
                     object: current.clone(),
                     created: false,
                     deleted: true,
-                });
+                }));
             }
             (Outcome::Put(obj), _) => Change::Put(obj),
             (Outcome::Delete, Some(_)) => Change::Delete,
         };
-        match store
-            .commit(res, ns, name, Expect::of(read.as_deref()), change)
+        match self
+            .store
+            .commit(
+                self.res,
+                self.ns,
+                self.name,
+                Expect::of(read.as_deref()),
+                change,
+            )
             .await
         {
-            Ok(written) => return Ok(written),
+            Ok(written) => Ok(Some(written)),
             Err(CommitError::Conflict) => {
-                tracing::trace!(resource = %res.plural, ns, name, "object changed while the write was prepared; preparing again");
+                tracing::trace!(resource = %self.res.plural, ns = self.ns, name = self.name, "object changed while the write was prepared; preparing again");
+                Ok(None)
             }
-            Err(CommitError::Failed(e)) => return Err(e),
+            Err(CommitError::Failed(e)) => Err(e),
         }
     }
 }

@@ -54,8 +54,12 @@ pub struct Writer<'a> {
 /// Top-level fields an endpoint ignores: `status` on the main endpoint of a kind with a status subresource,
 /// everything but status on `/status`.
 fn reset_fields(info: &ResourceInfo, ep: Endpoint) -> &'static [&'static str] {
+    // A CertificateSigningRequest's spec is the requester's and never changes after create: no writer owns it.
+    if ep == Endpoint::Main && crate::certificates::serves(info) {
+        return &["spec", "status"];
+    }
     match ep {
-        Endpoint::Status => &["spec"],
+        Endpoint::Status | Endpoint::Approval => &["spec"],
         Endpoint::Main | Endpoint::Finalize if info.status => &["status"],
         Endpoint::Main | Endpoint::Finalize => &[],
     }
@@ -92,7 +96,7 @@ pub fn apply_to(
             let now = meta::now();
             let opts = WriteOptions {
                 manager,
-                subresource: (input.ep == Endpoint::Status).then_some("status"),
+                subresource: input.ep.subresource(),
                 now: &now,
                 reset_fields: reset_fields(info, input.ep),
             };
@@ -120,7 +124,7 @@ pub fn record_ownership(
     let now = meta::now();
     let opts = WriteOptions {
         manager: writer.manager,
-        subresource: (ep == Endpoint::Status).then_some("status"),
+        subresource: ep.subresource(),
         now: &now,
         reset_fields: reset_fields(info, ep),
     };

@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use super::patching::Writer;
 use super::shape::Shaper;
-use super::update::finish_update;
-use super::{Options, guaranteed_update};
+use super::update::{Via, finish_update};
+use super::{Attempts, Options};
 use crate::catalog::{ResourceInfo, ScalePaths};
 use crate::context::Ctx;
 use crate::meta;
@@ -117,8 +117,13 @@ pub async fn update(
         applied: false,
     };
     let mut shaper = Shaper::new(ctx, info, opts.validation).await;
-    guaranteed_update(&ctx.store, &info.key(), ns, name, opts.dry_run, |cur| {
-        let cur = cur.ok_or_else(|| ApiError::not_found(&info.plural, &info.group, name))?;
+    let key = info.key();
+    let mut attempts = Attempts::start(&ctx.store, &key, ns, name, opts.dry_run)?;
+    loop {
+        let cur = attempts
+            .read()
+            .ok_or_else(|| ApiError::not_found(&info.plural, &info.group, name))?;
+        let cur = &cur;
         let scale = desired(&scale_of(info, cur)?)?;
         if let Some(rv) = scale
             .pointer("/metadata/resourceVersion")
@@ -143,17 +148,25 @@ pub async fn update(
             target = &mut target[seg];
         }
         target[field] = json!(replicas);
-        finish_update(
+        let outcome = finish_update(
             ctx,
             info,
             cur,
             new,
-            meta::Endpoint::Main,
-            writer,
+            Via {
+                ep: meta::Endpoint::Main,
+                writer,
+                // Not sent to webhooks yet: they would be told of a Scale (autoscaling/v1) on the scale
+                // subresource.
+                admission: None,
+            },
             &mut shaper,
         )
-    })
-    .await
+        .await?;
+        if let Some(written) = attempts.commit(outcome).await? {
+            return Ok(written);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -93,3 +93,39 @@ async fn a_conflicting_commit_reruns_the_preparation_on_the_newer_object() {
     assert_eq!(w.object["data"]["k"], "other+mine");
     assert_eq!(store.current_rv(), 3);
 }
+
+/// A preparation that waits (admission webhooks) is driven by `Attempts`: when another write commits between
+/// its read and its commit, the commit answers `None` and the next read sees the newer object, so the write is
+/// prepared (and admitted) again from it.
+#[tokio::test]
+async fn attempts_prepare_again_after_a_conflicting_commit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path()).expect("open");
+    let res = configmaps();
+    guaranteed_update(&store, &res, "default", "a", false, |_| {
+        Ok(Outcome::Put(cm("a", "1")))
+    })
+    .await
+    .expect("create");
+    let mut attempts = Attempts::start(&store, &res, "default", "a", false).expect("start");
+    let mut prepared_from = Vec::new();
+    let written = loop {
+        let cur = attempts.read().expect("the object exists");
+        prepared_from.push(cur["data"]["k"].clone());
+        if prepared_from.len() == 1 {
+            // Another writer gets in while this preparation waits.
+            guaranteed_update(&store, &res, "default", "a", false, |_| {
+                Ok(Outcome::Put(cm("a", "2")))
+            })
+            .await
+            .expect("the other write");
+        }
+        let mut next = cur.as_ref().clone();
+        next["data"]["seen"] = cur["data"]["k"].clone();
+        if let Some(written) = attempts.commit(Outcome::Put(next)).await.expect("commit") {
+            break written;
+        }
+    };
+    assert_eq!(prepared_from, [json!("1"), json!("2")]);
+    assert_eq!(written.object["data"], json!({"k": "2", "seen": "2"}));
+}

@@ -6,10 +6,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::admit::Admission;
 use super::create::{admit_create, check_namespace_field, check_type, prepare_new};
 use super::patching::{self, PatchInput, Writer};
 use super::shape::Shaper;
-use super::{Options, Outcome, Saved, guaranteed_update};
+use super::{Attempts, Options, Outcome, Saved};
+use crate::admission::webhooks::Operation;
 use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
 use crate::kinds;
@@ -40,20 +42,36 @@ fn check_precondition(
     }
 }
 
-/// The common tail of every update: merge with the stored object, hooks, field ownership, validation,
-/// finalizer completion and no-op suppression.
+/// How an update arrives: its endpoint, its writer and, for requests (not the server's own writes), its
+/// admission webhooks.
+#[derive(Clone, Copy)]
+pub struct Via<'a> {
+    /// The endpoint.
+    pub ep: Endpoint,
+    /// Who writes, for managed fields.
+    pub writer: Writer<'a>,
+    /// The write's admission webhooks.
+    pub admission: Option<&'a Admission<'a>>,
+}
+
+/// The common tail of every update: merge with the stored object, hooks, mutating admission webhooks, field
+/// ownership, validation, validating admission webhooks, finalizer completion and no-op suppression.
 ///
 /// # Errors
-/// What decoding, the kind's hooks and validation refuse.
-pub fn finish_update(
+/// What decoding, the kind's hooks, validation and the webhooks refuse.
+pub async fn finish_update(
     ctx: &Ctx,
     info: &ResourceInfo,
     cur: &Arc<Value>,
     new: Value,
-    ep: Endpoint,
-    writer: Writer<'_>,
+    via: Via<'_>,
     shaper: &mut Shaper,
 ) -> ApiResult<Outcome> {
+    let Via {
+        ep,
+        writer,
+        admission,
+    } = via;
     // Server-side apply computed the new ownership itself; the status endpoint keeps only status from the
     // request, so carry the applied managedFields over explicitly.
     let applied_managed = writer
@@ -69,13 +87,27 @@ pub fn finish_update(
         m.insert("kind".into(), json!(info.kind));
     }
     kinds::on_update(ctx, info, cur, &mut new, ep)?;
+    // A status write that leaves out counters (or an object stored before it had a status) still holds the
+    // zero status kube-apiserver's types always serialise.
+    crate::defaults::fill_status(&mut new, &info.kind_info());
+    // Ownership first: fields that admission webhooks change are not the writer's.
     match applied_managed {
         Some(mf) => {
             meta::meta_mut(&mut new)?.insert("managedFields".into(), mf);
         }
         None => patching::record_ownership(info, Some(cur), &mut new, writer, ep),
     }
+    if let Some(admission) = admission {
+        admission
+            .mutate(Operation::Update, Some(cur), &mut new, shaper)
+            .await?;
+    }
     crate::validate::object(info, &new, Some(cur))?;
+    if let Some(admission) = admission {
+        admission
+            .validate(Operation::Update, Some(cur), Some(&new))
+            .await?;
+    }
     if meta::is_deleting(&new) && meta::finalizers(&new).is_empty() && kinds::may_remove(info, &new)
     {
         return Ok(Outcome::Delete);
@@ -119,18 +151,36 @@ pub async fn update(
         applied: false,
     };
     let mut shaper = Shaper::new(ctx, info, opts.validation).await;
-    let written = guaranteed_update(&ctx.store, &info.key(), ns, name, opts.dry_run, |cur| {
+    let admission = Admission::of(ctx, info, ns, name, ep, opts.dry_run, opts.requester);
+    let key = info.key();
+    let mut attempts = Attempts::start(&ctx.store, &key, ns, name, opts.dry_run)?;
+    let written = loop {
+        let read = attempts.read();
         shaper.restart();
-        let cur = cur.ok_or_else(|| ApiError::not_found(&info.plural, &info.group, name))?;
-        check_precondition(info, name, cur, requested_rv.as_deref())?;
+        let cur = read.ok_or_else(|| ApiError::not_found(&info.plural, &info.group, name))?;
+        check_precondition(info, name, &cur, requested_rv.as_deref())?;
         let new = if ep == Endpoint::Finalize {
-            kinds::finalize_namespace(cur, &obj)
+            kinds::finalize_namespace(&cur, &obj)
         } else {
             obj.clone()
         };
-        finish_update(ctx, info, cur, new, ep, writer, &mut shaper)
-    })
-    .await?;
+        let outcome = finish_update(
+            ctx,
+            info,
+            &cur,
+            new,
+            Via {
+                ep,
+                writer,
+                admission: admission.as_ref(),
+            },
+            &mut shaper,
+        )
+        .await?;
+        if let Some(written) = attempts.commit(outcome).await? {
+            break written;
+        }
+    };
     Ok(Saved {
         written,
         findings: shaper.into_findings(),
@@ -159,40 +209,75 @@ pub async fn patch(
     };
     let upsert = input.ptype == PatchType::Apply && input.ep == Endpoint::Main;
     let mut shaper = Shaper::new(ctx, info, opts.validation).await;
-    let written = guaranteed_update(&ctx.store, &info.key(), ns, name, opts.dry_run, |cur| {
+    let admission = Admission::of(ctx, info, ns, name, input.ep, opts.dry_run, opts.requester);
+    let key = info.key();
+    let mut attempts = Attempts::start(&ctx.store, &key, ns, name, opts.dry_run)?;
+    let written = loop {
+        let read = attempts.read();
         shaper.restart();
-        let Some(cur) = cur else {
-            if !upsert {
-                return Err(ApiError::not_found(&info.plural, &info.group, name));
+        let outcome = match read {
+            None if !upsert => return Err(ApiError::not_found(&info.plural, &info.group, name)),
+            None => {
+                // Server-side apply creates a missing object (upsert), prepared and admitted as a create.
+                let mut obj = patching::apply_to(info, &kind, None, input, opts.manager)?;
+                if meta::meta_str(&obj, "name").is_some_and(|n| n != name) {
+                    return Err(ApiError::bad_request(
+                        "the name of the object does not match the name on the URL",
+                    ));
+                }
+                meta::meta_mut(&mut obj)?.insert("name".into(), json!(name));
+                prepare_new(
+                    ctx,
+                    info,
+                    &mut obj,
+                    ns,
+                    &mut shaper,
+                    None,
+                    admission.as_ref(),
+                )
+                .await?;
+                admit_create(ctx, info, ns, name)?;
+                if let Some(admission) = &admission {
+                    admission
+                        .validate(Operation::Create, None, Some(&obj))
+                        .await?;
+                }
+                Outcome::Put(obj)
             }
-            // Server-side apply creates a missing object (upsert), prepared and admitted as a create.
-            let mut obj = patching::apply_to(info, &kind, None, input, opts.manager)?;
-            if meta::meta_str(&obj, "name").is_some_and(|n| n != name) {
-                return Err(ApiError::bad_request(
-                    "the name of the object does not match the name on the URL",
-                ));
+            Some(cur) => {
+                // The patch applies to the object as this endpoint serves it (an events.k8s.io Event is stored
+                // in the core shape).
+                let base = super::shape::converted(info, &cur);
+                let mut new =
+                    patching::apply_to(info, &kind, Some(base.as_ref()), input, opts.manager)?;
+                if !new.is_object() {
+                    return Err(ApiError::bad_request("the patch result is not an object"));
+                }
+                check_type(info, &mut new)?;
+                check_precondition(info, name, &cur, meta::meta_str(&new, "resourceVersion"))?;
+                if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+                    m.insert("name".into(), json!(name));
+                }
+                check_namespace_field(info, &mut new, ns)?;
+                finish_update(
+                    ctx,
+                    info,
+                    &cur,
+                    new,
+                    Via {
+                        ep: input.ep,
+                        writer,
+                        admission: admission.as_ref(),
+                    },
+                    &mut shaper,
+                )
+                .await?
             }
-            meta::meta_mut(&mut obj)?.insert("name".into(), json!(name));
-            prepare_new(ctx, info, &mut obj, ns, &mut shaper)?;
-            admit_create(ctx, info, ns, name)?;
-            return Ok(Outcome::Put(obj));
         };
-        // The patch applies to the object as this endpoint serves it (an events.k8s.io Event is stored in the
-        // core shape).
-        let base = super::shape::converted(info, cur);
-        let mut new = patching::apply_to(info, &kind, Some(base.as_ref()), input, opts.manager)?;
-        if !new.is_object() {
-            return Err(ApiError::bad_request("the patch result is not an object"));
+        if let Some(written) = attempts.commit(outcome).await? {
+            break written;
         }
-        check_type(info, &mut new)?;
-        check_precondition(info, name, cur, meta::meta_str(&new, "resourceVersion"))?;
-        if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut) {
-            m.insert("name".into(), json!(name));
-        }
-        check_namespace_field(info, &mut new, ns)?;
-        finish_update(ctx, info, cur, new, input.ep, writer, &mut shaper)
-    })
-    .await?;
+    };
     Ok(Saved {
         written,
         findings: shaper.into_findings(),

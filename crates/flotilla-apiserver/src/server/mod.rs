@@ -158,6 +158,7 @@ impl Server {
             shutdown: CancellationToken::new(),
             bookmark_interval: config.bookmark_interval,
             service_allocation: Arc::new(tokio::sync::Mutex::new(())),
+            webhooks: Default::default(),
         });
         crate::controllers::start(&ctx, &config).await?;
         let acceptor = TlsAcceptor::from(tls_config);

@@ -36,6 +36,7 @@ pub(super) enum Builtin {
     RuntimeClass,
     Role,
     RoleBinding,
+    Csr,
 }
 
 /// A workload's desired replicas (default 1) and its pod template's containers and images.
@@ -102,6 +103,7 @@ impl Builtin {
                 "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
             ) => Self::Webhooks,
             ("apiregistration.k8s.io", "APIService") => Self::ApiService,
+            ("certificates.k8s.io", "CertificateSigningRequest") => Self::Csr,
             ("node.k8s.io", "RuntimeClass") => Self::RuntimeClass,
             ("rbac.authorization.k8s.io", "Role" | "ClusterRole") => Self::Role,
             ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
@@ -223,6 +225,13 @@ impl Builtin {
             }
             Self::Lease => cols.extend([s("Holder"), age_column()]),
             Self::Webhooks => cols.extend([int("Webhooks"), age_column()]),
+            Self::Csr => cols.extend([
+                age_column(),
+                s("SignerName"),
+                s("Requestor"),
+                s("RequestedDuration"),
+                s("Condition"),
+            ]),
             Self::ApiService => cols.extend([s("Service"), s("Available"), age_column()]),
             Self::RuntimeClass => cols.extend([s("Handler"), age_column()]),
             Self::PriorityClass => cols.extend([
@@ -395,6 +404,20 @@ impl Builtin {
             Self::EventV1 => return event_cells(obj, now, true),
             Self::Lease => cells.extend([text(str_at(obj, "/spec/holderIdentity")), age]),
             Self::Webhooks => cells.extend([json!(array_at(obj, "/webhooks").len()), age]),
+            Self::Csr => {
+                let signer = str_at(obj, "/spec/signerName");
+                let duration = obj
+                    .pointer("/spec/expirationSeconds")
+                    .and_then(Value::as_i64)
+                    .map_or_else(|| "<none>".to_string(), super::human_duration);
+                cells.extend([
+                    age,
+                    text(if signer.is_empty() { "<none>" } else { signer }),
+                    text(str_at(obj, "/spec/username")),
+                    text(duration),
+                    text(crate::certificates::condition_summary(obj)),
+                ]);
+            }
             Self::ApiService => cells.extend([
                 text(super::cells::api_service_target(obj)),
                 text(super::cells::api_service_available(obj)),

@@ -507,3 +507,52 @@ fn endpoint_slices_list_three_ports_and_addresses_then_count_the_rest() {
         json!(["web-abc", "IPv4", "<unset>", "<unset>", "5m"])
     );
 }
+
+#[test]
+fn certificate_signing_requests_print_signer_requestor_duration_and_condition() {
+    let kind = KindInfo::builtin(
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        false,
+    );
+    let pending = json!({"metadata": {"name": "a", "creationTimestamp": "2026-11-22T09:00:00Z"},
+        "spec": {"signerName": "example.com/s", "username": "alice", "expirationSeconds": 86400}});
+    let issued = json!({"metadata": {"name": "b"}, "spec": {"username": "bob"},
+        "status": {"conditions": [{"type": "Approved"}, {"type": "Failed"}], "certificate": "QUJD"}});
+    let denied = json!({"metadata": {"name": "c"}, "spec": {},
+        "status": {"conditions": [{"type": "Approved"}, {"type": "Denied"}]}});
+    let t = table(
+        &kind,
+        &[pending, issued, denied],
+        json!({}),
+        &opts(IncludeObject::None),
+    );
+    assert_eq!(
+        column_names(&t),
+        [
+            "Name",
+            "Age",
+            "SignerName",
+            "Requestor",
+            "RequestedDuration",
+            "Condition"
+        ]
+    );
+    assert_eq!(
+        cells(&t, 0),
+        json!(["a", "60m", "example.com/s", "alice", "24h", "Pending"])
+    );
+    assert_eq!(
+        cells(&t, 1),
+        json!([
+            "b",
+            "<unknown>",
+            "<none>",
+            "bob",
+            "<none>",
+            "Approved,Failed,Issued"
+        ])
+    );
+    assert_eq!(cells(&t, 2)[5], "Denied");
+}

@@ -22,6 +22,9 @@ pub enum NameRule {
     Dns1035Label,
     /// Only path-segment rules (no `/`, `%`, not `.`/`..`): RBAC objects, whose names carry `:`.
     PathSegment,
+    /// No syntax at all: core `v1` Events, whose names the real server never checks (clients name them
+    /// `<object>.<hex>` and from `generateName` prefixes ending in `.`); `events.k8s.io` Events are subdomains.
+    Any,
 }
 
 impl NameRule {
@@ -33,6 +36,7 @@ impl NameRule {
         match (kind.group, kind.kind) {
             ("", "Namespace") => Self::Dns1123Label,
             ("", "Service") => Self::Dns1035Label,
+            ("", "Event") => Self::Any,
             ("rbac.authorization.k8s.io", _) => Self::PathSegment,
             _ => Self::Dns1123Subdomain,
         }
@@ -58,6 +62,7 @@ impl NameRule {
                 .map(|c| format!("may not contain '{c}'"))
                 .collect(),
             Self::PathSegment => is_valid_path_segment_name(name),
+            Self::Any => Vec::new(),
         }
     }
 }

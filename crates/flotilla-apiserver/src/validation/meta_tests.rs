@@ -30,6 +30,8 @@ fn names_follow_the_rule_of_their_kind() {
     let svc = KindInfo::builtin("", "v1", "Service", true);
     let version = json!({"name": "v1"});
     let cr = KindInfo::custom("x.io", "v1", "Foo", true, &version);
+    let core_event = KindInfo::builtin("", "v1", "Event", true);
+    let new_event = KindInfo::builtin("events.k8s.io", "v1", "Event", true);
     let cases: Vec<(&KindInfo<'_>, &str, bool)> = vec![
         (&CM, "web.config-1", true),
         (&CM, "Web", false),
@@ -43,6 +45,10 @@ fn names_follow_the_rule_of_their_kind() {
         (&role, "..", false),
         (&cr, "my.foo", true),
         (&cr, "My_Foo", false),
+        // kube-apiserver checks no syntax in the names of core Events, only in those of events.k8s.io.
+        (&core_event, "web.", true),
+        (&core_event, "We_b", true),
+        (&new_event, "We_b", false),
     ];
     for (kind, name, ok) in cases {
         let ns = if kind.namespaced {

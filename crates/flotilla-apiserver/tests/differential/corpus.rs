@@ -59,6 +59,10 @@ pub struct Step {
     /// A TLS handshake offering these ALPN protocols; the result is the protocol the server chose.
     #[serde(default)]
     pub alpn: Option<Vec<String>>,
+    /// `true`: the AdmissionReview requests the run's webhook received from the server about the case's
+    /// namespace since the last such step (the result is a JSON list with each request's `hook`).
+    #[serde(default)]
+    pub reviews: Option<bool>,
     /// Values to remember from this step's response body (JSON pointer per variable), per server, for
     /// `{var}` in later steps: uids, resourceVersions, generated names and continue tokens differ between the
     /// servers, so a later request must use each server's own.
@@ -106,15 +110,24 @@ pub enum Action<'a> {
     Kubectl(&'a [String]),
     /// A TLS handshake offering these ALPN protocols.
     Alpn(&'a [String]),
+    /// What the webhook was asked.
+    Reviews,
 }
 
 impl Step {
     /// What the step sends; `None` when the step names no action or more than one.
     pub fn action(&self) -> Option<Action<'_>> {
-        match (&self.method, &self.path, &self.kubectl, &self.alpn) {
-            (Some(method), Some(path), None, None) => Some(Action::Http { method, path }),
-            (None, None, Some(args), None) => Some(Action::Kubectl(args)),
-            (None, None, None, Some(protocols)) => Some(Action::Alpn(protocols)),
+        match (
+            &self.method,
+            &self.path,
+            &self.kubectl,
+            &self.alpn,
+            self.reviews,
+        ) {
+            (Some(method), Some(path), None, None, None) => Some(Action::Http { method, path }),
+            (None, None, Some(args), None, None) => Some(Action::Kubectl(args)),
+            (None, None, None, Some(protocols), None) => Some(Action::Alpn(protocols)),
+            (None, None, None, None, Some(true)) => Some(Action::Reviews),
             _ => None,
         }
     }

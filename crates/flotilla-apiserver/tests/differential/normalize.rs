@@ -376,14 +376,16 @@ impl Normalizer {
                 })
             });
         }
-        if m.get("kind").and_then(Value::as_str) == Some("CertificateSigningRequest")
-            && let Some(Value::Object(spec)) = m.get_mut("spec")
-        {
+        // kube-apiserver's list items carry no kind: a CSR is also told by its spec.
+        let csr = m.get("kind").and_then(Value::as_str) == Some("CertificateSigningRequest")
+            || m.get("spec")
+                .is_some_and(|s| s.get("signerName").is_some() && s.get("request").is_some());
+        if csr && let Some(Value::Object(spec)) = m.get_mut("spec") {
             // The server records who asked: the test reaches the real server with a client certificate
-            // (kubernetes-admin, system:masters) and the embedded one with a bearer token, a difference of the
-            // harness, not of the servers.
+            // (kubernetes-admin, system:masters, and the certificate's hash in `extra`) and the embedded one with
+            // a bearer token (no `extra`), a difference of the harness, not of the servers.
             for field in ["username", "uid", "groups", "extra"] {
-                if spec.contains_key(field) {
+                if spec.contains_key(field) || field == "extra" {
                     spec.insert(field.into(), json!("<requesting-user>"));
                 }
             }

@@ -53,6 +53,9 @@ pub fn describe(step: &Step) -> String {
         Some(Action::Alpn(protocols)) => {
             let _ = write!(out, "TLS handshake offering ALPN {protocols:?}");
         }
+        Some(Action::Reviews) => {
+            out.push_str("the AdmissionReviews the webhook received");
+        }
         None => out.push_str("(no action)"),
     }
     if let Some(until) = &step.until {

@@ -118,6 +118,7 @@ async fn run_once(step: &Step, target: &Target, ns: &str, vars: &Vars) -> Reply 
             kubectl(target, ns, &args, stdin.as_deref()).await
         }
         Some(Action::Alpn(protocols)) => alpn(target, protocols).await,
+        Some(Action::Reviews) => reviews(target, ns),
         None => Reply::Failed("the step names no action".into()),
     }
 }
@@ -326,6 +327,29 @@ async fn alpn(target: &Target, protocols: &[String]) -> Reply {
         }
         Ok(Err(e)) => Reply::Failed(format!("TLS handshake failed: {e}")),
         Err(_) => Reply::Failed("TLS handshake timed out".into()),
+    }
+}
+
+/// What the webhook was asked by `target` about namespace `ns`. The review's uid is random per call and the
+/// requester differs by harness design (a client certificate on the real server, a token on the embedded one).
+fn reviews(target: &Target, ns: &str) -> Reply {
+    let Some(webhook) = &target.webhook else {
+        return Reply::Failed("no webhook runs".into());
+    };
+    let requests: Vec<Value> = webhook
+        .take(target.label, ns)
+        .into_iter()
+        .map(|mut r| {
+            r["uid"] = Value::from("<review-uid>");
+            r["userInfo"] = Value::from("<requesting-user>");
+            r
+        })
+        .collect();
+    Reply::Http {
+        status: 200,
+        headers: BTreeMap::new(),
+        body: Value::Array(requests).to_string(),
+        ended: false,
     }
 }
 

@@ -27,6 +27,8 @@ pub struct Target {
     pub address: String,
     /// The CA the server's certificate chains to, for TLS handshakes.
     pub ca_pem: Vec<u8>,
+    /// The admission webhook of the run, which this server reaches under its own path prefix.
+    pub webhook: Option<std::sync::Arc<super::webhook::WebhookServer>>,
 }
 
 impl Target {
@@ -59,7 +61,19 @@ impl Target {
             kubectl_cache,
             address,
             ca_pem,
+            webhook: None,
         }
+    }
+
+    /// The variables every case starts with on this server: `ns`, and the webhook's `webhook-url` (this
+    /// server's prefix) and `webhook-ca` (its `caBundle`).
+    pub fn initial_vars(&self, ns: &str) -> std::collections::BTreeMap<String, String> {
+        let mut vars = std::collections::BTreeMap::from([("ns".to_string(), ns.to_string())]);
+        if let Some(webhook) = &self.webhook {
+            vars.insert("webhook-url".into(), webhook.url(self.label));
+            vars.insert("webhook-ca".into(), webhook.ca_bundle());
+        }
+        vars
     }
 }
 

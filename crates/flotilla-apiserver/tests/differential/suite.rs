@@ -89,8 +89,8 @@ async fn run_case(case: &Case, embedded: &Target, real: &Target) -> (Vec<Outcome
             ));
         }
     }
-    let mut vars_a = Vars::from([("ns".to_string(), ns.to_string())]);
-    let mut vars_b = vars_a.clone();
+    let mut vars_a: Vars = embedded.initial_vars(ns);
+    let mut vars_b: Vars = real.initial_vars(ns);
     let mut norm_a = Normalizer::default();
     let mut norm_b = Normalizer::default();
     let mut outcomes = Vec::new();

@@ -11,3 +11,4 @@ mod leases_events;
 mod published;
 mod semantics;
 mod tokens;
+mod webhooks;

@@ -13,6 +13,8 @@
 //! - Requests for the webhook configurations themselves are never sent to webhooks, so a broken webhook can
 //!   always be removed.
 //!
+//! Where a write calls them is `crate::registry::admit`.
+//!
 //! Not done: `matchPolicy: Equivalent` conversion to another version of the resource (only the requested version
 //! matches) and `matchConditions` (CEL; a webhook that has them counts as failing, so its failurePolicy decides).
 

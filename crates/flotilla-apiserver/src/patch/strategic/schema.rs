@@ -27,7 +27,8 @@ pub(crate) enum Ty {
     ServiceAccount,
     /// Node.
     Node,
-    /// Namespace, PersistentVolumeClaim, HorizontalPodAutoscaler and other objects whose status has conditions.
+    /// Namespace, PersistentVolumeClaim, HorizontalPodAutoscaler, CertificateSigningRequest and other objects whose
+    /// status has conditions.
     ConditionsOwner,
     /// ObjectMeta.
     Meta,
@@ -84,7 +85,8 @@ pub(crate) fn root(group: &str, kind: &str) -> Ty {
         ("", "Namespace" | "PersistentVolumeClaim" | "PersistentVolume")
         | ("autoscaling", "HorizontalPodAutoscaler")
         | ("policy", "PodDisruptionBudget")
-        | ("apiextensions.k8s.io", "CustomResourceDefinition") => Ty::ConditionsOwner,
+        | ("apiextensions.k8s.io", "CustomResourceDefinition")
+        | ("certificates.k8s.io", "CertificateSigningRequest") => Ty::ConditionsOwner,
         (
             "admissionregistration.k8s.io",
             "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
