@@ -37,7 +37,7 @@ pub async fn start_with(
 /// A kube-rs client using the server's kubeconfig.
 pub async fn client_for(server: &RunningServer) -> Client {
     let kc: kube::config::Kubeconfig =
-        serde_yaml::from_str(&server.kubeconfig("flotilla")).expect("kubeconfig");
+        flotilla_yaml::from_str(&server.kubeconfig("flotilla")).expect("kubeconfig");
     let config = Config::from_custom_kubeconfig(kc, &Default::default())
         .await
         .expect("config");
