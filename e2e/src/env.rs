@@ -25,12 +25,6 @@ use crate::resources::{self, CLUSTER, DEPLOYMENT, EVENT, RESOURCE_BINDING, WORK,
 /// Context of the control plane in `karmada.config`.
 const KARMADA_CONTEXT: &str = "karmada-apiserver";
 
-/// Whether Flotilla's embedded API server calls admission webhooks (ValidatingWebhookConfigurations) on writes.
-/// Not yet: the webhook client exists in flotilla-apiserver's `admission::webhooks` but the write path does not
-/// call it. Set this to `true` when it does; scenarios then assert admission in the embedded world too (see
-/// [`Env::calls_admission_webhooks`]).
-const EMBEDDED_SERVER_CALLS_ADMISSION_WEBHOOKS: bool = false;
-
 /// Which API servers a scenario runs against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum World {
@@ -210,16 +204,6 @@ impl Env {
         install::webhook_configuration(&self.karmada, &webhook.webhook_configuration()).await?;
         self.webhook = Some(webhook);
         Ok(())
-    }
-
-    /// Whether the control plane calls admission webhooks, so that karmada-webhook's validations registered by
-    /// the controller manager (deletion protection, customization validation) take effect: always on a real
-    /// kube-apiserver; in the embedded world once [`EMBEDDED_SERVER_CALLS_ADMISSION_WEBHOOKS`] says so.
-    pub fn calls_admission_webhooks(&self) -> bool {
-        match self.world {
-            World::Kube => true,
-            World::Embedded => EMBEDDED_SERVER_CALLS_ADMISSION_WEBHOOKS,
-        }
     }
 
     /// The client of member `name`.

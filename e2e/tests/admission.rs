@@ -2,8 +2,8 @@
 //! Deployment and Namespace cannot be deleted until their label is removed; a ResourceInterpreterCustomization
 //! whose Lua does not compile, or whose rule clashes with another's for the same target, is refused.
 //!
-//! Both worlds check the registration; the refusals are asserted where the control plane calls admission
-//! webhooks ([`Env::calls_admission_webhooks`]), which the embedded server does not do yet.
+//! Both worlds check the registration and the refusals: the embedded server calls admission webhooks as
+//! kube-apiserver does.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use flotilla_api::config::v1alpha1::ResourceInterpreterCustomization;
@@ -28,12 +28,6 @@ flotilla_e2e::scenario!(
 
 async fn admission(env: &Env, ns: &str) -> anyhow::Result<()> {
     registered(env).await?;
-    if !env.calls_admission_webhooks() {
-        eprintln!(
-            "skipping the refusals: this control plane does not call admission webhooks yet (Env::calls_admission_webhooks)"
-        );
-        return Ok(());
-    }
     let protected_ns = format!("{ns}-protected");
     let result = refusals(env, ns, &protected_ns).await;
     // Whatever happened, leave nothing protected behind, or the namespaces could never be deleted.

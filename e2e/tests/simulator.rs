@@ -114,12 +114,18 @@ async fn settled(
 
 async fn create_all(client: &Client, ns: &str) -> anyhow::Result<()> {
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
-    namespaces
+    // The control plane's namespace may already be on the member: Karmada's namespace sync propagates it.
+    match namespaces
         .create(
             &PostParams::default(),
             &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
         )
-        .await?;
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(e) => return Err(e.into()),
+    }
     for (res, object, _) in workloads() {
         let mut object: DynamicObject = serde_json::from_value(object)?;
         object.types = Some(kube::api::TypeMeta {

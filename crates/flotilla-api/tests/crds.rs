@@ -439,8 +439,10 @@ fn yaml_stream_is_the_committed_files_concatenated() {
         .collect();
     assert_eq!(stream, joined);
     assert_eq!(stream.matches("\n---\n").count() + 1, 10, "ten documents");
-    for doc in serde_yaml::Deserializer::from_str(&stream) {
-        let crd: CustomResourceDefinition = serde::Deserialize::deserialize(doc).expect("a CRD");
+    let crds: Vec<CustomResourceDefinition> =
+        flotilla_yaml::from_str_multiple(&stream).expect("CRDs");
+    assert_eq!(crds.len(), 10);
+    for crd in crds {
         assert!(crd.metadata.name.is_some());
     }
 }

@@ -138,12 +138,10 @@ fn documents(dir: &Path, fill_placeholders: impl Fn(&str) -> String) -> Vec<(Str
             .and_then(|n| n.to_str())
             .unwrap_or_default()
             .to_owned();
-        for (index, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
-            let value: Value = serde::Deserialize::deserialize(doc)
-                .unwrap_or_else(|e| panic!("{name} document {index} is not valid YAML: {e}"));
-            if !value.is_null() {
-                docs.push((format!("{name}[{index}]"), value));
-            }
+        let values: Vec<Value> = flotilla_yaml::from_str_multiple(&text)
+            .unwrap_or_else(|e| panic!("{name} is not valid YAML: {e:?}"));
+        for (index, value) in values.into_iter().enumerate() {
+            docs.push((format!("{name}[{index}]"), value));
         }
     }
     docs

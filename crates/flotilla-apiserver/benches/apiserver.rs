@@ -224,7 +224,7 @@ fn serve_child(dir: &str) {
 }
 
 async fn client_from(kubeconfig: &str) -> Client {
-    let kc: kube::config::Kubeconfig = serde_yaml::from_str(kubeconfig).unwrap();
+    let kc: kube::config::Kubeconfig = flotilla_yaml::from_str(kubeconfig).unwrap();
     Client::try_from(
         Config::from_custom_kubeconfig(kc, &Default::default())
             .await

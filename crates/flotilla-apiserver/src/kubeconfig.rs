@@ -17,7 +17,7 @@ pub fn render(server: &str, ca_pem: &str, token: &str, context: &str) -> String 
         "current-context": context,
         "preferences": {},
     });
-    serde_yaml::to_string(&doc).unwrap_or_default()
+    flotilla_yaml::to_string(&doc).unwrap_or_default()
 }
 
 /// Writes `content` to `path` with mode 0600.
@@ -41,7 +41,7 @@ mod tests {
     #[test]
     fn kubeconfig_has_ca_token_and_context() {
         let s = render("https://127.0.0.1:6443", "PEM", "tok", "flotilla");
-        let v: serde_json::Value = serde_yaml::from_str(&s).expect("yaml");
+        let v: serde_json::Value = flotilla_yaml::from_str(&s).expect("yaml");
         assert_eq!(v["current-context"], "flotilla");
         assert_eq!(v["users"][0]["user"]["token"], "tok");
         assert_eq!(

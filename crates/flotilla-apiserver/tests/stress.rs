@@ -592,7 +592,7 @@ where
 /// A client of the server with this kubeconfig.
 async fn connect(kubeconfig: &str) -> Result<Client, String> {
     let kc: kube::config::Kubeconfig =
-        serde_yaml::from_str(kubeconfig).map_err(|e| e.to_string())?;
+        flotilla_yaml::from_str(kubeconfig).map_err(|e| e.to_string())?;
     let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
         .await
         .map_err(|e| e.to_string())?;

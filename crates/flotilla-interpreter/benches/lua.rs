@@ -43,7 +43,7 @@ fn thread_cpu() -> std::time::Duration {
 
 fn lua_operations(c: &mut Criterion) {
     let ric: ResourceInterpreterCustomization =
-        serde_yaml::from_str(SEED).expect("seed customization parses");
+        flotilla_yaml::from_str(SEED).expect("seed customization parses");
     let deployment: Value = serde_json::from_str(DEPLOYMENT).expect("fixture parses");
     let vm = LuaVm::new(VmConfig::default());
     let script = |op| {

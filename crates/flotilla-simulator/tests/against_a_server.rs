@@ -22,7 +22,8 @@ async fn start(dir: &std::path::Path, nodes: usize) -> (RunningServer, Client, S
     let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir);
     cfg.nodes = nodes;
     let server = Server::start(cfg).await.unwrap();
-    let kc: kube::config::Kubeconfig = serde_yaml::from_str(&server.kubeconfig("member")).unwrap();
+    let kc: kube::config::Kubeconfig =
+        flotilla_yaml::from_str(&server.kubeconfig("member")).unwrap();
     let config = Config::from_custom_kubeconfig(kc, &Default::default())
         .await
         .unwrap();

@@ -34,13 +34,10 @@ fn crds_prints_the_committed_manifests_as_one_stream() {
         stdout == expected,
         "`flotilla crds` differs from manifests/crds/ (regenerate them?)"
     );
-    let kinds: Vec<String> = serde_yaml::Deserializer::from_str(&stdout)
-        .map(|doc| {
-            let crd: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition =
-                serde::Deserialize::deserialize(doc).expect("each document is a CRD");
-            crd.spec.names.kind
-        })
-        .collect();
+    let crds: Vec<
+        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    > = flotilla_yaml::from_str_multiple(&stdout).expect("each document is a CRD");
+    let kinds: Vec<String> = crds.into_iter().map(|crd| crd.spec.names.kind).collect();
     assert_eq!(kinds.len(), 10, "{kinds:?}");
     assert!(
         kinds

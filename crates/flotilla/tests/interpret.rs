@@ -240,11 +240,8 @@ status: {replicas: 1, readyReplicas: 0, generation: 1, observedGeneration: 1, re
         text.starts_with("---\n# [1/1] aggregatedStatus:\n"),
         "{text}"
     );
-    let documents: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&text)
-        .map(|d| {
-            serde::Deserialize::deserialize(d).unwrap_or_else(|e| panic!("output is YAML: {e}"))
-        })
-        .collect();
+    let documents: Vec<serde_json::Value> =
+        flotilla_yaml::from_str_multiple(&text).unwrap_or_else(|e| panic!("output is YAML: {e:?}"));
     let status = &documents[0]["status"];
     assert_eq!(status["replicas"], 3);
     assert_eq!(status["readyReplicas"], 2);

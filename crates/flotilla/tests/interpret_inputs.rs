@@ -72,7 +72,7 @@ fn aggregated(status: Option<&str>) -> (String, String) {
     );
     let documents: Vec<serde_json::Value> = stdout
         .split("\n---\n")
-        .filter_map(|doc| serde_yaml::from_str(doc.trim_start_matches("---\n")).ok())
+        .filter_map(|doc| flotilla_yaml::from_str(doc.trim_start_matches("---\n")).ok())
         .collect();
     let status = &documents
         .last()

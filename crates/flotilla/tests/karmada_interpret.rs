@@ -122,7 +122,7 @@ fn cases() -> BTreeMap<String, PathBuf> {
 
 fn load(path: &Path) -> Case {
     let text = std::fs::read_to_string(path).unwrap();
-    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    flotilla_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The customization field that holds the script of each operation.
@@ -142,7 +142,7 @@ fn customization_field(operation: &str) -> &'static str {
 
 /// The apiVersion and kind of an object file's text.
 fn target_of(text: &str) -> Option<(String, String)> {
-    let object: Value = serde_yaml::from_str(text).ok()?;
+    let object: Value = flotilla_yaml::from_str(text).ok()?;
     Some((
         object["apiVersion"].as_str()?.to_owned(),
         object["kind"].as_str()?.to_owned(),
@@ -244,7 +244,7 @@ fn documents(stdout: &str) -> Result<Vec<(String, Value)>, String> {
     }
     docs.into_iter()
         .map(|(name, text)| {
-            serde_yaml::from_str::<Value>(&text)
+            flotilla_yaml::from_str::<Value>(&text)
                 .map(|value| (name.clone(), value))
                 .map_err(|e| format!("document {name}: {e}"))
         })
@@ -470,7 +470,7 @@ fn flotilla_answers_as_karmada_does() {
         );
         operations.insert(case.operation.to_ascii_lowercase());
         let recorded: Recorded = match std::fs::read_to_string(answer_path(path)) {
-            Ok(text) => serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}")),
+            Ok(text) => flotilla_yaml::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}")),
             Err(_) => {
                 failures.push(format!(
                     "{name}: no recorded answer (record it: see README.md)"
@@ -613,7 +613,7 @@ fn record_karmada_answers() {
         };
         let text = format!(
             "# Karmada's answer for {name}.yaml; recorded by `record_karmada_answers` (README.md).\n{}",
-            serde_yaml::to_string(&recorded).unwrap()
+            flotilla_yaml::to_string(&recorded).unwrap()
         );
         std::fs::write(answer_path(&path), text).unwrap();
     }

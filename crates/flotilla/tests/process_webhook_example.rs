@@ -56,7 +56,7 @@ async fn serves_the_example_with_the_given_certificate() {
     );
 
     let mut configuration: ResourceInterpreterWebhookConfiguration =
-        serde_yaml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        flotilla_yaml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let client = &mut configuration.webhooks[0].client_config;
     assert_eq!(client.url.as_deref(), Some(url));
     // The certificate came from the user, so the configuration cannot know its CA.

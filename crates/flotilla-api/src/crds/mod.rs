@@ -28,7 +28,7 @@ pub struct RenderError {
     pub name: String,
     /// Why.
     #[source]
-    pub source: serde_yaml::Error,
+    pub source: flotilla_yaml::Error,
 }
 
 /// Enum values Karmada's CRDs narrow for one field of a shared Rust enum.
@@ -121,7 +121,7 @@ pub fn file_name(crd: &CustomResourceDefinition) -> String {
 /// # Errors
 /// [`RenderError`] if serialization fails (it does not for generated CRDs).
 pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String, RenderError> {
-    serde_yaml::to_string(crd)
+    flotilla_yaml::to_string(crd)
         .map(|body| format!("---\n{body}"))
         .map_err(|source| RenderError {
             name: crd.metadata.name.clone().unwrap_or_default(),

@@ -27,8 +27,8 @@ pub fn decode_object(req: &Req, custom: bool) -> ApiResult<Value> {
             ApiError::bad_request(format!("the request body is not valid JSON: {e}"))
         })?,
         "application/yaml" | "application/x-yaml" => {
-            serde_yaml::from_slice(&req.body).map_err(|e| {
-                ApiError::bad_request(format!("the request body is not valid YAML: {e}"))
+            flotilla_yaml::from_slice(&req.body).map_err(|e| {
+                ApiError::bad_request(format!("the request body is not valid YAML: {}", e.chain()))
             })?
         }
         "application/vnd.kubernetes.protobuf" if !custom => decode_protobuf(req)?,
@@ -64,8 +64,11 @@ pub fn decode_delete_options(req: &Req) -> ApiResult<Option<Value>> {
     }
     match media_type(req).as_str() {
         "application/vnd.kubernetes.protobuf" => decode_protobuf(req).map(Some),
-        "application/yaml" => serde_yaml::from_slice(&req.body).map(Some).map_err(|e| {
-            ApiError::bad_request(format!("the DeleteOptions body is not valid YAML: {e}"))
+        "application/yaml" => flotilla_yaml::from_slice(&req.body).map(Some).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the DeleteOptions body is not valid YAML: {}",
+                e.chain()
+            ))
         }),
         _ => serde_json::from_slice(&req.body).map(Some).map_err(|e| {
             ApiError::bad_request(format!("the DeleteOptions body is not valid JSON: {e}"))

@@ -31,7 +31,7 @@ pub fn load(path: &Path) -> Result<Vec<Entry>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let entries: Option<Vec<Entry>> =
-        serde_yaml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        flotilla_yaml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let entries = entries.unwrap_or_default();
     for e in &entries {
         if e.reason.trim().is_empty() {

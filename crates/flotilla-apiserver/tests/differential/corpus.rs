@@ -187,7 +187,7 @@ pub fn load(dir: &Path) -> Result<Vec<Case>, String> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mut parsed: Vec<Case> =
-            serde_yaml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            flotilla_yaml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         for case in &mut parsed {
             case.file = file.clone();
         }

@@ -162,7 +162,7 @@ impl Normalizer {
         }
         // `-o yaml` output: compared as the document it is, so the same rules apply.
         if out.starts_with("apiVersion:")
-            && let Ok(v) = serde_yaml::from_str::<Value>(out)
+            && let Ok(v) = flotilla_yaml::from_str::<Value>(out)
         {
             return self.value(v);
         }

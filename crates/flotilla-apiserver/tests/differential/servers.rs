@@ -35,7 +35,7 @@ impl Target {
     /// A target from a kubeconfig file; `label` names it in messages.
     pub async fn from_kubeconfig(label: &'static str, kubeconfig: PathBuf, scratch: &Path) -> Self {
         let text = std::fs::read_to_string(&kubeconfig).expect("kubeconfig is readable");
-        let doc: Value = serde_yaml::from_str(&text).expect("kubeconfig is YAML");
+        let doc: Value = flotilla_yaml::from_str(&text).expect("kubeconfig is YAML");
         let cluster = &doc["clusters"][0]["cluster"];
         let server = cluster["server"]
             .as_str()
@@ -48,7 +48,7 @@ impl Target {
                     .expect("kubeconfig carries CA data"),
             )
             .expect("CA data is base64");
-        let parsed: kube::config::Kubeconfig = serde_yaml::from_str(&text).expect("kubeconfig");
+        let parsed: kube::config::Kubeconfig = flotilla_yaml::from_str(&text).expect("kubeconfig");
         let config = kube::Config::from_custom_kubeconfig(parsed, &Default::default())
             .await
             .expect("client configuration from the kubeconfig");

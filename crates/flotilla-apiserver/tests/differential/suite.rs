@@ -178,7 +178,7 @@ fn request_documents(step: &Step, vars: &Vars) -> Vec<Value> {
         docs.push(substitute_value(body, vars));
     }
     for text in [&step.raw, &step.stdin].into_iter().flatten() {
-        if let Ok(v) = serde_yaml::from_str::<Value>(&substitute(text, vars)) {
+        if let Ok(v) = flotilla_yaml::from_str::<Value>(&substitute(text, vars)) {
             docs.push(v);
         }
     }

@@ -14,7 +14,7 @@ use crate::common::{client_for, eventually, start};
 
 async fn client_with_token(server: &flotilla_apiserver::RunningServer, token: &str) -> Client {
     let kc: kube::config::Kubeconfig =
-        serde_yaml::from_str(&server.kubeconfig("flotilla")).unwrap();
+        flotilla_yaml::from_str(&server.kubeconfig("flotilla")).unwrap();
     let mut config = Config::from_custom_kubeconfig(kc, &Default::default())
         .await
         .unwrap();

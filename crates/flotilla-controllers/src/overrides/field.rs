@@ -77,13 +77,13 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 fn parse(text: &str, format: DocumentFormat) -> Result<Value, BoxError> {
     Ok(match format {
         DocumentFormat::Json => serde_json::from_str(text)?,
-        DocumentFormat::Yaml => serde_yaml::from_str(text)?,
+        DocumentFormat::Yaml => flotilla_yaml::from_str(text)?,
     })
 }
 
 fn serialize(document: &Value, format: DocumentFormat) -> Result<String, BoxError> {
     Ok(match format {
         DocumentFormat::Json => serde_json::to_string(document)?,
-        DocumentFormat::Yaml => serde_yaml::to_string(document)?,
+        DocumentFormat::Yaml => flotilla_yaml::to_string(document)?,
     })
 }

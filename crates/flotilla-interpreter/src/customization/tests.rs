@@ -24,7 +24,7 @@ fn vm() -> LuaVm {
 }
 
 fn seed() -> ResourceInterpreterCustomization {
-    serde_yaml::from_str(SEED).expect("the seed customization parses")
+    flotilla_yaml::from_str(SEED).expect("the seed customization parses")
 }
 
 fn deployment() -> Value {

@@ -65,8 +65,10 @@ pub(super) fn daemon_set(
     counters(object, items, DAEMON_SET)
 }
 
-/// StatefulSets: the counters summed; Flotilla uses the Deployment generation rule for StatefulSets too
-/// (spec §0, quirk 21 fixed).
+/// StatefulSets: the counters summed, with the Deployment generation rule (spec §0, quirk 21). The native
+/// InterpretStatus reflects no observedGeneration for StatefulSets, as Karmada's does not (issue 16 item 7), so
+/// a member counts as having observed the template only when its reflected status carries one (a customization's
+/// InterpretStatus); with native reflection the template keeps its observedGeneration, as under Karmada.
 pub(super) fn stateful_set(
     object: Value,
     items: &[AggregatedStatusItem],

@@ -48,9 +48,10 @@ pub(super) fn daemon_set(object: &Value, status: &Map<String, Value>) -> Reflect
     workload(object, status, DAEMON_SET).map(Some)
 }
 
-/// StatefulSets: generations, counters and observedGeneration.
+/// StatefulSets: generations and counters, without observedGeneration: exactly the fields Karmada reflects
+/// (issue 16 item 7), so a Work's status reads the same under both.
 pub(super) fn stateful_set(object: &Value, status: &Map<String, Value>) -> Reflected {
-    workload(object, status, STATEFUL_SET).map(Some)
+    counters(object, status, STATEFUL_SET, wrapped(object)?).map(Some)
 }
 
 /// Services: the load balancer of a LoadBalancer Service, nothing for other types.
@@ -135,9 +136,8 @@ fn wrapped(object: &Value) -> Result<Map<String, Value>, NativeError> {
 
 use super::aggregate::{DAEMON_SET, DEPLOYMENT, Field, REPLICA_SET, STATEFUL_SET};
 
-/// Workloads reflect the counters their aggregation sums, plus observedGeneration. Flotilla reflects it for
-/// StatefulSets too (Karmada omits it), so their aggregation can use the Deployment generation rule (spec §0,
-/// quirk 21 fixed).
+/// Deployments, ReplicaSets and DaemonSets reflect the counters their aggregation sums, plus observedGeneration;
+/// StatefulSets do not reflect it, as in Karmada.
 const OBSERVED_GENERATION: &[Field] = &[("observedGeneration", false)];
 
 const JOB: &[Field] = &[("active", false), ("succeeded", false), ("failed", false)];

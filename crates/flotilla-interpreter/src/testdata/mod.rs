@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use flotilla_api::config::v1alpha1::{InterpreterOperation, ResourceInterpreterCustomization};
 use flotilla_api::work::v1alpha2::AggregatedStatusItem;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::lua::{Input, LuaVm, RuleSet, compile_error};
@@ -186,14 +185,7 @@ pub fn read_customizations(
         path: path.to_owned(),
         reason,
     };
-    let mut out = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(&text) {
-        let value = serde_yaml::Value::deserialize(document).map_err(|e| fail(e.to_string()))?;
-        if !value.is_null() {
-            out.push(serde_yaml::from_value(value).map_err(|e| fail(e.to_string()))?);
-        }
-    }
-    Ok(out)
+    flotilla_yaml::from_str_multiple(&text).map_err(|e| fail(crate::facade::error_text(&e)))
 }
 
 /// Every file under `dir`, recursively, in name order.
@@ -231,8 +223,9 @@ fn files(dir: &Path) -> Result<Vec<PathBuf>, TestdataError> {
 /// The YAML error, or a field of the wrong type.
 pub fn parse_cases(text: &str) -> Result<Vec<Case>, String> {
     let mut cases = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(text) {
-        let value = Value::deserialize(document).map_err(|e| e.to_string())?;
+    let documents: Vec<Value> =
+        flotilla_yaml::from_str_multiple(text).map_err(|e| crate::facade::error_text(&e))?;
+    for value in documents {
         let Value::Object(fields) = value else {
             if value.is_null() {
                 continue;

@@ -46,14 +46,10 @@ fn decode_all() -> Result<Vec<ResourceInterpreterCustomization>, LoadError> {
     let mut all = Vec::new();
     for &(path, text) in DOCUMENTS {
         let fail = |reason: String| LoadError { path, reason };
-        for document in serde_yaml::Deserializer::from_str(text) {
-            let value =
-                serde_yaml::Value::deserialize(document).map_err(|e| fail(e.to_string()))?;
-            if value.is_null() {
-                continue;
-            }
-            let ric: ResourceInterpreterCustomization =
-                serde_yaml::from_value(value).map_err(|e| fail(e.to_string()))?;
+        let documents: Vec<ResourceInterpreterCustomization> =
+            flotilla_yaml::from_str_multiple(text)
+                .map_err(|e| fail(crate::facade::error_text(&e)))?;
+        for ric in documents {
             let expected = path
                 .rsplit_once('/')
                 .map(|(dir, _)| dir)
@@ -69,8 +65,6 @@ fn decode_all() -> Result<Vec<ResourceInterpreterCustomization>, LoadError> {
     }
     Ok(all)
 }
-
-use serde::Deserialize as _;
 
 /// The Lua layer over the bundled customizations.
 #[derive(Debug)]

@@ -68,5 +68,5 @@ fn configuration_yaml(
             "ResourceInterpreterWebhookConfiguration".into(),
         );
     }
-    serde_yaml::to_string(&manifest).context("failed to encode the webhook configuration as YAML")
+    flotilla_yaml::to_string(&manifest).context("failed to encode the webhook configuration as YAML")
 }

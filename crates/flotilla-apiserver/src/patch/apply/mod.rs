@@ -63,8 +63,8 @@ pub struct WriteOptions<'a> {
 pub fn parse_config(body: &[u8]) -> Result<Value, PatchError> {
     let value: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
-        Err(_) => serde_yaml::from_slice(body)
-            .map_err(|e| PatchError::BadRequest(format!("error decoding YAML: {e}")))?,
+        Err(_) => flotilla_yaml::from_slice(body)
+            .map_err(|e| PatchError::BadRequest(format!("error decoding YAML: {}", e.chain())))?,
     };
     if !value.is_object() {
         return Err(PatchError::BadRequest(

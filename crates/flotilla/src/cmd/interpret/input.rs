@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use flotilla_api::work::v1alpha2::AggregatedStatusItem;
-use serde::Deserialize;
 use serde_json::Value;
 
 /// One document and where it came from.
@@ -96,14 +95,7 @@ pub fn status_items(source: &str) -> anyhow::Result<Vec<AggregatedStatusItem>> {
 
 /// Parses a YAML (or JSON, which is YAML) stream, skipping empty documents.
 pub fn parse_stream(text: &str) -> anyhow::Result<Vec<Value>> {
-    let mut values = Vec::new();
-    for (i, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let value = Value::deserialize(document).with_context(|| format!("document {}", i + 1))?;
-        if !value.is_null() {
-            values.push(value);
-        }
-    }
-    Ok(values)
+    Ok(flotilla_yaml::from_str_multiple(text)?)
 }
 
 fn files(source: &str, recursive: bool) -> anyhow::Result<Vec<String>> {

@@ -14,7 +14,7 @@ pub fn render(results: &[(&str, Value)]) -> anyhow::Result<String> {
         writeln!(out, "---")?;
         writeln!(out, "# [{}/{n}] {name}:", i + 1)?;
         // serde_json's maps are sorted, so keys come out sorted as karmadactl prints them.
-        out.push_str(&serde_yaml::to_string(value)?);
+        out.push_str(&flotilla_yaml::to_string(value)?);
     }
     Ok(out)
 }

@@ -22,7 +22,7 @@ pub fn merge(configs: &[String]) -> anyhow::Result<String> {
         "preferences": {},
     });
     for (i, config) in configs.iter().enumerate() {
-        let doc: Value = serde_yaml::from_str(config).context("failed to parse a kubeconfig")?;
+        let doc: Value = flotilla_yaml::from_str(config).context("failed to parse a kubeconfig")?;
         for list in ["clusters", "users", "contexts"] {
             if let (Some(from), Some(to)) = (
                 doc.get(list).and_then(Value::as_array),
@@ -35,7 +35,7 @@ pub fn merge(configs: &[String]) -> anyhow::Result<String> {
             merged["current-context"] = doc.get("current-context").cloned().unwrap_or_default();
         }
     }
-    serde_yaml::to_string(&merged).context("failed to encode the members kubeconfig")
+    flotilla_yaml::to_string(&merged).context("failed to encode the members kubeconfig")
 }
 
 /// A kube client for a kubeconfig document (its current context).
@@ -44,7 +44,7 @@ pub fn merge(configs: &[String]) -> anyhow::Result<String> {
 /// When the kubeconfig cannot be parsed or a client cannot be built from it.
 pub async fn client(kubeconfig: &str) -> anyhow::Result<kube::Client> {
     let file: kube::config::Kubeconfig =
-        serde_yaml::from_str(kubeconfig).context("failed to parse a generated kubeconfig")?;
+        flotilla_yaml::from_str(kubeconfig).context("failed to parse a generated kubeconfig")?;
     let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
         .await
         .context("failed to load a generated kubeconfig")?;
@@ -62,7 +62,7 @@ mod tests {
             flotilla_apiserver::kubeconfig::render("https://127.0.0.1:1", "A", "t1", "member1");
         let two =
             flotilla_apiserver::kubeconfig::render("https://127.0.0.1:2", "B", "t2", "member2");
-        let merged: Value = serde_yaml::from_str(&merge(&[one, two]).unwrap()).unwrap();
+        let merged: Value = flotilla_yaml::from_str(&merge(&[one, two]).unwrap()).unwrap();
         assert_eq!(merged["current-context"], "member1");
         let contexts: Vec<&str> = merged["contexts"]
             .as_array()
