@@ -18,7 +18,7 @@ use kube::Client;
 use kube::api::{Api, PostParams};
 use serde_json::json;
 
-use common::{Proc, eventually, free_port};
+use common::{Proc, controller_manager, eventually, free_port};
 
 async fn server(dir: &Path) -> RunningServer {
     let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir);
@@ -108,18 +108,8 @@ async fn join_run_controllers_propagate_and_unjoin() {
 
     let port = free_port();
     let _manager = Proc(
-        Command::new(env!("CARGO_BIN_EXE_flotilla"))
-            .args([
-                "controller-manager",
-                "--kubeconfig",
-                karmada_config.to_str().unwrap(),
-            ])
-            .args([
-                "--metrics-addr",
-                &format!("127.0.0.1:{port}"),
-                "--cluster-status-update-frequency",
-                "1s",
-            ])
+        controller_manager(&karmada_config, port)
+            .args(["--cluster-status-update-frequency", "1s"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -235,18 +225,8 @@ async fn join_with_an_insecure_kubeconfig_becomes_ready_and_warns_once() {
     let port = free_port();
     let log = dir.path().join("controller-manager.log");
     let _manager = Proc(
-        Command::new(env!("CARGO_BIN_EXE_flotilla"))
-            .args([
-                "controller-manager",
-                "--kubeconfig",
-                karmada_config.to_str().unwrap(),
-            ])
-            .args([
-                "--metrics-addr",
-                &format!("127.0.0.1:{port}"),
-                "--cluster-status-update-frequency",
-                "1s",
-            ])
+        controller_manager(&karmada_config, port)
+            .args(["--cluster-status-update-frequency", "1s"])
             .env_remove("RUST_LOG")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())

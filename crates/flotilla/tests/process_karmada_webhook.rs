@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use flotilla_api::config::v1alpha1::ResourceInterpreterCustomization;
 use flotilla_apiserver::{Server, ServerConfig};
@@ -14,7 +14,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
-use common::{Proc, eventually, free_port};
+use common::{Proc, controller_manager, eventually, free_port};
 use flotilla_testing::https_client_trusting as client_trusting;
 
 fn review(operation: &str, resource: &str, object: Option<Value>, old: Option<Value>) -> Value {
@@ -70,13 +70,7 @@ async fn controller_manager_serves_and_registers_karmadas_validations() {
     let (metrics, webhook) = (free_port(), free_port());
     let webhook_addr = format!("127.0.0.1:{webhook}");
     let _manager = Proc(
-        Command::new(env!("CARGO_BIN_EXE_flotilla"))
-            .args([
-                "controller-manager",
-                "--kubeconfig",
-                karmada_config.to_str().unwrap(),
-            ])
-            .args(["--metrics-addr", &format!("127.0.0.1:{metrics}")])
+        controller_manager(&karmada_config, metrics)
             .args(["--webhook-addr", &webhook_addr, "--webhook-self-signed"])
             .args(["--webhook-url", &format!("https://{webhook_addr}")])
             .stdout(Stdio::null())

@@ -29,3 +29,15 @@ pub fn start_apiserver(dir: &Path, port: u16, extra: &[&str]) -> Proc {
         .stderr(std::process::Stdio::null());
     start_ready(command, "ready: kubeconfig=", flotilla_testing::PATIENCE).0
 }
+
+/// `flotilla controller-manager` against the control plane of `karmada_config`, with its metrics on
+/// `metrics_port`; callers add their own flags and output handling, then spawn it.
+pub fn controller_manager(karmada_config: &Path, metrics_port: u16) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    command
+        .arg("controller-manager")
+        .arg("--kubeconfig")
+        .arg(karmada_config)
+        .args(["--metrics-addr", &format!("127.0.0.1:{metrics_port}")]);
+    command
+}
