@@ -17,7 +17,7 @@ use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
 
 use super::karmada_webhook::{self, WebhookArgs};
-use super::kube_access;
+use super::kube_access::KubeAccess;
 
 /// The Lease the managers elect their leader on.
 const LEASE_NAME: &str = "flotilla-controller-manager";
@@ -25,12 +25,9 @@ const LEASE_NAME: &str = "flotilla-controller-manager";
 /// Arguments of `flotilla controller-manager`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Kubeconfig of the control plane; without it, in-cluster configuration or KUBECONFIG.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Context to use in the kubeconfig.
-    #[arg(long)]
-    pub context: Option<String>,
+    /// The control plane's API server.
+    #[command(flatten)]
+    pub control_plane: KubeAccess,
     /// Where to serve Prometheus /metrics, /healthz and /readyz.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub metrics_addr: SocketAddr,
@@ -54,26 +51,20 @@ pub struct Args {
     pub webhook: WebhookArgs,
 }
 
-/// Parses `500ms`, `10s`, `2m` or a plain number of seconds.
+/// Parses a duration flag as Karmada's Go flags read one (`500ms`, `10s`, `1m30s`, `1h`): jiff's friendly
+/// format is a superset of Go's `time.ParseDuration` for the values a flag takes.
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
-        Some(at) => text.split_at(at),
-        None => (text, "s"),
-    };
-    let value: u64 = number
+    let parsed: jiff::SignedDuration = text
         .parse()
-        .map_err(|_| format!("{text:?} is not a duration like 10s"))?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(value)),
-        "s" => Ok(Duration::from_secs(value)),
-        "m" => Ok(Duration::from_secs(value * 60)),
-        _ => Err(format!("{text:?} has an unknown unit (use ms, s or m)")),
-    }
+        .map_err(|err| format!("{text:?} is not a duration like 10s or 1m30s: {err}"))?;
+    Duration::try_from(parsed).map_err(|_| format!("{text:?} is negative"))
 }
 
 /// Runs the controllers until SIGINT or SIGTERM (or until leadership is lost).
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let client = kube_access::client(args.kubeconfig.as_deref(), args.context.as_deref())
+    let client = args
+        .control_plane
+        .client()
         .await
         .context("failed to reach the control plane")?;
     let webhook = args.webhook.settings()?;
@@ -159,8 +150,11 @@ mod tests {
         assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
-        assert!(parse_duration("10h").is_err());
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        // Go refuses a number without a unit, and so does Karmada's flag.
+        assert!(parse_duration("7").is_err());
         assert!(parse_duration("s").is_err());
+        assert!(parse_duration("-5s").is_err());
     }
 }

@@ -1,10 +1,32 @@
 //! Clients from the kubeconfig flags the cluster-facing subcommands share (`--kubeconfig`, `--context`),
 //! falling back to in-cluster configuration or `KUBECONFIG` as kubectl does.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// The flags that name the cluster a command talks to, spelled as kubectl spells them. `join` and `unjoin`
+/// name two clusters and keep karmadactl's flag names for them instead.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct KubeAccess {
+    /// Kubeconfig of the cluster; without it, in-cluster configuration or KUBECONFIG.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Context in `--kubeconfig` (default: its current context).
+    #[arg(long)]
+    pub context: Option<String>,
+}
+
+impl KubeAccess {
+    /// A client for the cluster these flags name, as [`client`] resolves them.
+    ///
+    /// # Errors
+    /// As [`client`].
+    pub async fn client(&self) -> anyhow::Result<kube::Client> {
+        client(self.kubeconfig.as_deref(), self.context.as_deref()).await
+    }
+}
 
 /// The client configuration for `kubeconfig` (or the default) and `context` (or the current one).
 ///

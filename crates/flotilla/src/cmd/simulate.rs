@@ -1,23 +1,19 @@
 //! `flotilla simulate`: the member workload simulator alone, as a client of any API server (cli spec): it sets
 //! the status of the built-in workloads the way their controllers and the kubelet would, until SIGINT or SIGTERM.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use flotilla_simulator::{DEFAULT_DELAY, Simulator, SimulatorConfig};
 
-use super::kube_access;
+use super::kube_access::KubeAccess;
 
 /// Arguments of `flotilla simulate`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Kubeconfig of the cluster; without it, in-cluster configuration or KUBECONFIG.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Context in `--kubeconfig` (default: its current context).
-    #[arg(long)]
-    pub context: Option<String>,
+    /// The cluster whose workloads are simulated.
+    #[command(flatten)]
+    pub cluster: KubeAccess,
     /// How long after a change the new status is reported, in milliseconds (the time pods would take to start).
     #[arg(long, default_value_t = DEFAULT_DELAY.as_millis() as u64)]
     pub delay_ms: u64,
@@ -25,7 +21,9 @@ pub struct Args {
 
 /// Simulates until SIGINT or SIGTERM.
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let client = kube_access::client(args.kubeconfig.as_deref(), args.context.as_deref())
+    let client = args
+        .cluster
+        .client()
         .await
         .context("failed to reach the cluster")?;
     // Fail now on an unreachable or refusing server, not in the simulator's background loops.
@@ -37,7 +35,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         client,
         SimulatorConfig {
             delay: Duration::from_millis(args.delay_ms),
-            cluster: args.context.clone().unwrap_or_default(),
+            cluster: args.cluster.context.clone().unwrap_or_default(),
         },
     );
     println!("ready: simulating");
