@@ -2,7 +2,6 @@
 //! Karmada's CRDs (cli spec).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
