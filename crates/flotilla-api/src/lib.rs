@@ -4,6 +4,7 @@
 //! existing YAML parses here and serializes back unchanged. Fields with a CRD default take that default when
 //! absent, so a parsed object equals one read back from an API server. This crate does no I/O; it depends on
 //! kube only for the `CustomResource` derive and the shared wire types.
+#![warn(unreachable_pub)]
 
 pub mod cluster;
 pub mod config;
@@ -12,6 +13,6 @@ pub mod decode;
 pub mod names;
 pub mod policy;
 mod resource;
-pub mod schema;
+pub(crate) mod schema;
 mod serde_util;
 pub mod work;

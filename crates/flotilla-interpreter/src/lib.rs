@@ -1,5 +1,6 @@
 //! The layered Karmada resource interpreter (interpreter spec): per operation, a ResourceInterpreterCustomization's
 //! Lua script, then an interpreter webhook, then the bundled third-party Lua, then the native interpreter.
+#![warn(unreachable_pub)]
 
 pub mod config;
 pub mod customization;
@@ -11,7 +12,7 @@ pub mod lua;
 pub mod native;
 pub mod quantity;
 pub mod testdata;
-pub mod thirdparty;
+pub(crate) mod thirdparty;
 pub mod webhook;
 
 pub use error::Error;

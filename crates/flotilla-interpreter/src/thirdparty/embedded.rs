@@ -1,7 +1,7 @@
 //! The bundled documents, embedded at build time (one `customizations.yaml` per `<group>/<version>/<Kind>`).
 
 /// Every bundled document: its path under `thirdparty/` and its text.
-pub const DOCUMENTS: &[(&str, &str)] = &[
+pub(crate) const DOCUMENTS: &[(&str, &str)] = &[
     (
         "apps.kruise.io/v1alpha1/AdvancedCronJob/customizations.yaml",
         include_str!(

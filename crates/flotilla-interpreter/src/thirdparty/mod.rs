@@ -16,12 +16,12 @@ use kube::core::GroupVersionKind;
 use crate::lua::{Input, LuaVm, RuleSet};
 use crate::{Error, Handles, Layer, LayerKind, Request, Response};
 
-pub use embedded::DOCUMENTS;
+pub(crate) use embedded::DOCUMENTS;
 
 /// A bundled document that does not decode, or whose target does not match its directory.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("failed to load bundled customization {path}: {reason}")]
-pub struct LoadError {
+pub(crate) struct LoadError {
     /// The document's path under `thirdparty/`.
     pub path: &'static str,
     /// What is wrong.
@@ -33,7 +33,7 @@ pub struct LoadError {
 /// # Errors
 /// The first document that does not decode as a ResourceInterpreterCustomization or whose target differs from
 /// its `<group>/<version>/<Kind>` directory (Karmada then loads none, §8.1).
-pub fn customizations() -> Result<&'static [ResourceInterpreterCustomization], LoadError> {
+pub(crate) fn customizations() -> Result<&'static [ResourceInterpreterCustomization], LoadError> {
     static DECODED: OnceLock<Result<Vec<ResourceInterpreterCustomization>, LoadError>> =
         OnceLock::new();
     DECODED
@@ -68,7 +68,7 @@ fn decode_all() -> Result<Vec<ResourceInterpreterCustomization>, LoadError> {
 
 /// The Lua layer over the bundled customizations.
 #[derive(Debug)]
-pub struct ThirdPartyLayer {
+pub(crate) struct ThirdPartyLayer {
     vm: LuaVm,
     rules: Arc<RuleSet>,
 }
@@ -76,7 +76,7 @@ pub struct ThirdPartyLayer {
 impl ThirdPartyLayer {
     /// Loads the bundled customizations, running them on `vm`. A document that fails to load leaves the layer
     /// empty with a warning, as in Karmada (§8.1); the crate's tests keep that from happening.
-    pub fn new(vm: LuaVm) -> Self {
+    pub(crate) fn new(vm: LuaVm) -> Self {
         let rules = match customizations() {
             Ok(all) => RuleSet::build(&vm, all),
             Err(error) => {
@@ -88,20 +88,6 @@ impl ThirdPartyLayer {
             vm,
             rules: Arc::new(rules),
         }
-    }
-
-    /// The merged bundled rules.
-    pub fn rules(&self) -> &RuleSet {
-        &self.rules
-    }
-
-    /// Runs one call on the current thread (CLI, tests).
-    ///
-    /// # Errors
-    /// As [`RuleSet::interpret_blocking`].
-    pub fn interpret_blocking(&self, input: impl Into<Input>) -> Result<Response, Error> {
-        self.rules
-            .interpret_blocking(&self.vm, LayerKind::ThirdParty, input)
     }
 }
 

@@ -55,7 +55,7 @@ pub(crate) struct Clients {
 
 impl Clients {
     /// A cache that resolves `service` references through `kube` when given, and through DNS otherwise.
-    pub fn new(kube: Option<kube::Client>) -> Self {
+    pub(super) fn new(kube: Option<kube::Client>) -> Self {
         Clients {
             cache: Mutex::default(),
             kube,
@@ -63,7 +63,7 @@ impl Clients {
     }
 
     /// The endpoint for `config`, built on first use.
-    pub fn get(&self, config: &WebhookClientConfig) -> Result<Arc<Endpoint>, Reason> {
+    pub(super) fn get(&self, config: &WebhookClientConfig) -> Result<Arc<Endpoint>, Reason> {
         let key = ClientKey::of(config);
         if let Some(endpoint) = self.lock().get(&key) {
             return Ok(endpoint.clone());
@@ -74,7 +74,7 @@ impl Clients {
     }
 
     /// Drops the clients no configuration in `configs` uses any more.
-    pub fn retain<'a>(&self, configs: impl Iterator<Item = &'a WebhookClientConfig>) {
+    pub(super) fn retain<'a>(&self, configs: impl Iterator<Item = &'a WebhookClientConfig>) {
         let live: HashSet<ClientKey> = configs.map(ClientKey::of).collect();
         self.lock().retain(|key, _| live.contains(key));
     }

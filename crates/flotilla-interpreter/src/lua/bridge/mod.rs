@@ -30,7 +30,7 @@ use serde_json::{Number, Value};
 /// Why a Lua value could not become JSON.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct ConvertError(pub String);
+pub(crate) struct ConvertError(pub String);
 
 /// Largest magnitude at which every integer is exactly representable as a double (2^53).
 const EXACT_INT: u64 = 1 << 53;
