@@ -18,7 +18,8 @@
 # --members N and --webhook-example.
 # Environment: FLOTILLA_LOCAL_UP_MODE, FLOTILLA_DATA_DIR (default ~/.flotilla), FLOTILLA_PROFILE (debug or release,
 # default debug: the first build is much faster), FLOTILLA_READY_TIMEOUT (seconds, default 60), KUBE_DIR (default
-# ~/.kube), FLOTILLA_BIN (a flotilla binary to use instead of building one).
+# ~/.kube), FLOTILLA_BIN (a flotilla binary to use instead of building one), FLOTILLA_FEATURE_GATES (the controller
+# manager's --feature-gates, default AllAlpha=true,AllBeta=true as in Karmada's local-up).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)

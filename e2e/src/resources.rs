@@ -79,6 +79,22 @@ impl Res {
     }
 }
 
+/// A Deployment `web` with one replica of image `nginx` and label `app: web`, as the scenarios create it.
+pub fn web_deployment() -> Value {
+    serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]}
+            }
+        }
+    })
+}
+
 /// An object as JSON.
 pub fn to_value(object: &DynamicObject) -> Value {
     serde_json::to_value(object).unwrap_or_else(|_| Value::String(object.name_any()))

@@ -9,7 +9,7 @@ use kube::Client;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-use crate::resources::{CLUSTER, CRD, Res, brief, text};
+use crate::resources::{CLUSTER, CRD, EVENT, Res, brief, text};
 use crate::{Env, Kubectl, example, manifest, wait_for};
 
 /// `kubectl apply -f FILE` (in `namespace` when given) against the control plane with `kubectl`.
@@ -208,6 +208,42 @@ pub async fn member_object_gone(
             match res.get(client, Some(namespace), name).await? {
                 Some(object) => Err(brief(&object)),
                 None => Ok(()),
+            }
+        },
+    )
+    .await
+}
+
+/// Waits until the control plane holds an Event with `reason` and `message` about object `namespace/name`.
+///
+/// # Errors
+/// When the deadline passes (with the Events seen on the object).
+pub async fn event_on(
+    env: &Env,
+    namespace: &str,
+    name: &str,
+    reason: &str,
+    message: &str,
+) -> anyhow::Result<()> {
+    wait_for(
+        &format!("a {reason} Event on {namespace}/{name} saying {message:?}"),
+        || async move {
+            let events = EVENT.list(&env.karmada, Some(namespace)).await?;
+            let seen: Vec<String> = events
+                .iter()
+                .filter(|e| text(e, "/involvedObject/name") == Some(name))
+                .map(|e| {
+                    format!(
+                        "{}: {}",
+                        text(e, "/reason").unwrap_or_default(),
+                        text(e, "/message").unwrap_or_default()
+                    )
+                })
+                .collect();
+            if seen.iter().any(|e| *e == format!("{reason}: {message}")) {
+                Ok(())
+            } else {
+                Err(format!("Events on it: {seen:?}"))
             }
         },
     )

@@ -14,6 +14,7 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
+use flotilla_e2e::resources::web_deployment;
 use flotilla_e2e::{Env, Options, wait_for};
 
 const LABEL: &str = "resourcetemplate.karmada.io/deletion-protected";
@@ -189,16 +190,9 @@ fn expect_refused(what: &str, result: Result<(), kube::Error>, message: &str) {
 }
 
 fn deployment() -> Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "web", "labels": {LABEL: "Always"}},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {"metadata": {"labels": {"app": "web"}},
-                         "spec": {"containers": [{"name": "web", "image": "nginx"}]}}
-        }
-    })
+    let mut web = web_deployment();
+    web["metadata"]["labels"][LABEL] = json!("Always");
+    web
 }
 
 fn ric(name: &str, kind: &str, customizations: Value) -> Value {

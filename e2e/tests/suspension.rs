@@ -9,8 +9,8 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use flotilla_e2e::resources::{DEPLOYMENT, EVENT, WORK, brief, text};
-use flotilla_e2e::steps::member_object;
+use flotilla_e2e::resources::{DEPLOYMENT, WORK, brief, text, web_deployment};
+use flotilla_e2e::steps::{event_on, member_object};
 use flotilla_e2e::{Env, Options, wait_for};
 
 const SUSPENDED_REASON: &str = "SuspendDispatching";
@@ -43,7 +43,10 @@ async fn suspension(env: &Env, ns: &str) -> anyhow::Result<()> {
         .await?;
     let deployments: Api<Deployment> = Api::namespaced(env.karmada.clone(), ns);
     deployments
-        .create(&PostParams::default(), &serde_json::from_value(web())?)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(web_deployment())?,
+        )
         .await?;
 
     // member2 only is held back: its Work exists, says why it is not dispatched, and nothing reached member2.
@@ -52,7 +55,14 @@ async fn suspension(env: &Env, ns: &str) -> anyhow::Result<()> {
     })
     .await?;
     let held = suspended_work(env, ns, "member2", true).await?;
-    work_event(env, &held).await?;
+    event_on(
+        env,
+        text(&held, "/metadata/namespace").unwrap_or_default(),
+        text(&held, "/metadata/name").unwrap_or_default(),
+        "WorkDispatching",
+        SUSPENDED_MESSAGE,
+    )
+    .await?;
     anyhow::ensure!(
         DEPLOYMENT
             .get(env.member("member2")?, Some(ns), "web")
@@ -110,20 +120,6 @@ async fn suspension(env: &Env, ns: &str) -> anyhow::Result<()> {
         suspended_work(env, ns, member, false).await?;
     }
     Ok(())
-}
-
-fn web() -> Value {
-    json!({
-        "metadata": {"name": "web", "labels": {"app": "web"}},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "web", "image": "nginx"}]}
-            }
-        }
-    })
 }
 
 /// Waits until the Work of `ns/web` for `cluster` is (or is no longer) suspended, in its spec and its
@@ -207,41 +203,6 @@ where
                 Ok(work)
             } else {
                 Err(brief(&work))
-            }
-        },
-    )
-    .await
-}
-
-/// Waits for the `WorkDispatching` Event Karmada records on a Work whose dispatching is suspended.
-async fn work_event(env: &Env, work: &Value) -> anyhow::Result<()> {
-    let name = text(work, "/metadata/name").unwrap_or_default().to_owned();
-    let namespace = text(work, "/metadata/namespace")
-        .unwrap_or_default()
-        .to_owned();
-    let (name, namespace) = (name.as_str(), namespace.as_str());
-    wait_for(
-        &format!("a WorkDispatching Event on Work {namespace}/{name}"),
-        || async move {
-            let events = EVENT.list(&env.karmada, Some(namespace)).await?;
-            let seen: Vec<String> = events
-                .iter()
-                .filter(|e| text(e, "/involvedObject/name") == Some(name))
-                .map(|e| {
-                    format!(
-                        "{}: {}",
-                        text(e, "/reason").unwrap_or_default(),
-                        text(e, "/message").unwrap_or_default()
-                    )
-                })
-                .collect();
-            if seen
-                .iter()
-                .any(|e| *e == format!("WorkDispatching: {SUSPENDED_MESSAGE}"))
-            {
-                Ok(())
-            } else {
-                Err(format!("events on the Work: {seen:?}"))
             }
         },
     )

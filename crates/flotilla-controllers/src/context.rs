@@ -8,6 +8,7 @@ use kube::Client;
 use regex::Regex;
 
 use crate::events::{EventRecorder, EventSink};
+use crate::features::FeatureGates;
 use crate::interpreter::Interpreter;
 use crate::member::Members;
 use crate::metrics::Metrics;
@@ -88,6 +89,8 @@ pub struct Options {
     pub member_request_timeout: Duration,
     /// Name of the scheduler whose bindings the scheduler handles (`default-scheduler`).
     pub scheduler_name: String,
+    /// Karmada's feature gates (`--feature-gates`).
+    pub feature_gates: FeatureGates,
 }
 
 impl Default for Options {
@@ -103,6 +106,7 @@ impl Default for Options {
             cluster_failure_threshold: Duration::from_secs(30),
             member_request_timeout: Duration::from_secs(32),
             scheduler_name: flotilla_api::policy::v1alpha1::DEFAULT_SCHEDULER_NAME.to_owned(),
+            feature_gates: FeatureGates::default(),
         }
     }
 }

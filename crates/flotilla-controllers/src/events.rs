@@ -1,16 +1,20 @@
 //! Kubernetes Events with Karmada's reasons, published off the reconcile path.
 //!
-//! Reconciles hand events to a bounded channel and go on; one background task publishes them through
-//! kube-runtime's [`Recorder`] (one per reporting controller, `flotilla-<controller>`), which also folds repeats
-//! into event series. When the channel is full, events are dropped with a debug log rather than slowing
+//! Reconciles hand events to a bounded channel and go on; one background task publishes them as
+//! events.k8s.io/v1 Events reported by `flotilla-<controller>`, folding exact repeats (message included, as
+//! client-go's correlator does) into event series. When the channel is full, events are dropped with a debug log rather than slowing
 //! controllers down: events are informational, never a source of truth.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::Client;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use k8s_openapi::api::events::v1::{Event as K8sEvent, EventSeries};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::events::EventType;
+use kube::{Client, ResourceExt};
 use tokio::sync::mpsc;
 
 /// How many events may wait for publication before new ones are dropped.
@@ -107,30 +111,122 @@ impl EventRecorder {
     }
 }
 
-async fn publish_loop(client: Client, mut rx: mpsc::Receiver<Pending>) {
-    let mut recorders: HashMap<Arc<str>, Recorder> = HashMap::new();
-    while let Some(pending) = rx.recv().await {
-        let recorder = recorders
-            .entry(pending.controller.clone())
-            .or_insert_with(|| {
-                Recorder::new(
-                    client.clone(),
-                    Reporter {
-                        controller: pending.controller.to_string(),
-                        instance: None,
-                    },
-                )
-            });
-        let event = Event {
-            type_: pending.type_,
+/// How long a published Event counts repeats (kube-runtime's and client-go's window).
+const SERIES_WINDOW: SignedDuration = SignedDuration::from_mins(6);
+
+/// What makes two Events the same: client-go's correlator counts a repeat only when everything but the time
+/// matches, the message included. (kube-runtime's `Recorder` leaves the note out, so a Warning whose cause
+/// changed kept counting under the old cause's message; that is why this loop does not use it.)
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct SeriesKey {
+    controller: Arc<str>,
+    warning: bool,
+    reason: String,
+    note: String,
+    regarding: (
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    ),
+}
+
+impl SeriesKey {
+    fn of(pending: &Pending) -> Self {
+        let r = &pending.reference;
+        SeriesKey {
+            controller: pending.controller.clone(),
+            warning: pending.type_ == EventType::Warning,
             reason: pending.reason.clone(),
-            note: Some(pending.note),
-            action: pending.reason,
-            secondary: None,
-        };
-        if let Err(err) = recorder.publish(&event, &pending.reference).await {
-            tracing::debug!(error = %err, "failed to publish event");
+            note: pending.note.clone(),
+            regarding: (
+                r.uid.clone(),
+                r.kind.clone(),
+                r.namespace.clone(),
+                r.name.clone(),
+            ),
         }
+    }
+}
+
+async fn publish_loop(client: Client, mut rx: mpsc::Receiver<Pending>) {
+    let mut series: HashMap<SeriesKey, K8sEvent> = HashMap::new();
+    while let Some(pending) = rx.recv().await {
+        let now = Timestamp::now();
+        series.retain(|_, event| last_seen(event).is_some_and(|t| t + SERIES_WINDOW > now));
+        let key = SeriesKey::of(&pending);
+        let namespace = pending
+            .reference
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_owned());
+        let api: Api<K8sEvent> = Api::namespaced(client.clone(), &namespace);
+        let published = match series.get(&key) {
+            Some(first) => {
+                let mut event = first.clone();
+                event.series = Some(EventSeries {
+                    count: event.series.as_ref().map_or(2, |s| s.count + 1),
+                    last_observed_time: MicroTime(now),
+                });
+                api.patch(
+                    &event.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&event),
+                )
+                .await
+                .map(|_| event)
+            }
+            None => {
+                let event = new_event(&pending, now);
+                api.create(&PostParams::default(), &event).await
+            }
+        };
+        match published {
+            Ok(event) => {
+                series.insert(key, event);
+            }
+            Err(err) => {
+                tracing::debug!(error = %err, reason = %pending.reason, "failed to publish event")
+            }
+        }
+    }
+}
+
+fn last_seen(event: &K8sEvent) -> Option<Timestamp> {
+    match &event.series {
+        Some(series) => Some(series.last_observed_time.0),
+        None => event.event_time.as_ref().map(|t| t.0),
+    }
+}
+
+/// A new events.k8s.io/v1 Event, shaped as kube-runtime's `Recorder` shapes one.
+fn new_event(pending: &Pending, now: Timestamp) -> K8sEvent {
+    let controller = pending.controller.to_string();
+    K8sEvent {
+        action: Some(pending.reason.clone()),
+        reason: Some(pending.reason.clone()),
+        event_time: Some(MicroTime(now)),
+        regarding: Some(pending.reference.clone()),
+        note: Some(pending.note.clone()),
+        metadata: ObjectMeta {
+            namespace: pending.reference.namespace.clone(),
+            name: Some(format!(
+                "{}.{:x}",
+                pending.reference.name.as_deref().unwrap_or(&controller),
+                now.as_nanosecond()
+            )),
+            ..ObjectMeta::default()
+        },
+        reporting_controller: Some(controller.clone()),
+        reporting_instance: Some(controller),
+        type_: Some(
+            match pending.type_ {
+                EventType::Normal => "Normal",
+                EventType::Warning => "Warning",
+            }
+            .to_owned(),
+        ),
+        ..K8sEvent::default()
     }
 }
 

@@ -14,6 +14,7 @@ pub mod controllers;
 pub mod discovery;
 pub mod error;
 pub mod events;
+pub mod features;
 pub mod interpreter;
 pub mod join;
 pub mod leader;

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::{Context, Options};
 use crate::controllers;
 use crate::events::EventSink;
+use crate::features::Feature;
 use crate::interpreter::Interpreter;
 use crate::leader::LeaderElection;
 use crate::metrics::Metrics;
@@ -277,14 +278,16 @@ async fn run(
                 shutdown.clone(),
             )),
         );
-        spawn(
-            &mut tasks,
-            controllers::dependencies::NAME,
-            Box::pin(controllers::dependencies::run(
-                ctx.clone(),
-                shutdown.clone(),
-            )),
-        );
+        if ctx.options.feature_gates.enabled(Feature::PropagateDeps) {
+            spawn(
+                &mut tasks,
+                controllers::dependencies::NAME,
+                Box::pin(controllers::dependencies::run(
+                    ctx.clone(),
+                    shutdown.clone(),
+                )),
+            );
+        }
         ready.send_replace(true);
         tracing::info!("controllers started");
     }

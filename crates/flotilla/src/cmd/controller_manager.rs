@@ -9,6 +9,7 @@ use anyhow::Context;
 use flotilla_api::names::namespaces;
 use flotilla_controllers::Options;
 use flotilla_controllers::context::compile_namespace_patterns;
+use flotilla_controllers::features::FeatureGates;
 use flotilla_controllers::leader::LeaderElection;
 use flotilla_controllers::manager::{self, ManagerOptions};
 use k8s_openapi::api::core::v1::Namespace;
@@ -42,6 +43,10 @@ pub struct Args {
     /// How often member cluster status is collected, e.g. `10s`.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub cluster_status_update_frequency: Duration,
+    /// Karmada's feature gates, as `Name=bool` pairs (also `AllAlpha=bool`, `AllBeta=bool`); default: Karmada's
+    /// defaults.
+    #[arg(long, default_value = "", value_parser = FeatureGates::parse)]
+    pub feature_gates: FeatureGates,
     /// Concurrent reconciles per controller.
     #[arg(long, default_value_t = 5)]
     pub concurrent_syncs: usize,
@@ -59,6 +64,17 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from(parsed).map_err(|_| format!("{text:?} is negative"))
 }
 
+/// Says which gates were switched that Flotilla has no feature for, rather than ignoring them silently.
+pub(crate) fn warn_without_effect(gates: &FeatureGates) {
+    let ignored = gates.without_effect();
+    if !ignored.is_empty() {
+        tracing::warn!(
+            gates = %ignored.join(","),
+            "these feature gates are set away from Karmada's defaults, but Flotilla does not have their features yet: the setting has no effect"
+        );
+    }
+}
+
 /// Runs the controllers until SIGINT or SIGTERM (or until leadership is lost).
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args
@@ -74,8 +90,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         skipped_propagating_namespaces: skipped,
         skipped_propagating_apis: args.skipped_propagating_apis.clone(),
         cluster_status_update_frequency: args.cluster_status_update_frequency,
+        feature_gates: args.feature_gates.clone(),
         ..Options::default()
     };
+    warn_without_effect(&args.feature_gates);
     let leader_election = if args.leader_elect {
         ensure_namespace(&client, namespaces::KARMADA_SYSTEM).await?;
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "flotilla".to_owned());

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
+use flotilla_controllers::features::FeatureGates;
 
 pub use env::{Environment, Member, UpConfig};
 
@@ -38,6 +39,10 @@ pub struct Args {
     /// Nodes seeded into each member cluster.
     #[arg(long, default_value_t = 3)]
     pub nodes_per_member: usize,
+    /// Karmada's feature gates, as `Name=bool` pairs, over what Karmada's local-up enables (every alpha and beta
+    /// gate; here those whose feature Flotilla has).
+    #[arg(long, default_value = "")]
+    pub feature_gates: String,
 }
 
 /// `~/.flotilla`.
@@ -65,6 +70,9 @@ impl Args {
         config.simulator_delay = Duration::from_millis(self.simulator_delay_ms);
         config.webhook_example = self.webhook_example;
         config.nodes_per_member = self.nodes_per_member;
+        config.feature_gates = FeatureGates::local_up()
+            .with(&self.feature_gates)
+            .context("invalid --feature-gates")?;
         Ok(config)
     }
 }

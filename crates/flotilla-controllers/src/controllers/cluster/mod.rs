@@ -27,6 +27,7 @@ use crate::api::get_opt;
 use crate::context::Context;
 use crate::error::{Error, Result, is_already_exists, is_not_found};
 use crate::events::{EventRecorder, reference};
+use crate::features::Feature;
 use crate::runtime::{Action, Change, Controller, Informer};
 use crate::update::{self, Edit, Part};
 
@@ -83,6 +84,11 @@ impl ClusterController {
         let now = Timestamp::now();
         let taints = std::sync::Mutex::new(None);
         let slot = &taints;
+        let default_models = self
+            .ctx
+            .options
+            .feature_gates
+            .enabled(Feature::CustomizedClusterResourceModeling);
         let written = update::update(
             &api,
             &what,
@@ -100,9 +106,8 @@ impl ClusterController {
                     .unwrap_or_else(std::sync::PoisonError::into_inner) = desired;
                 if !c.finalizers().iter().any(|f| f == finalizers::CLUSTER) {
                     // First reconcile: the Cluster was just created. Karmada's API server gives a Cluster created
-                    // without resource models the default set (CustomizedClusterResourceModeling is on by
-                    // default).
-                    if c.spec.resource_models.is_empty() {
+                    // without resource models the default set when CustomizedClusterResourceModeling is on.
+                    if default_models && c.spec.resource_models.is_empty() {
                         c.spec.resource_models = default_resource_models();
                     }
                     c.finalizers_mut().push(finalizers::CLUSTER.to_owned());

@@ -9,6 +9,7 @@
 pub mod build;
 pub mod filter;
 mod policy;
+mod preemption;
 mod reconcile;
 #[cfg(test)]
 mod tests;
@@ -18,11 +19,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use flotilla_api::policy::v1alpha1::{
     ActivationPreference, ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy,
-    PropagationPolicy,
+    PropagationPolicy, PropagationSpec,
 };
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ApiResource, DynamicObject};
+use kube::core::object::HasSpec;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use tokio::sync::{Notify, Semaphore};
@@ -35,6 +37,7 @@ use self::filter::{
 use crate::context::Context;
 use crate::error::Result;
 use crate::events::EventRecorder;
+use crate::features::Feature;
 use crate::runtime::{self, Action, Change, Controller, Informer, Trigger};
 use crate::templates::{TemplateKey, with_type};
 
@@ -134,6 +137,27 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
             flotilla_api::names::labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
         )
     });
+    if detector
+        .ctx
+        .options
+        .feature_gates
+        .enabled(Feature::PropagationPolicyPreemption)
+    {
+        let (informer, trigger) = (detector.pp.clone(), pp.trigger());
+        detector.pp.add_handler(move |change| {
+            if let Some(priorities) = lowered_priority(change) {
+                let namespace = change.object().namespace().unwrap_or_default();
+                let policies = informer.list_namespace(&namespace);
+                preemption::requeue_deprioritised(policies, priorities, &trigger);
+            }
+        });
+        let (informer, trigger) = (detector.cpp.clone(), cpp.trigger());
+        detector.cpp.add_handler(move |change| {
+            if let Some(priorities) = lowered_priority(change) {
+                preemption::requeue_deprioritised(informer.list(), priorities, &trigger);
+            }
+        });
+    }
     let synced = async {
         detector.pp.wait_synced().await;
         detector.cpp.wait_synced().await;
@@ -187,6 +211,19 @@ fn policy_relevant<K: Resource>(change: &Change<'_, K>, id_label: &str) -> bool 
         || matches!(change, Change::Updated { old, new }
             if old.labels().get(id_label) != new.labels().get(id_label)
                 || old.finalizers() != new.finalizers())
+}
+
+/// `(old, new)` priorities of a policy update that lowered its priority.
+fn lowered_priority<K>(change: Change<'_, K>) -> Option<(i32, i32)>
+where
+    K: Resource + HasSpec<Spec = PropagationSpec>,
+{
+    match change {
+        Change::Updated { old, new } if new.spec().priority < old.spec().priority => {
+            Some((old.spec().priority, new.spec().priority))
+        }
+        _ => None,
+    }
 }
 
 impl Detector {

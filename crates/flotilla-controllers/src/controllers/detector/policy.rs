@@ -113,6 +113,7 @@ impl Detector {
             return Ok(Action::await_change());
         };
         self.handle_policy_change(&chosen).await?;
+        self.preempt(&chosen).await?;
         Ok(Action::await_change())
     }
 

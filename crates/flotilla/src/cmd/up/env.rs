@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use flotilla_simulator::{Simulator, SimulatorConfig};
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
+use flotilla_controllers::features::FeatureGates;
 use flotilla_controllers::join::{self, Registration};
 use flotilla_controllers::manager::{self, ManagerHandle, ManagerOptions};
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
@@ -49,6 +50,8 @@ pub struct UpConfig {
     pub controllers: bool,
     /// Let the controllers publish Kubernetes Events (off only to measure what they cost).
     pub events: bool,
+    /// Karmada's feature gates the controllers run with.
+    pub feature_gates: FeatureGates,
 }
 
 impl UpConfig {
@@ -64,6 +67,7 @@ impl UpConfig {
             nodes_per_member: 3,
             controllers: true,
             events: true,
+            feature_gates: FeatureGates::local_up(),
         }
     }
 }
@@ -218,6 +222,8 @@ impl Environment {
                 ..ManagerOptions::default()
             };
             options.controllers.cluster_status_update_frequency = CLUSTER_STATUS_INTERVAL;
+            options.controllers.feature_gates = config.feature_gates.clone();
+            crate::cmd::controller_manager::warn_without_effect(&config.feature_gates);
             let manager = manager::start(control_client.clone(), Arc::new(interpreter), options)
                 .await
                 .context("failed to start the controllers")?;

@@ -1,0 +1,261 @@
+//! Karmada's feature gates (controllers spec §0), by Karmada's names and with Karmada's defaults, parsed from
+//! `--feature-gates` as Kubernetes components parse it (`A=true,B=false`, plus `AllAlpha` and `AllBeta`).
+//!
+//! Every gate Karmada knows is accepted, so a flag copied from a Karmada deployment works unchanged. Gates whose
+//! feature Flotilla does not have yet are named by [`FeatureGates::without_effect`], so the binary can say so
+//! instead of silently ignoring them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A feature gate's maturity, which `AllAlpha` and `AllBeta` select by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Alpha,
+    Beta,
+}
+
+/// The gates Flotilla consults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feature {
+    /// `PropagateDeps`: the dependencies distributor runs.
+    PropagateDeps,
+    /// `CustomizedClusterResourceModeling`: a Cluster without resource models gets the default ones.
+    CustomizedClusterResourceModeling,
+    /// `PropagationPolicyPreemption`: a policy with `spec.preemption: Always` takes templates over from policies
+    /// of lower priority.
+    PropagationPolicyPreemption,
+}
+
+impl Feature {
+    /// Karmada's name of the gate.
+    pub fn name(self) -> &'static str {
+        match self {
+            Feature::PropagateDeps => "PropagateDeps",
+            Feature::CustomizedClusterResourceModeling => "CustomizedClusterResourceModeling",
+            Feature::PropagationPolicyPreemption => "PropagationPolicyPreemption",
+        }
+    }
+}
+
+/// One of Karmada's gates: its name, default, stage, and whether Flotilla has the feature it switches.
+struct Gate {
+    name: &'static str,
+    default: bool,
+    stage: Stage,
+    implemented: bool,
+}
+
+const fn gate(name: &'static str, default: bool, stage: Stage, implemented: bool) -> Gate {
+    Gate {
+        name,
+        default,
+        stage,
+        implemented,
+    }
+}
+
+/// Karmada's gates (`pkg/features/features.go` of Karmada v1.18), defaults included. A gate that is not
+/// `implemented` is accepted and reported, never silently honoured.
+const GATES: &[Gate] = &[
+    gate("Failover", false, Stage::Beta, false),
+    gate("GracefulEviction", true, Stage::Beta, false),
+    gate("PropagateDeps", true, Stage::Beta, true),
+    gate("CustomizedClusterResourceModeling", true, Stage::Beta, true),
+    gate("PropagationPolicyPreemption", false, Stage::Alpha, true),
+    gate("MultiClusterService", false, Stage::Alpha, false),
+    gate("ResourceQuotaEstimate", false, Stage::Alpha, false),
+    gate("StatefulFailoverInjection", false, Stage::Alpha, false),
+    gate("PriorityBasedScheduling", false, Stage::Alpha, false),
+    gate("FederatedQuotaEnforcement", false, Stage::Alpha, false),
+    gate("LoggingAlphaOptions", false, Stage::Alpha, false),
+    gate("LoggingBetaOptions", true, Stage::Beta, false),
+    gate("ContextualLogging", true, Stage::Beta, false),
+    gate("MultiplePodTemplatesScheduling", false, Stage::Alpha, false),
+    gate("ControllerPriorityQueue", true, Stage::Beta, false),
+    gate("WorkloadAffinity", false, Stage::Alpha, false),
+    gate("SchedulingOvercommitProtection", false, Stage::Alpha, false),
+];
+
+/// A `--feature-gates` value that cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FeatureGateError {
+    /// An entry without `=`.
+    #[error("missing bool value for {0}")]
+    MissingValue(String),
+    /// A gate Karmada does not have.
+    #[error("unrecognized feature gate: {0}")]
+    Unknown(String),
+    /// A value Go's `strconv.ParseBool` refuses.
+    #[error("invalid value of {gate}={value}, err: {value:?} is not a bool")]
+    NotABool {
+        /// The gate.
+        gate: String,
+        /// What was given.
+        value: String,
+    },
+}
+
+/// The state of every gate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeatureGates {
+    enabled: BTreeMap<&'static str, bool>,
+}
+
+impl Default for FeatureGates {
+    fn default() -> Self {
+        FeatureGates {
+            enabled: GATES.iter().map(|g| (g.name, g.default)).collect(),
+        }
+    }
+}
+
+impl fmt::Display for FeatureGates {
+    /// The gates that differ from Karmada's defaults, as `--feature-gates` would set them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let changed: Vec<String> = GATES
+            .iter()
+            .filter(|g| self.enabled.get(g.name) != Some(&g.default))
+            .map(|g| format!("{}={}", g.name, !g.default))
+            .collect();
+        f.write_str(&changed.join(","))
+    }
+}
+
+impl FeatureGates {
+    /// What Karmada's own local-up enables (`AllAlpha=true,AllBeta=true`), limited to the gates whose feature
+    /// Flotilla has, so that `flotilla up` behaves as Karmada's development setup does.
+    pub fn local_up() -> Self {
+        let mut gates = FeatureGates::default();
+        for gate in GATES.iter().filter(|g| g.implemented) {
+            gates.enabled.insert(gate.name, true);
+        }
+        gates
+    }
+
+    /// Karmada's defaults changed by a `--feature-gates` value (see [`FeatureGates::with`]).
+    ///
+    /// # Errors
+    /// As [`FeatureGates::with`].
+    pub fn parse(text: &str) -> Result<Self, FeatureGateError> {
+        FeatureGates::default().with(text)
+    }
+
+    /// These gates changed by a `--feature-gates` value: comma-separated `Name=bool` entries, where `AllAlpha`
+    /// and `AllBeta` set every gate of that stage and a gate named on its own wins over them, whatever the
+    /// order.
+    ///
+    /// # Errors
+    /// The first entry that names no Karmada gate, has no `=`, or whose value is not a Go bool.
+    pub fn with(mut self, text: &str) -> Result<Self, FeatureGateError> {
+        let gates = &mut self;
+        let mut stages: Vec<(Stage, bool)> = Vec::new();
+        let mut named: Vec<(&'static str, bool)> = Vec::new();
+        for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let (name, value) = entry
+                .split_once('=')
+                .ok_or_else(|| FeatureGateError::MissingValue(entry.to_owned()))?;
+            let (name, value) = (name.trim(), value.trim());
+            let on = parse_bool(value).ok_or_else(|| FeatureGateError::NotABool {
+                gate: name.to_owned(),
+                value: value.to_owned(),
+            })?;
+            match name {
+                "AllAlpha" => stages.push((Stage::Alpha, on)),
+                "AllBeta" => stages.push((Stage::Beta, on)),
+                _ => {
+                    let gate = GATES
+                        .iter()
+                        .find(|g| g.name == name)
+                        .ok_or_else(|| FeatureGateError::Unknown(name.to_owned()))?;
+                    named.push((gate.name, on));
+                }
+            }
+        }
+        for (stage, on) in stages {
+            for gate in GATES.iter().filter(|g| g.stage == stage) {
+                gates.enabled.insert(gate.name, on);
+            }
+        }
+        gates.enabled.extend(named);
+        Ok(self)
+    }
+
+    /// Whether `feature` is on.
+    pub fn enabled(&self, feature: Feature) -> bool {
+        self.enabled.get(feature.name()).copied().unwrap_or(false)
+    }
+
+    /// Gates set away from Karmada's default whose feature Flotilla does not have, so the setting has no
+    /// effect.
+    pub fn without_effect(&self) -> Vec<&'static str> {
+        GATES
+            .iter()
+            .filter(|g| !g.implemented && self.enabled.get(g.name) != Some(&g.default))
+            .map(|g| g.name)
+            .collect()
+    }
+}
+
+/// Go's `strconv.ParseBool`.
+fn parse_bool(value: &str) -> Option<bool> {
+    match value {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_karmadas() {
+        let gates = FeatureGates::default();
+        assert!(gates.enabled(Feature::PropagateDeps));
+        assert!(gates.enabled(Feature::CustomizedClusterResourceModeling));
+        assert!(!gates.enabled(Feature::PropagationPolicyPreemption));
+        assert!(gates.without_effect().is_empty());
+        assert_eq!(gates.to_string(), "");
+    }
+
+    #[test]
+    fn local_up_enables_only_what_flotilla_has() {
+        let gates = FeatureGates::local_up();
+        assert!(gates.enabled(Feature::PropagationPolicyPreemption));
+        assert!(gates.without_effect().is_empty());
+        assert_eq!(gates.to_string(), "PropagationPolicyPreemption=true");
+    }
+
+    #[test]
+    fn named_gates_win_over_stages_in_any_order() {
+        let gates =
+            FeatureGates::parse("PropagationPolicyPreemption=false, AllAlpha=true,PropagateDeps=0")
+                .unwrap_or_default();
+        assert!(!gates.enabled(Feature::PropagationPolicyPreemption));
+        assert!(!gates.enabled(Feature::PropagateDeps));
+        assert!(gates.without_effect().contains(&"WorkloadAffinity"));
+        assert!(!gates.without_effect().contains(&"Failover"));
+        let gates = FeatureGates::parse("AllAlpha=true,AllBeta=true").unwrap_or_default();
+        assert!(gates.enabled(Feature::PropagationPolicyPreemption));
+        assert!(gates.without_effect().contains(&"Failover"));
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_entry() {
+        assert_eq!(
+            FeatureGates::parse("Preemption=true"),
+            Err(FeatureGateError::Unknown("Preemption".into()))
+        );
+        assert_eq!(
+            FeatureGates::parse("PropagateDeps"),
+            Err(FeatureGateError::MissingValue("PropagateDeps".into()))
+        );
+        let err = FeatureGates::parse("PropagateDeps=yes").err();
+        assert_eq!(
+            err.map(|e| e.to_string()),
+            Some(r#"invalid value of PropagateDeps=yes, err: "yes" is not a bool"#.to_owned())
+        );
+    }
+}
