@@ -1,7 +1,8 @@
 //! The access-control groups' built-ins: RBAC, the reviews (`authorization.k8s.io`, `authentication.k8s.io`:
 //! create-only, answered and never stored, `crate::handlers::review`) and CertificateSigningRequests.
 
-use super::{Builtin, Columns, MergeShape as M, Printer, Typed, r};
+use super::{Builtin, Columns, Defaults, MergeShape as M, NameRule, Printer, Typed, ZeroStatus, r};
+use crate::defaults::{self, status};
 use crate::protobuf::message;
 use crate::typed::model;
 use k8s_openapi::api::rbac::v1 as rbac;
@@ -17,6 +18,9 @@ pub(super) const RBAC: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::rbac::v1::Role>(),
         printer: Printer::Columns(Columns::Role),
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::PathSegment,
     },
     Builtin {
         resource: r(
@@ -32,6 +36,9 @@ pub(super) const RBAC: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::rbac::v1::RoleBinding>(),
         printer: Printer::Columns(Columns::RoleBinding),
+        defaults: Defaults::Fill(defaults::rbac_subjects),
+        zero_status: ZeroStatus::None,
+        names: NameRule::PathSegment,
     },
     Builtin {
         resource: r(
@@ -47,6 +54,9 @@ pub(super) const RBAC: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::rbac::v1::ClusterRole>(),
         printer: Printer::Columns(Columns::Role),
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::PathSegment,
     },
     Builtin {
         resource: r(
@@ -62,6 +72,9 @@ pub(super) const RBAC: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::rbac::v1::ClusterRoleBinding>(),
         printer: Printer::Columns(Columns::RoleBinding),
+        defaults: Defaults::Fill(defaults::rbac_subjects),
+        zero_status: ZeroStatus::None,
+        names: NameRule::PathSegment,
     },
 ];
 
@@ -83,6 +96,9 @@ pub(super) const AUTHORIZATION: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::authorization::v1::SelfSubjectAccessReview>(),
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -98,6 +114,9 @@ pub(super) const AUTHORIZATION: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::authorization::v1::SelfSubjectRulesReview>(),
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -113,6 +132,9 @@ pub(super) const AUTHORIZATION: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::authorization::v1::SubjectAccessReview>(),
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -128,6 +150,9 @@ pub(super) const AUTHORIZATION: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::authorization::v1::LocalSubjectAccessReview>(),
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
 ];
 
@@ -149,6 +174,9 @@ pub(super) const AUTHENTICATION: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::authentication::v1::SelfSubjectReview>(),
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(AUTHN, "v1", "TokenReview", "tokenreviews", false, &[], ""),
@@ -156,6 +184,9 @@ pub(super) const AUTHENTICATION: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::authentication::v1::TokenReview>(),
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
 ];
 
@@ -175,4 +206,7 @@ pub(super) const CERTIFICATES: &[Builtin] = &[Builtin {
     merge: M::ConditionsOwner,
     protobuf: message::<pb::certificates::v1::CertificateSigningRequest>(),
     printer: Printer::Columns(Columns::Csr),
+    defaults: Defaults::None,
+    zero_status: ZeroStatus::Of(status::empty, &[]),
+    names: NameRule::Dns1123Subdomain,
 }];

@@ -1,6 +1,9 @@
 //! The core group's built-ins (`v1`).
 
-use super::{Builtin, Columns, MergeShape as M, Printer, Protobuf, r};
+use super::{
+    Builtin, Columns, Defaults, MergeShape as M, NameRule, Printer, Protobuf, ZeroStatus, r,
+};
+use crate::defaults::{self, status};
 use crate::protobuf::message;
 use crate::typed::model;
 use k8s_openapi::api::core::v1 as api;
@@ -14,6 +17,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::ConditionsOwner,
         protobuf: message::<pb::Namespace>(),
         printer: Printer::Columns(Columns::Namespace),
+        defaults: Defaults::Fill(defaults::namespace),
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Label,
     },
     Builtin {
         resource: r("", "v1", "ConfigMap", "configmaps", true, &["cm"], ""),
@@ -21,6 +27,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::ConfigMap>(),
         printer: Printer::Columns(Columns::ConfigMap),
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r("", "v1", "Secret", "secrets", true, &[], ""),
@@ -28,6 +37,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::Secret>(),
         printer: Printer::Columns(Columns::Secret),
+        defaults: Defaults::Fill(defaults::secret),
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -43,6 +55,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::ServiceAccount,
         protobuf: message::<pb::ServiceAccount>(),
         printer: Printer::Columns(Columns::ServiceAccount),
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r("", "v1", "Service", "services", true, &["svc"], "sa"),
@@ -50,6 +65,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::Service,
         protobuf: message::<pb::Service>(),
         printer: Printer::Columns(Columns::Service),
+        defaults: Defaults::Allocate(defaults::service),
+        zero_status: ZeroStatus::Of(status::load_balancer, &[]),
+        names: NameRule::Dns1035Label,
     },
     Builtin {
         resource: r("", "v1", "Endpoints", "endpoints", true, &["ep"], ""),
@@ -57,6 +75,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::Endpoints>(),
         printer: Printer::Columns(Columns::Endpoints),
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r("", "v1", "Event", "events", true, &["ev"], ""),
@@ -64,6 +85,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::Event>(),
         printer: Printer::Columns(Columns::Event),
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Any,
     },
     Builtin {
         resource: r("", "v1", "Pod", "pods", true, &["po"], "sga"),
@@ -71,6 +95,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::Pod,
         protobuf: message::<pb::Pod>(),
         printer: Printer::Columns(Columns::Pod),
+        defaults: Defaults::Fill(defaults::pod),
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r("", "v1", "Node", "nodes", false, &["no"], "s"),
@@ -78,6 +105,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::Node,
         protobuf: message::<pb::Node>(),
         printer: Printer::Columns(Columns::Node),
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::Of(status::node, &[]),
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -93,6 +123,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::ConditionsOwner,
         protobuf: message::<pb::PersistentVolumeClaim>(),
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::Of(status::pending, &[]),
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -108,6 +141,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::ConditionsOwner,
         protobuf: Protobuf::None,
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -123,6 +159,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::ResourceQuota>(),
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::Of(status::empty, &[]),
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r("", "v1", "LimitRange", "limitranges", true, &["limits"], ""),
@@ -130,6 +169,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::LimitRange>(),
         printer: Printer::Default,
+        defaults: Defaults::Fill(defaults::limit_range),
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -145,6 +187,9 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::Workload,
         protobuf: message::<pb::ReplicationController>(),
         printer: Printer::Default,
+        defaults: Defaults::Fill(defaults::replica_set),
+        zero_status: ZeroStatus::Of(status::replicas, status::WORKLOAD_CONDITION_TIMES),
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r("", "v1", "PodTemplate", "podtemplates", true, &[], ""),
@@ -152,5 +197,8 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::PodTemplate,
         protobuf: message::<pb::PodTemplate>(),
         printer: Printer::Default,
+        defaults: Defaults::Fill(defaults::pod_template),
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
 ];

@@ -1,16 +1,23 @@
 //! The one table of built-in resources (spec §11): everything the server knows about a built-in kind that the
 //! generic pipeline cannot read from a CRD, in one entry per served group/version/kind.
 //!
-//! An entry names its catalogue and discovery facts ([`Resource`]), its typed model for decoding
-//! ([`Typed`], `crate::typed`), the shape strategic merge patch walks from its root ([`MergeShape`],
-//! `crate::patch`), its protobuf decoder ([`Protobuf`], `crate::protobuf`) and its table printer ([`Printer`],
-//! `crate::table`). The modules keep the behaviour (a printer's columns and cells, a round trip, a merge
-//! graph); the table says which applies to which kind, and the modules look the kind up here.
+//! An entry names its catalogue and discovery facts ([`Resource`]), its typed model for decoding ([`Typed`],
+//! `crate::typed`), the shape strategic merge patch and server-side apply walk from its root ([`MergeShape`],
+//! `crate::patch`), its protobuf message ([`Protobuf`], `crate::protobuf`), its table printer ([`Printer`],
+//! `crate::table`), its defaulting and zero status ([`Defaults`], [`ZeroStatus`], `crate::defaults`) and its
+//! name syntax ([`NameRule`], `crate::validation`).
+//! The modules keep the behaviour (a printer's columns and cells, a round trip, a merge graph, a defaulting
+//! function); the table says which applies to which kind, and the modules look the kind up here.
 //!
-//! Invariant: adding a built-in is one entry (plus whatever behaviour it needs in the modules), and every part is
-//! a required field, so an entry that forgets one does not compile; a part a kind lacks is said explicitly
-//! (`Typed::None`, `Protobuf::None`, `Printer::Default`, `MergeShape::Object`). `tests.rs` checks each entry's
-//! parts against the catalogue and against the types they name.
+//! Invariant: adding a built-in is one entry (plus whatever behaviour it needs in the modules). Every part is a
+//! required field, so an entry that forgets one does not compile, and a part a kind lacks is said explicitly
+//! (`Typed::None`, `Protobuf::None`, `Printer::Default`, `MergeShape::Object`, `Defaults::None`,
+//! `ZeroStatus::None`, `NameRule::Dns1123Subdomain`). `tests.rs` checks every entry against the catalogue and
+//! discovery, each part against the type it names, and exercises each part on the kind.
+//!
+//! Per-kind write hooks (`crate::kinds`: Namespace lifecycle, CRDs, Event views, HPA views, CSRs), field
+//! selectors (`crate::fields`) and the internal controllers stay keyed by kind in their modules: they are
+//! behaviour of a few kinds, not parts every kind has.
 
 use std::sync::LazyLock;
 
@@ -19,10 +26,13 @@ mod core_v1;
 mod platform;
 mod workloads;
 
+pub(crate) use crate::defaults::Defaults;
+pub(crate) use crate::defaults::status::ZeroStatus;
 pub(crate) use crate::patch::MergeShape;
 pub(crate) use crate::protobuf::MessageType;
 pub(crate) use crate::table::Columns;
 pub(crate) use crate::typed::Model;
+pub(crate) use crate::validation::NameRule;
 
 /// One built-in resource at one served version.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +47,12 @@ pub(crate) struct Builtin {
     pub(crate) protobuf: Protobuf,
     /// How `kubectl get` tables of this kind are printed.
     pub(crate) printer: Printer,
+    /// How absent fields are defaulted on every write.
+    pub(crate) defaults: Defaults,
+    /// The status an object is stored with before anyone reports one.
+    pub(crate) zero_status: ZeroStatus,
+    /// The syntax object names follow.
+    pub(crate) names: NameRule,
 }
 
 /// The catalogue facts of a built-in, as discovery serves them.

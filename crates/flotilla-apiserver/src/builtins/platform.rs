@@ -1,7 +1,10 @@
 //! The platform groups' built-ins: coordination, `events.k8s.io`, CRDs, networking, discovery, scheduling,
 //! storage, admission registration, API registration and node.
 
-use super::{Builtin, Columns, MergeShape as M, Printer, Protobuf, Typed, r};
+use super::{
+    Builtin, Columns, Defaults, MergeShape as M, NameRule, Printer, Protobuf, Typed, ZeroStatus, r,
+};
+use crate::defaults::{self, status};
 use crate::protobuf::message;
 use crate::typed::model;
 use k8s_openapi::api::networking::v1 as networking;
@@ -22,6 +25,9 @@ pub(super) const COORDINATION: &[Builtin] = &[Builtin {
     merge: M::Object,
     protobuf: message::<pb::coordination::v1::Lease>(),
     printer: Printer::Columns(Columns::Lease),
+    defaults: Defaults::None,
+    zero_status: ZeroStatus::None,
+    names: NameRule::Dns1123Subdomain,
 }];
 
 /// `events.k8s.io/v1`: a view of the core Event storage (`crate::event_views`).
@@ -31,6 +37,9 @@ pub(super) const EVENTS: &[Builtin] = &[Builtin {
     merge: M::Object,
     protobuf: message::<pb::events::v1::Event>(),
     printer: Printer::Columns(Columns::EventV1),
+    defaults: Defaults::None,
+    zero_status: ZeroStatus::None,
+    names: NameRule::Dns1123Subdomain,
 }];
 
 /// `apiextensions.k8s.io/v1`: CRDs (`crate::crd`).
@@ -50,6 +59,9 @@ pub(super) const APIEXTENSIONS: &[Builtin] = &[Builtin {
     merge: M::ConditionsOwner,
     protobuf: Protobuf::None,
     printer: Printer::Default,
+    defaults: Defaults::None,
+    zero_status: ZeroStatus::None,
+    names: NameRule::Dns1123Subdomain,
 }];
 
 /// `networking.k8s.io/v1`.
@@ -68,6 +80,9 @@ pub(super) const NETWORKING: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::networking::v1::Ingress>(),
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::Of(status::load_balancer, &[]),
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -83,6 +98,9 @@ pub(super) const NETWORKING: &[Builtin] = &[
         merge: M::Object,
         protobuf: Protobuf::None,
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -98,6 +116,9 @@ pub(super) const NETWORKING: &[Builtin] = &[
         merge: M::Object,
         protobuf: Protobuf::None,
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
 ];
 
@@ -116,6 +137,9 @@ pub(super) const DISCOVERY: &[Builtin] = &[Builtin {
     merge: M::Object,
     protobuf: message::<pb::discovery::v1::EndpointSlice>(),
     printer: Printer::Columns(Columns::EndpointSlice),
+    defaults: Defaults::None,
+    zero_status: ZeroStatus::None,
+    names: NameRule::Dns1123Subdomain,
 }];
 
 /// `scheduling.k8s.io/v1`.
@@ -133,6 +157,9 @@ pub(super) const SCHEDULING: &[Builtin] = &[Builtin {
     merge: M::Object,
     protobuf: message::<pb::scheduling::v1::PriorityClass>(),
     printer: Printer::Columns(Columns::PriorityClass),
+    defaults: Defaults::Fill(defaults::priority_class),
+    zero_status: ZeroStatus::None,
+    names: NameRule::Dns1123Subdomain,
 }];
 
 /// `storage.k8s.io/v1`.
@@ -150,6 +177,9 @@ pub(super) const STORAGE: &[Builtin] = &[Builtin {
     merge: M::Object,
     protobuf: Protobuf::None,
     printer: Printer::Default,
+    defaults: Defaults::None,
+    zero_status: ZeroStatus::None,
+    names: NameRule::Dns1123Subdomain,
 }];
 
 const ADMISSION: &str = "admissionregistration.k8s.io";
@@ -172,6 +202,9 @@ pub(super) const ADMISSIONREGISTRATION: &[Builtin] = &[
         merge: M::WebhookConfiguration,
         protobuf: Protobuf::None,
         printer: Printer::Columns(Columns::Webhooks),
+        defaults: Defaults::Fill(defaults::validating_webhooks),
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -187,6 +220,9 @@ pub(super) const ADMISSIONREGISTRATION: &[Builtin] = &[
         merge: M::WebhookConfiguration,
         protobuf: Protobuf::None,
         printer: Printer::Columns(Columns::Webhooks),
+        defaults: Defaults::Fill(defaults::mutating_webhooks),
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
 ];
 
@@ -205,6 +241,9 @@ pub(super) const APIREGISTRATION: &[Builtin] = &[Builtin {
     merge: M::Object,
     protobuf: Protobuf::None,
     printer: Printer::Columns(Columns::ApiService),
+    defaults: Defaults::None,
+    zero_status: ZeroStatus::Of(status::empty, &[]),
+    names: NameRule::Dns1123Subdomain,
 }];
 
 /// `node.k8s.io/v1`: RuntimeClasses are stored only (no containers run).
@@ -222,4 +261,7 @@ pub(super) const NODE: &[Builtin] = &[Builtin {
     merge: M::Object,
     protobuf: Protobuf::None,
     printer: Printer::Columns(Columns::RuntimeClass),
+    defaults: Defaults::None,
+    zero_status: ZeroStatus::None,
+    names: NameRule::Dns1123Subdomain,
 }];

@@ -312,3 +312,58 @@ fn every_merge_shape_merges_its_lists_and_fits_the_kind() {
         }
     }
 }
+
+#[test]
+fn every_default_and_zero_status_is_idempotent_and_declared_by_the_type() {
+    for b in BUILTINS.iter() {
+        let r = &b.resource;
+        let kind = KindInfo::builtin(r.group, r.version, r.kind, r.namespaced);
+        let write = |obj: &mut Value| {
+            let mut allocations = crate::defaults::Allocations::default();
+            crate::defaults::apply(obj, &kind, &mut allocations);
+            crate::defaults::fill_status(obj, &kind);
+        };
+        let mut obj = minimal(b);
+        write(&mut obj);
+        let mut again = obj.clone();
+        write(&mut again);
+        assert_eq!(again, obj, "{}: defaulting is idempotent", name(b));
+        match b.zero_status {
+            ZeroStatus::Of(zero, _) => {
+                assert!(obj["status"].is_object(), "{}: no zero status", name(b));
+                assert!(
+                    zero().is_object(),
+                    "{}: a zero status is an object",
+                    name(b)
+                );
+            }
+            ZeroStatus::None => assert!(obj.get("status").is_none(), "{}", name(b)),
+        }
+        if let Defaults::None = b.defaults {
+            let mut bare = minimal(b);
+            crate::defaults::apply(&mut bare, &kind, &mut Default::default());
+            assert_eq!(bare, minimal(b), "{}: defaulted without defaults", name(b));
+        }
+        let stored = find(r.group, r.stored_as.unwrap_or(r.version), r.kind).expect("stored entry");
+        if let Typed::Model(_) = stored.typed {
+            obj["apiVersion"] = json!(api_version(&stored.resource));
+            let unknown = crate::typed::decode(r.group, stored.resource.version, r.kind, &mut obj)
+                .unwrap_or_else(|e| panic!("{}: {e}", name(b)));
+            assert!(
+                unknown.is_empty(),
+                "{}: the type lacks {unknown:?}",
+                name(b)
+            );
+        }
+    }
+}
+
+#[test]
+fn every_name_rule_is_the_kinds_and_takes_a_plain_name() {
+    for b in BUILTINS.iter() {
+        let r = &b.resource;
+        let kind = KindInfo::builtin(r.group, r.version, r.kind, r.namespaced);
+        assert_eq!(NameRule::for_kind(&kind), b.names, "{}", name(b));
+        assert!(b.names.check("probe", false).is_empty(), "{}", name(b));
+    }
+}

@@ -1,6 +1,7 @@
 //! The workload groups' built-ins: `apps`, `batch`, `autoscaling`, `policy`.
 
-use super::{Builtin, Columns, MergeShape as M, Printer, r};
+use super::{Builtin, Columns, Defaults, MergeShape as M, NameRule, Printer, ZeroStatus, r};
+use crate::defaults::{self, status};
 use crate::protobuf::message;
 use crate::typed::{hpa_v1_model, model};
 use k8s_openapi::api::{apps::v1 as apps, autoscaling, batch::v1 as batch, policy::v1 as policy};
@@ -22,6 +23,9 @@ pub(super) const APPS: &[Builtin] = &[
         merge: M::Workload,
         protobuf: message::<pb::apps::v1::Deployment>(),
         printer: Printer::Columns(Columns::Deployment),
+        defaults: Defaults::Fill(defaults::deployment),
+        zero_status: ZeroStatus::Of(status::empty, status::DEPLOYMENT_CONDITION_TIMES),
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -37,6 +41,9 @@ pub(super) const APPS: &[Builtin] = &[
         merge: M::Workload,
         protobuf: message::<pb::apps::v1::ReplicaSet>(),
         printer: Printer::Columns(Columns::ReplicaSet),
+        defaults: Defaults::Fill(defaults::replica_set),
+        zero_status: ZeroStatus::Of(status::replicas, status::WORKLOAD_CONDITION_TIMES),
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -52,6 +59,9 @@ pub(super) const APPS: &[Builtin] = &[
         merge: M::Workload,
         protobuf: message::<pb::apps::v1::StatefulSet>(),
         printer: Printer::Columns(Columns::StatefulSet),
+        defaults: Defaults::Fill(defaults::statefulset),
+        zero_status: ZeroStatus::Of(status::stateful_set, status::WORKLOAD_CONDITION_TIMES),
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -67,6 +77,9 @@ pub(super) const APPS: &[Builtin] = &[
         merge: M::Workload,
         protobuf: message::<pb::apps::v1::DaemonSet>(),
         printer: Printer::Columns(Columns::DaemonSet),
+        defaults: Defaults::Fill(defaults::daemonset),
+        zero_status: ZeroStatus::Of(status::daemon_set, status::WORKLOAD_CONDITION_TIMES),
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -82,6 +95,9 @@ pub(super) const APPS: &[Builtin] = &[
         merge: M::Object,
         protobuf: message::<pb::apps::v1::ControllerRevision>(),
         printer: Printer::Default,
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::None,
+        names: NameRule::Dns1123Subdomain,
     },
 ];
 
@@ -93,6 +109,9 @@ pub(super) const BATCH: &[Builtin] = &[
         merge: M::Job,
         protobuf: message::<pb::batch::v1::Job>(),
         printer: Printer::Columns(Columns::Job),
+        defaults: Defaults::Fill(defaults::job),
+        zero_status: ZeroStatus::Of(status::empty, status::JOB_CONDITION_TIMES),
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r("batch", "v1", "CronJob", "cronjobs", true, &["cj"], "sga"),
@@ -100,6 +119,9 @@ pub(super) const BATCH: &[Builtin] = &[
         merge: M::CronJob,
         protobuf: message::<pb::batch::v1::CronJob>(),
         printer: Printer::Columns(Columns::CronJob),
+        defaults: Defaults::Fill(defaults::cron_job),
+        zero_status: ZeroStatus::Of(status::empty, &[]),
+        names: NameRule::Dns1123Subdomain,
     },
 ];
 
@@ -118,6 +140,9 @@ pub(super) const POLICY: &[Builtin] = &[Builtin {
     merge: M::ConditionsOwner,
     protobuf: message::<pb::policy::v1::PodDisruptionBudget>(),
     printer: Printer::Default,
+    defaults: Defaults::None,
+    zero_status: ZeroStatus::Of(status::disruption_budget, &[]),
+    names: NameRule::Dns1123Subdomain,
 }];
 
 /// `autoscaling`: HorizontalPodAutoscalers are stored as `v2`; `v1` is a converted view (`crate::hpa`).
@@ -136,6 +161,9 @@ pub(super) const AUTOSCALING: &[Builtin] = &[
         merge: M::ConditionsOwner,
         protobuf: message::<pb::autoscaling::v2::HorizontalPodAutoscaler>(),
         printer: Printer::Columns(Columns::Hpa),
+        defaults: Defaults::Fill(crate::hpa::default_v2),
+        zero_status: ZeroStatus::Of(status::autoscaler, &[]),
+        names: NameRule::Dns1123Subdomain,
     },
     Builtin {
         resource: r(
@@ -152,5 +180,8 @@ pub(super) const AUTOSCALING: &[Builtin] = &[
         merge: M::ConditionsOwner,
         protobuf: message::<pb::autoscaling::v1::HorizontalPodAutoscaler>(),
         printer: Printer::Columns(Columns::Hpa),
+        defaults: Defaults::None,
+        zero_status: ZeroStatus::Of(status::autoscaler, &[]),
+        names: NameRule::Dns1123Subdomain,
     },
 ];

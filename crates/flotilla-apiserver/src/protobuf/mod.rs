@@ -133,12 +133,8 @@ pub fn is_protobuf(content_type: &str) -> bool {
 /// values, times are RFC 3339, quantities strings, `bytes` base64, int-or-string as number or string.
 ///
 /// Errors: [`ProtobufError::BadRequest`] for a missing `k8s\0` prefix, an undecodable envelope or message, or a
-/// compressed envelope; [`ProtobufError::Unsupported`] for kinds outside the supported list (every built-in
-/// kind client-go's typed clients and `kubectl create` commonly write: Namespace, ConfigMap, Secret,
-/// ServiceAccount, Service, Pod, Event, Node, Endpoints, PersistentVolumeClaim, ResourceQuota, LimitRange,
-/// PodTemplate, ReplicationController, Deployment, ReplicaSet, StatefulSet, DaemonSet, ControllerRevision, Job,
-/// CronJob, the four RBAC kinds, Lease, events.k8s.io Event, Ingress, PodDisruptionBudget, PriorityClass,
-/// TokenRequest, EndpointSlice, HorizontalPodAutoscaler v2, and DeleteOptions).
+/// compressed envelope; [`ProtobufError::Unsupported`] for kinds outside the supported list (the built-ins whose
+/// entry in `crate::builtins` names a message, TokenRequest and DeleteOptions).
 pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
     let Some(rest) = body.strip_prefix(&MAGIC) else {
         return Err(ProtobufError::BadRequest(format!(
