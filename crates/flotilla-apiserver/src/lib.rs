@@ -21,6 +21,7 @@
 
 pub mod admission;
 pub mod auth;
+mod builtins;
 pub mod catalog;
 pub mod certificates;
 pub mod context;

@@ -7,14 +7,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use k8s_openapi::api::{
-    apps::v1 as apps, autoscaling::v2 as autoscaling, batch::v1 as batch,
-    coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery,
-    events::v1 as events, networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac,
-    storage::v1 as storage,
-};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
-
 /// Why a body does not decode into its kind's type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind} in version \"{version}\" cannot be handled as a {kind}: {message}")]
@@ -34,6 +26,72 @@ fn round_trip<T: DeserializeOwned + Serialize>(obj: &Value) -> Result<Value, Str
 
 type RoundTrip = fn(&Value) -> Result<Value, String>;
 
+/// A built-in kind's typed model: the round trip through its k8s-openapi type, and what that type says of
+/// itself, so the table's entry can be checked against it.
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "what the type says of itself is checked by `crate::builtins`' tests"
+    )
+)]
+pub(crate) struct Model {
+    /// Decodes into the type and encodes back.
+    pub(crate) round_trip: RoundTrip,
+    /// The type's `apiVersion`.
+    pub(crate) api_version: &'static str,
+    /// The type's kind.
+    pub(crate) kind: &'static str,
+    /// The type's plural (URL path segment).
+    pub(crate) plural: &'static str,
+    /// Whether the type is namespace-scoped.
+    pub(crate) namespaced: bool,
+}
+
+/// Whether a k8s-openapi resource scope is the namespaced one.
+pub(crate) trait Scope {
+    /// `true` for namespaced resources.
+    const NAMESPACED: bool;
+}
+
+impl Scope for k8s_openapi::NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+}
+
+impl Scope for k8s_openapi::ClusterResourceScope {
+    const NAMESPACED: bool = false;
+}
+
+/// The typed model of a built-in: the round trip through `T`.
+pub(crate) const fn model<T>() -> crate::builtins::Typed
+where
+    T: k8s_openapi::Resource + DeserializeOwned + Serialize,
+    T::Scope: Scope,
+{
+    view::<T>(round_trip::<T>)
+}
+
+/// The typed model of a built-in decoded through `T` by a round trip of its own (a view of another version).
+const fn view<T>(round_trip: RoundTrip) -> crate::builtins::Typed
+where
+    T: k8s_openapi::Resource,
+    T::Scope: Scope,
+{
+    crate::builtins::Typed::Model(Model {
+        round_trip,
+        api_version: T::API_VERSION,
+        kind: T::KIND,
+        plural: T::URL_PATH_SEGMENT,
+        namespaced: <T::Scope as Scope>::NAMESPACED,
+    })
+}
+
+/// The typed model of the `autoscaling/v1` view of HPAs (see [`hpa_v1`]).
+pub(crate) const fn hpa_v1_model() -> crate::builtins::Typed {
+    view::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler>(hpa_v1)
+}
+
 /// The `autoscaling/v1` view of HPAs: the object already carries its storage `apiVersion` (`v2`), which the
 /// `v1` model refuses, so the round trip runs under the view's `apiVersion` and gives the stored one back.
 fn hpa_v1(obj: &Value) -> Result<Value, String> {
@@ -48,69 +106,15 @@ fn hpa_v1(obj: &Value) -> Result<Value, String> {
     Ok(out)
 }
 
-/// The round trip of a built-in kind, if it has a typed model.
-fn model(group: &str, version: &str, kind: &str) -> Option<RoundTrip> {
-    if (group, version, kind) == ("autoscaling", "v1", "HorizontalPodAutoscaler") {
-        return Some(hpa_v1);
+/// The round trip of a built-in kind, if it has a typed model: the entry of its version, else of any version
+/// of the kind (`crate::builtins`).
+fn model_of(group: &str, version: &str, kind: &str) -> Option<RoundTrip> {
+    let entry = crate::builtins::find(group, version, kind)
+        .or_else(|| crate::builtins::find_kind(group, kind))?;
+    match entry.typed {
+        crate::builtins::Typed::Model(m) => Some(m.round_trip),
+        crate::builtins::Typed::None => None,
     }
-    Some(match (group, kind) {
-        ("", "Namespace") => round_trip::<core::Namespace>,
-        ("", "ConfigMap") => round_trip::<core::ConfigMap>,
-        ("", "Secret") => round_trip::<core::Secret>,
-        ("", "ServiceAccount") => round_trip::<core::ServiceAccount>,
-        ("", "Service") => round_trip::<core::Service>,
-        ("", "Endpoints") => round_trip::<core::Endpoints>,
-        ("", "Event") => round_trip::<core::Event>,
-        ("", "Pod") => round_trip::<core::Pod>,
-        ("", "Node") => round_trip::<core::Node>,
-        ("", "PersistentVolumeClaim") => round_trip::<core::PersistentVolumeClaim>,
-        ("", "PersistentVolume") => round_trip::<core::PersistentVolume>,
-        ("", "ResourceQuota") => round_trip::<core::ResourceQuota>,
-        ("", "LimitRange") => round_trip::<core::LimitRange>,
-        ("", "ReplicationController") => round_trip::<core::ReplicationController>,
-        ("", "PodTemplate") => round_trip::<core::PodTemplate>,
-        ("apps", "Deployment") => round_trip::<apps::Deployment>,
-        ("apps", "ReplicaSet") => round_trip::<apps::ReplicaSet>,
-        ("apps", "StatefulSet") => round_trip::<apps::StatefulSet>,
-        ("apps", "DaemonSet") => round_trip::<apps::DaemonSet>,
-        ("apps", "ControllerRevision") => round_trip::<apps::ControllerRevision>,
-        ("batch", "Job") => round_trip::<batch::Job>,
-        ("batch", "CronJob") => round_trip::<batch::CronJob>,
-        ("coordination.k8s.io", "Lease") => round_trip::<coordination::Lease>,
-        ("events.k8s.io", "Event") => round_trip::<events::Event>,
-        ("rbac.authorization.k8s.io", "Role") => round_trip::<rbac::Role>,
-        ("rbac.authorization.k8s.io", "RoleBinding") => round_trip::<rbac::RoleBinding>,
-        ("rbac.authorization.k8s.io", "ClusterRole") => round_trip::<rbac::ClusterRole>,
-        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => {
-            round_trip::<rbac::ClusterRoleBinding>
-        }
-        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
-            round_trip::<apiextensions::CustomResourceDefinition>
-        }
-        ("networking.k8s.io", "Ingress") => round_trip::<networking::Ingress>,
-        ("networking.k8s.io", "NetworkPolicy") => round_trip::<networking::NetworkPolicy>,
-        ("networking.k8s.io", "IngressClass") => round_trip::<networking::IngressClass>,
-        ("policy", "PodDisruptionBudget") => round_trip::<policy::PodDisruptionBudget>,
-        ("autoscaling", "HorizontalPodAutoscaler") => {
-            round_trip::<autoscaling::HorizontalPodAutoscaler>
-        }
-        ("discovery.k8s.io", "EndpointSlice") => round_trip::<discovery::EndpointSlice>,
-        ("storage.k8s.io", "StorageClass") => round_trip::<storage::StorageClass>,
-        ("certificates.k8s.io", "CertificateSigningRequest") => {
-            round_trip::<k8s_openapi::api::certificates::v1::CertificateSigningRequest>
-        }
-        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
-            round_trip::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>
-        }
-        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
-            round_trip::<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>
-        }
-        ("node.k8s.io", "RuntimeClass") => round_trip::<k8s_openapi::api::node::v1::RuntimeClass>,
-        ("scheduling.k8s.io", "PriorityClass") => {
-            round_trip::<k8s_openapi::api::scheduling::v1::PriorityClass>
-        }
-        _ => return None,
-    })
 }
 
 /// Paths (upstream's syntax: `spec.template.spec.containers[0].foo`) present in `sent` but lost in `decoded`
@@ -191,7 +195,7 @@ pub fn decode(
     kind: &str,
     obj: &mut Value,
 ) -> Result<Vec<String>, DecodeError> {
-    let Some(round_trip) = model(group, version, kind) else {
+    let Some(round_trip) = model_of(group, version, kind) else {
         return Ok(Vec::new());
     };
     let decoded = round_trip(obj).map_err(|message| DecodeError {

@@ -6,9 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-mod builtins;
-
-use builtins::{BUILTINS, builtin};
+use crate::builtins::{BUILTINS, Builtin};
 
 /// Where a resource's scale subresource finds replicas and the selector (JSON paths like `.spec.replicas`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,8 +149,8 @@ impl Catalog {
     /// A catalogue holding the built-in resources.
     pub fn with_builtins() -> Self {
         let mut inner = Inner::default();
-        for spec in BUILTINS {
-            let info = builtin(spec);
+        for entry in BUILTINS.iter() {
+            let info = builtin(entry);
             if !inner.group_order.contains(&info.group) {
                 inner.group_order.push(info.group.clone());
             }
@@ -283,6 +281,32 @@ impl Catalog {
     /// Whether a CRD's resources are currently served.
     pub fn serves_crd(&self, crd_name: &str) -> bool {
         self.read().by_crd.contains_key(crd_name)
+    }
+}
+
+/// The catalogue entry of a built-in (`crate::builtins`).
+fn builtin(entry: &Builtin) -> ResourceInfo {
+    let spec = &entry.resource;
+    ResourceInfo {
+        group: spec.group.into(),
+        version: spec.version.into(),
+        storage_version: spec.stored_as.unwrap_or(spec.version).into(),
+        kind: spec.kind.into(),
+        list_kind: format!("{}List", spec.kind),
+        plural: spec.plural.into(),
+        singular: spec.kind.to_lowercase(),
+        namespaced: spec.namespaced,
+        short_names: spec.short.iter().map(|s| s.to_string()).collect(),
+        categories: if spec.all { vec!["all".into()] } else { vec![] },
+        status: spec.status,
+        scale: spec.scale.then(|| ScalePaths {
+            spec_replicas: ".spec.replicas".into(),
+            status_replicas: ".status.replicas".into(),
+            label_selector: Some(".spec.selector".into()),
+        }),
+        generation: spec.generation,
+        custom: false,
+        crd: None,
     }
 }
 

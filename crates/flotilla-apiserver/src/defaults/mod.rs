@@ -9,7 +9,7 @@
 
 mod pod;
 mod service;
-mod status;
+pub(crate) mod status;
 
 pub use status::fill as fill_status;
 
@@ -50,52 +50,80 @@ pub fn apply(object: &mut Value, kind: &KindInfo<'_>, allocations: &mut Allocati
     if kind.is_custom() {
         return;
     }
-    match (kind.group, kind.kind) {
-        ("apps", "Deployment") => deployment(object),
-        ("apps", "ReplicaSet") | ("", "ReplicationController") => {
-            with_spec(object, |s| set_if_absent(s, "replicas", json!(1)));
-            template(object, "/spec/template/spec");
-        }
-        ("apps", "StatefulSet") => statefulset(object),
-        ("apps", "DaemonSet") => daemonset(object),
-        ("batch", "Job") => {
-            job_spec(object.get_mut("spec"));
-            job_labels(object);
-            template(object, "/spec/template/spec");
-        }
-        ("batch", "CronJob") => {
-            with_spec(object, |s| {
-                set_if_empty(s, "concurrencyPolicy", json!("Allow"));
-                set_if_absent(s, "suspend", json!(false));
-                set_if_absent(s, "successfulJobsHistoryLimit", json!(3));
-                set_if_absent(s, "failedJobsHistoryLimit", json!(1));
-            });
-            job_spec(object.pointer_mut("/spec/jobTemplate/spec"));
-            template(object, "/spec/jobTemplate/spec/template/spec");
-        }
-        ("", "PodTemplate") => template(object, "/template/spec"),
-        ("", "Pod") => pod::pod(object),
-        ("", "Service") => service::service(object, allocations),
-        ("", "Secret") => secret(object),
-        ("", "Namespace") => namespace(object),
-        ("", "LimitRange") => limit_range(object),
-        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
-            webhooks(object, false)
-        }
-        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => webhooks(object, true),
-        ("scheduling.k8s.io", "PriorityClass") => {
-            if let Some(m) = object.as_object_mut() {
-                set_if_empty(m, "preemptionPolicy", json!("PreemptLowerPriority"));
-            }
-        }
-        // The v1 view is defaulted once converted to the stored v2 shape (`crate::hpa`).
-        ("autoscaling", "HorizontalPodAutoscaler") if kind.version == "v2" => {
-            crate::hpa::default_v2(object)
-        }
-        ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
-            rbac_subjects(object)
-        }
-        _ => {}
+    let entry = crate::builtins::find(kind.group, kind.version, kind.kind)
+        .or_else(|| crate::builtins::find_kind(kind.group, kind.kind));
+    match entry.map(|b| b.defaults) {
+        Some(Defaults::Fill(fill)) => fill(object),
+        Some(Defaults::Allocate(fill)) => fill(object, allocations),
+        Some(Defaults::None) | None => {}
+    }
+}
+
+/// How a built-in kind is defaulted (named by its entry in `crate::builtins`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Defaults {
+    /// By this function of the object.
+    Fill(fn(&mut Value)),
+    /// By this function, which also allocates addresses and ports (Services).
+    Allocate(fn(&mut Value, &mut Allocations)),
+    /// Nothing is defaulted.
+    None,
+}
+
+/// Pods.
+pub(crate) fn pod(object: &mut Value) {
+    pod::pod(object);
+}
+
+/// Services: type, affinity, policies, ports, and a cluster IP and node ports from `allocations`.
+pub(crate) fn service(object: &mut Value, allocations: &mut Allocations) {
+    service::service(object, allocations);
+}
+
+/// ReplicaSets and ReplicationControllers.
+pub(crate) fn replica_set(object: &mut Value) {
+    with_spec(object, |s| set_if_absent(s, "replicas", json!(1)));
+    template(object, "/spec/template/spec");
+}
+
+/// Jobs.
+pub(crate) fn job(object: &mut Value) {
+    job_spec(object.get_mut("spec"));
+    job_labels(object);
+    template(object, "/spec/template/spec");
+}
+
+/// CronJobs.
+pub(crate) fn cron_job(object: &mut Value) {
+    with_spec(object, |s| {
+        set_if_empty(s, "concurrencyPolicy", json!("Allow"));
+        set_if_absent(s, "suspend", json!(false));
+        set_if_absent(s, "successfulJobsHistoryLimit", json!(3));
+        set_if_absent(s, "failedJobsHistoryLimit", json!(1));
+    });
+    job_spec(object.pointer_mut("/spec/jobTemplate/spec"));
+    template(object, "/spec/jobTemplate/spec/template/spec");
+}
+
+/// PodTemplates.
+pub(crate) fn pod_template(object: &mut Value) {
+    template(object, "/template/spec");
+}
+
+/// ValidatingWebhookConfigurations.
+pub(crate) fn validating_webhooks(object: &mut Value) {
+    webhooks(object, false);
+}
+
+/// MutatingWebhookConfigurations.
+pub(crate) fn mutating_webhooks(object: &mut Value) {
+    webhooks(object, true);
+}
+
+/// PriorityClasses.
+pub(crate) fn priority_class(object: &mut Value) {
+    if let Some(m) = object.as_object_mut() {
+        set_if_empty(m, "preemptionPolicy", json!("PreemptLowerPriority"));
     }
 }
 
@@ -147,7 +175,8 @@ fn rolling_strategy(spec: &mut Map<String, Value>, key: &str, fields: &[(&str, V
     }
 }
 
-fn deployment(object: &mut Value) {
+/// Deployments.
+pub(crate) fn deployment(object: &mut Value) {
     with_spec(object, |s| {
         set_if_absent(s, "replicas", json!(1));
         set_if_absent(s, "revisionHistoryLimit", json!(10));
@@ -161,7 +190,8 @@ fn deployment(object: &mut Value) {
     template(object, "/spec/template/spec");
 }
 
-fn statefulset(object: &mut Value) {
+/// StatefulSets.
+pub(crate) fn statefulset(object: &mut Value) {
     with_spec(object, |s| {
         set_if_absent(s, "replicas", json!(1));
         set_if_empty(s, "podManagementPolicy", json!("OrderedReady"));
@@ -173,7 +203,8 @@ fn statefulset(object: &mut Value) {
     template(object, "/spec/template/spec");
 }
 
-fn daemonset(object: &mut Value) {
+/// DaemonSets.
+pub(crate) fn daemonset(object: &mut Value) {
     with_spec(object, |s| {
         set_if_absent(s, "revisionHistoryLimit", json!(10));
         rolling_strategy(
@@ -240,7 +271,7 @@ fn job_labels(object: &mut Value) {
 }
 
 /// `stringData` is write-only: it is merged into `data` (base64) and dropped; `type` defaults to `Opaque`.
-fn secret(object: &mut Value) {
+pub(crate) fn secret(object: &mut Value) {
     let Some(obj) = object.as_object_mut() else {
         return;
     };
@@ -260,7 +291,7 @@ fn secret(object: &mut Value) {
 }
 
 /// Every Namespace carries its own name as the `kubernetes.io/metadata.name` label.
-fn namespace(object: &mut Value) {
+pub(crate) fn namespace(object: &mut Value) {
     let name = object
         .pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -302,7 +333,7 @@ fn webhooks(object: &mut Value, mutating: bool) {
 
 /// A `Container` item's default limit falls back to its max, and its default request to the default limit,
 /// then to its min (upstream's `SetDefaults_LimitRangeItem`).
-fn limit_range(object: &mut Value) {
+pub(crate) fn limit_range(object: &mut Value) {
     for item in object
         .pointer_mut("/spec/limits")
         .and_then(Value::as_array_mut)
@@ -335,7 +366,8 @@ fn limit_range(object: &mut Value) {
     }
 }
 
-fn rbac_subjects(object: &mut Value) {
+/// RoleBindings and ClusterRoleBindings: users' and groups' API group.
+pub(crate) fn rbac_subjects(object: &mut Value) {
     for s in object
         .get_mut("subjects")
         .and_then(Value::as_array_mut)

@@ -11,60 +11,98 @@ use serde_json::{Map, Value, json};
 
 use crate::kind_info::KindInfo;
 
-/// The zero status of `kind` in its stored version, or `None` when its type has no status struct (or another
-/// part of the server sets it: Namespaces, Pods, CRDs and persistent volumes get a phase on create).
-fn zero(kind: &KindInfo<'_>) -> Option<Value> {
+/// The status a built-in kind is stored with before anyone reports one (named by its entry in
+/// `crate::builtins`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ZeroStatus {
+    /// The zero value this function builds, and the time fields of its conditions that are non-pointer
+    /// `metav1.Time`s (written as `null` when unset).
+    Of(fn() -> Value, &'static [&'static str]),
+    /// The type has no status struct, or another part of the server sets it (Namespaces, Pods, CRDs and
+    /// persistent volumes get a phase on create).
+    None,
+}
+
+/// The condition times of ReplicaSets, StatefulSets, DaemonSets and ReplicationControllers.
+pub(crate) const WORKLOAD_CONDITION_TIMES: &[&str] = &["lastTransitionTime"];
+/// The condition times of Deployments.
+pub(crate) const DEPLOYMENT_CONDITION_TIMES: &[&str] = &["lastUpdateTime", "lastTransitionTime"];
+/// The condition times of Jobs.
+pub(crate) const JOB_CONDITION_TIMES: &[&str] = &["lastProbeTime", "lastTransitionTime"];
+
+/// `{}`: a status struct whose fields are all `omitempty`.
+pub(crate) fn empty() -> Value {
+    json!({})
+}
+
+/// ReplicaSets and ReplicationControllers.
+pub(crate) fn replicas() -> Value {
+    json!({"replicas": 0})
+}
+
+/// StatefulSets.
+pub(crate) fn stateful_set() -> Value {
+    json!({"replicas": 0, "availableReplicas": 0})
+}
+
+/// DaemonSets.
+pub(crate) fn daemon_set() -> Value {
+    json!({
+        "currentNumberScheduled": 0,
+        "numberMisscheduled": 0,
+        "desiredNumberScheduled": 0,
+        "numberReady": 0,
+    })
+}
+
+/// Services and Ingresses.
+pub(crate) fn load_balancer() -> Value {
+    json!({"loadBalancer": {}})
+}
+
+/// PodDisruptionBudgets.
+pub(crate) fn disruption_budget() -> Value {
+    json!({
+        "disruptionsAllowed": 0,
+        "currentHealthy": 0,
+        "desiredHealthy": 0,
+        "expectedPods": 0,
+    })
+}
+
+/// HorizontalPodAutoscalers: stored as autoscaling/v2 whichever version served the write; the v1 view derives
+/// its own.
+pub(crate) fn autoscaler() -> Value {
+    json!({"desiredReplicas": 0, "currentMetrics": null})
+}
+
+/// PersistentVolumeClaims.
+pub(crate) fn pending() -> Value {
+    json!({"phase": "Pending"})
+}
+
+/// Nodes.
+pub(crate) fn node() -> Value {
+    json!({
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
+        "nodeInfo": {
+            "machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "", "osImage": "",
+            "containerRuntimeVersion": "", "kubeletVersion": "", "kubeProxyVersion": "",
+            "operatingSystem": "", "architecture": "",
+        },
+    })
+}
+
+/// The zero status of `kind` and its condition times, from its entry.
+fn zero(kind: &KindInfo<'_>) -> Option<(Value, &'static [&'static str])> {
     if kind.is_custom() {
         return None;
     }
-    let zero = match (kind.group, kind.kind) {
-        ("apps", "Deployment")
-        | ("batch", "Job" | "CronJob")
-        | ("", "ResourceQuota")
-        | ("apiregistration.k8s.io", "APIService")
-        | ("certificates.k8s.io", "CertificateSigningRequest") => json!({}),
-        ("apps", "ReplicaSet") | ("", "ReplicationController") => json!({"replicas": 0}),
-        ("apps", "StatefulSet") => json!({"replicas": 0, "availableReplicas": 0}),
-        ("apps", "DaemonSet") => json!({
-            "currentNumberScheduled": 0,
-            "numberMisscheduled": 0,
-            "desiredNumberScheduled": 0,
-            "numberReady": 0,
-        }),
-        ("", "Service") | ("networking.k8s.io", "Ingress") => json!({"loadBalancer": {}}),
-        ("policy", "PodDisruptionBudget") => json!({
-            "disruptionsAllowed": 0,
-            "currentHealthy": 0,
-            "desiredHealthy": 0,
-            "expectedPods": 0,
-        }),
-        // Stored as autoscaling/v2 whichever version served the write; the v1 view derives its own.
-        ("autoscaling", "HorizontalPodAutoscaler") => {
-            json!({"desiredReplicas": 0, "currentMetrics": null})
-        }
-        ("", "PersistentVolumeClaim") => json!({"phase": "Pending"}),
-        ("", "Node") => json!({
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
-            "nodeInfo": {
-                "machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "", "osImage": "",
-                "containerRuntimeVersion": "", "kubeletVersion": "", "kubeProxyVersion": "",
-                "operatingSystem": "", "architecture": "",
-            },
-        }),
-        _ => return None,
-    };
-    Some(zero)
-}
-
-/// The time fields of `kind`'s status conditions that are non-pointer `metav1.Time`s: written as `null` when unset.
-fn condition_times(kind: &KindInfo<'_>) -> &'static [&'static str] {
-    match (kind.group, kind.kind) {
-        ("apps", "Deployment") => &["lastUpdateTime", "lastTransitionTime"],
-        ("apps", "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("", "ReplicationController") => {
-            &["lastTransitionTime"]
-        }
-        ("batch", "Job") => &["lastProbeTime", "lastTransitionTime"],
-        _ => &[],
+    let entry = crate::builtins::find(kind.group, kind.version, kind.kind)
+        .or_else(|| crate::builtins::find_kind(kind.group, kind.kind))?;
+    match entry.zero_status {
+        ZeroStatus::Of(zero, times) => Some((zero(), times)),
+        ZeroStatus::None => None,
     }
 }
 
@@ -73,7 +111,9 @@ fn condition_times(kind: &KindInfo<'_>) -> &'static [&'static str] {
 ///
 /// Guarantees: values present are kept; a kind without a status struct is left alone; idempotent.
 pub fn fill(object: &mut Value, kind: &KindInfo<'_>) {
-    let Some(zero) = zero(kind) else { return };
+    let Some((zero, times)) = zero(kind) else {
+        return;
+    };
     let Some(map) = object.as_object_mut() else {
         return;
     };
@@ -84,7 +124,6 @@ pub fn fill(object: &mut Value, kind: &KindInfo<'_>) {
     if let (Some(status), Value::Object(zero)) = (status.as_object_mut(), zero) {
         merge_missing(status, zero);
     }
-    let times = condition_times(kind);
     if times.is_empty() {
         return;
     }

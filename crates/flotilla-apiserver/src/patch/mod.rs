@@ -15,6 +15,9 @@ pub mod json;
 pub mod merge;
 mod strategic;
 
+/// The type graph node strategic merge patch starts from at an object's root (named by `crate::builtins`).
+pub(crate) use strategic::schema::Ty as MergeShape;
+
 use crate::kind_info::KindInfo;
 use crate::validation::{FieldError, format::go_quote, invalid_status};
 use kube::core::Status;

@@ -65,86 +65,52 @@ fn as_json<M: Message + Default + ToJson>(raw: &[u8]) -> Result<Value, prost::De
     Ok(M::decode(raw)?.to_json())
 }
 
-/// The decoder for `apiVersion`/`kind`, if the kind is supported.
+/// A built-in kind's protobuf message: its decoder, and what the k8s-pb type says of itself, so the table's
+/// entry can be checked against it.
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "what the type says of itself is checked by `crate::builtins`' tests"
+    )
+)]
+pub(crate) struct MessageType {
+    /// Decodes the envelope's `raw` bytes into JSON.
+    pub(crate) decode: Decoder,
+    /// The message type's `apiVersion`.
+    pub(crate) api_version: &'static str,
+    /// The message type's kind.
+    pub(crate) kind: &'static str,
+}
+
+/// The protobuf part of a built-in: bodies are decoded as the k8s-pb message `M`.
+pub(crate) const fn message<M>() -> crate::builtins::Protobuf
+where
+    M: Message + Default + ToJson + k8s_pb::Resource,
+{
+    crate::builtins::Protobuf::Message(MessageType {
+        decode: as_json::<M>,
+        api_version: M::API_VERSION,
+        kind: M::KIND,
+    })
+}
+
+/// The decoder for `apiVersion`/`kind`, if the kind is supported: a built-in whose entry names a message
+/// (`crate::builtins`), or one of the bodies that are not resources of their own.
 fn decoder(api_version: &str, kind: &str) -> Option<Decoder> {
-    use k8s_pb::api::{
-        apps::v1 as apps, batch::v1 as batch, coordination::v1 as coord, core::v1 as core,
-    };
-    use k8s_pb::api::{
-        authentication::v1 as authn, autoscaling::v2 as autoscaling, discovery::v1 as discovery,
-    };
-    use k8s_pb::api::{events::v1 as events, rbac::v1 as rbac};
-    use k8s_pb::api::{
-        networking::v1 as networking, policy::v1 as policy, scheduling::v1 as scheduling,
-    };
     if kind == "DeleteOptions" {
         // client-go stamps DeleteOptions with the group version of the client that sends it.
         return Some(as_json::<k8s_pb::apimachinery::pkg::apis::meta::v1::DeleteOptions>);
     }
-    Some(match (api_version, kind) {
-        ("v1", "Namespace") => as_json::<core::Namespace>,
-        ("v1", "ConfigMap") => as_json::<core::ConfigMap>,
-        ("v1", "Secret") => as_json::<core::Secret>,
-        ("v1", "ServiceAccount") => as_json::<core::ServiceAccount>,
-        ("v1", "Service") => as_json::<core::Service>,
-        ("v1", "Pod") => as_json::<core::Pod>,
-        ("v1", "Event") => as_json::<core::Event>,
-        ("v1", "Node") => as_json::<core::Node>,
-        ("v1", "Endpoints") => as_json::<core::Endpoints>,
-        ("v1", "PersistentVolumeClaim") => as_json::<core::PersistentVolumeClaim>,
-        ("v1", "ResourceQuota") => as_json::<core::ResourceQuota>,
-        ("v1", "LimitRange") => as_json::<core::LimitRange>,
-        ("v1", "PodTemplate") => as_json::<core::PodTemplate>,
-        ("v1", "ReplicationController") => as_json::<core::ReplicationController>,
-        ("apps/v1", "ControllerRevision") => as_json::<apps::ControllerRevision>,
-        ("networking.k8s.io/v1", "Ingress") => as_json::<networking::Ingress>,
-        ("policy/v1", "PodDisruptionBudget") => as_json::<policy::PodDisruptionBudget>,
-        ("scheduling.k8s.io/v1", "PriorityClass") => as_json::<scheduling::PriorityClass>,
-        ("authentication.k8s.io/v1", "TokenRequest") => as_json::<authn::TokenRequest>,
-        ("discovery.k8s.io/v1", "EndpointSlice") => as_json::<discovery::EndpointSlice>,
-        ("autoscaling/v2", "HorizontalPodAutoscaler") => {
-            as_json::<autoscaling::HorizontalPodAutoscaler>
-        }
-        ("autoscaling/v1", "HorizontalPodAutoscaler") => {
-            as_json::<k8s_pb::api::autoscaling::v1::HorizontalPodAutoscaler>
-        }
-        ("apps/v1", "Deployment") => as_json::<apps::Deployment>,
-        ("apps/v1", "ReplicaSet") => as_json::<apps::ReplicaSet>,
-        ("apps/v1", "StatefulSet") => as_json::<apps::StatefulSet>,
-        ("apps/v1", "DaemonSet") => as_json::<apps::DaemonSet>,
-        ("batch/v1", "Job") => as_json::<batch::Job>,
-        ("batch/v1", "CronJob") => as_json::<batch::CronJob>,
-        ("rbac.authorization.k8s.io/v1", "Role") => as_json::<rbac::Role>,
-        ("rbac.authorization.k8s.io/v1", "RoleBinding") => as_json::<rbac::RoleBinding>,
-        ("rbac.authorization.k8s.io/v1", "ClusterRole") => as_json::<rbac::ClusterRole>,
-        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
-            as_json::<rbac::ClusterRoleBinding>
-        }
-        ("coordination.k8s.io/v1", "Lease") => as_json::<coord::Lease>,
-        ("certificates.k8s.io/v1", "CertificateSigningRequest") => {
-            as_json::<k8s_pb::api::certificates::v1::CertificateSigningRequest>
-        }
-        ("events.k8s.io/v1", "Event") => as_json::<events::Event>,
-        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
-            as_json::<k8s_pb::api::authorization::v1::SelfSubjectAccessReview>
-        }
-        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
-            as_json::<k8s_pb::api::authorization::v1::SelfSubjectRulesReview>
-        }
-        ("authorization.k8s.io/v1", "SubjectAccessReview") => {
-            as_json::<k8s_pb::api::authorization::v1::SubjectAccessReview>
-        }
-        ("authorization.k8s.io/v1", "LocalSubjectAccessReview") => {
-            as_json::<k8s_pb::api::authorization::v1::LocalSubjectAccessReview>
-        }
-        ("authentication.k8s.io/v1", "SelfSubjectReview") => {
-            as_json::<k8s_pb::api::authentication::v1::SelfSubjectReview>
-        }
-        ("authentication.k8s.io/v1", "TokenReview") => {
-            as_json::<k8s_pb::api::authentication::v1::TokenReview>
-        }
-        _ => return None,
-    })
+    if (api_version, kind) == ("authentication.k8s.io/v1", "TokenRequest") {
+        // The body of the `serviceaccounts/token` subresource.
+        return Some(as_json::<k8s_pb::api::authentication::v1::TokenRequest>);
+    }
+    match crate::builtins::find_api_version(api_version, kind)?.protobuf {
+        crate::builtins::Protobuf::Message(m) => Some(m.decode),
+        crate::builtins::Protobuf::None => None,
+    }
 }
 
 /// Whether protobuf bodies of `apiVersion`/`kind` can be decoded.
@@ -167,12 +133,8 @@ pub fn is_protobuf(content_type: &str) -> bool {
 /// values, times are RFC 3339, quantities strings, `bytes` base64, int-or-string as number or string.
 ///
 /// Errors: [`ProtobufError::BadRequest`] for a missing `k8s\0` prefix, an undecodable envelope or message, or a
-/// compressed envelope; [`ProtobufError::Unsupported`] for kinds outside the supported list (every built-in
-/// kind client-go's typed clients and `kubectl create` commonly write: Namespace, ConfigMap, Secret,
-/// ServiceAccount, Service, Pod, Event, Node, Endpoints, PersistentVolumeClaim, ResourceQuota, LimitRange,
-/// PodTemplate, ReplicationController, Deployment, ReplicaSet, StatefulSet, DaemonSet, ControllerRevision, Job,
-/// CronJob, the four RBAC kinds, Lease, events.k8s.io Event, Ingress, PodDisruptionBudget, PriorityClass,
-/// TokenRequest, EndpointSlice, HorizontalPodAutoscaler v2, and DeleteOptions).
+/// compressed envelope; [`ProtobufError::Unsupported`] for kinds outside the supported list (the built-ins whose
+/// entry in `crate::builtins` names a message, TokenRequest and DeleteOptions).
 pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
     let Some(rest) = body.strip_prefix(&MAGIC) else {
         return Err(ProtobufError::BadRequest(format!(

@@ -11,6 +11,8 @@ mod hpa;
 pub mod jsonpath;
 mod printers;
 
+pub(crate) use printers::Columns;
+
 use crate::kind_info::KindInfo;
 use jsonpath::JsonPath;
 use serde_json::{Map, Value, json};
@@ -110,7 +112,7 @@ pub(crate) fn name_column() -> Column {
 /// How the rows of one kind are built.
 enum Printer {
     /// A built-in printer.
-    Builtin(printers::Builtin),
+    Builtin(Columns),
     /// A custom resource's printer columns (JSONPath per column).
     Custom(Vec<(Column, Option<JsonPath>)>),
     /// Name and Created At.
@@ -122,8 +124,10 @@ impl Printer {
         if let Some(version) = kind.crd_version {
             return Printer::Custom(custom_columns(version));
         }
-        printers::Builtin::for_kind(kind.group, kind.kind)
-            .map_or(Printer::Default, Printer::Builtin)
+        match crate::builtins::find_kind(kind.group, kind.kind).map(|b| b.printer) {
+            Some(crate::builtins::Printer::Columns(c)) => Printer::Builtin(c),
+            Some(crate::builtins::Printer::Default) | None => Printer::Default,
+        }
     }
 
     fn columns(&self) -> Vec<Column> {

@@ -8,9 +8,10 @@ use super::cells::{
 use super::{AGE_DESCRIPTION, Column, age_of, name_column, str_at};
 use serde_json::{Value, json};
 
-/// A built-in kind with its own printer.
+/// The printers of built-in kinds with one of their own; which kind uses which is said by its entry in
+/// `crate::builtins`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Builtin {
+pub(crate) enum Columns {
     Namespace,
     Node,
     Pod,
@@ -75,44 +76,7 @@ fn int(name: &str) -> Column {
     Column::new(name, "integer")
 }
 
-impl Builtin {
-    pub(super) fn for_kind(group: &str, kind: &str) -> Option<Self> {
-        Some(match (group, kind) {
-            ("", "Namespace") => Self::Namespace,
-            ("", "Node") => Self::Node,
-            ("", "Pod") => Self::Pod,
-            ("", "Service") => Self::Service,
-            ("", "ConfigMap") => Self::ConfigMap,
-            ("", "Secret") => Self::Secret,
-            ("", "ServiceAccount") => Self::ServiceAccount,
-            ("", "Endpoints") => Self::Endpoints,
-            ("discovery.k8s.io", "EndpointSlice") => Self::EndpointSlice,
-            ("apps", "Deployment") => Self::Deployment,
-            ("apps", "ReplicaSet") => Self::ReplicaSet,
-            ("apps", "StatefulSet") => Self::StatefulSet,
-            ("apps", "DaemonSet") => Self::DaemonSet,
-            ("batch", "Job") => Self::Job,
-            ("batch", "CronJob") => Self::CronJob,
-            ("", "Event") => Self::Event,
-            ("events.k8s.io", "Event") => Self::EventV1,
-            ("coordination.k8s.io", "Lease") => Self::Lease,
-            ("autoscaling", "HorizontalPodAutoscaler") => Self::Hpa,
-            ("scheduling.k8s.io", "PriorityClass") => Self::PriorityClass,
-            (
-                "admissionregistration.k8s.io",
-                "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
-            ) => Self::Webhooks,
-            ("apiregistration.k8s.io", "APIService") => Self::ApiService,
-            ("certificates.k8s.io", "CertificateSigningRequest") => Self::Csr,
-            ("node.k8s.io", "RuntimeClass") => Self::RuntimeClass,
-            ("rbac.authorization.k8s.io", "Role" | "ClusterRole") => Self::Role,
-            ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
-                Self::RoleBinding
-            }
-            _ => return None,
-        })
-    }
-
+impl Columns {
     pub(super) fn columns(self) -> Vec<Column> {
         let mut cols = vec![name_column()];
         let workload_wide = || {

@@ -28,18 +28,15 @@ pub enum NameRule {
 }
 
 impl NameRule {
-    /// The rule the real server applies to names of `kind`.
+    /// The rule the real server applies to names of `kind`: its built-in entry's (`crate::builtins`), DNS-1123
+    /// subdomains for custom resources.
     pub fn for_kind(kind: &KindInfo<'_>) -> Self {
         if kind.is_custom() {
             return Self::Dns1123Subdomain;
         }
-        match (kind.group, kind.kind) {
-            ("", "Namespace") => Self::Dns1123Label,
-            ("", "Service") => Self::Dns1035Label,
-            ("", "Event") => Self::Any,
-            ("rbac.authorization.k8s.io", _) => Self::PathSegment,
-            _ => Self::Dns1123Subdomain,
-        }
+        crate::builtins::find(kind.group, kind.version, kind.kind)
+            .or_else(|| crate::builtins::find_kind(kind.group, kind.kind))
+            .map_or(Self::Dns1123Subdomain, |b| b.names)
     }
 
     /// Problems with `name`; with `prefix` it is a `generateName` prefix, which may end in `-`.

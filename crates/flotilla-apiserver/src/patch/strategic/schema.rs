@@ -69,30 +69,10 @@ pub(crate) enum Strategy {
     Merge(Option<&'static str>),
 }
 
-/// The type a top-level object of this group/kind has, or `None` when strategic merge patch does not apply
-/// (custom resources).
+/// The type a top-level object of this group/kind has: its built-in entry's (`crate::builtins`), or
+/// [`Ty::Object`] for kinds that are not built-in (strategic merge patch does not apply to custom resources).
 pub(crate) fn root(group: &str, kind: &str) -> Ty {
-    match (group, kind) {
-        ("", "Pod") => Ty::Pod,
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
-        | ("", "ReplicationController") => Ty::Workload,
-        ("batch", "Job") => Ty::Job,
-        ("batch", "CronJob") => Ty::CronJob,
-        ("", "PodTemplate") => Ty::PodTemplate,
-        ("", "Service") => Ty::Service,
-        ("", "ServiceAccount") => Ty::ServiceAccount,
-        ("", "Node") => Ty::Node,
-        ("", "Namespace" | "PersistentVolumeClaim" | "PersistentVolume")
-        | ("autoscaling", "HorizontalPodAutoscaler")
-        | ("policy", "PodDisruptionBudget")
-        | ("apiextensions.k8s.io", "CustomResourceDefinition")
-        | ("certificates.k8s.io", "CertificateSigningRequest") => Ty::ConditionsOwner,
-        (
-            "admissionregistration.k8s.io",
-            "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
-        ) => Ty::WebhookConfiguration,
-        _ => Ty::Object,
-    }
+    crate::builtins::find_kind(group, kind).map_or(Ty::Object, |b| b.merge)
 }
 
 /// The type and merge strategy of field `key` inside an object of type `ty`.
