@@ -11,7 +11,7 @@ use std::path::Path;
 use flotilla_testing::kubectl::{get_json, kubectl_bins, must};
 use serde_json::{Value, json};
 
-use common::{Up, eventually, up};
+use common::{Up, assert_clean, eventually, up};
 
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/examples");
 const MANIFESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../manifests/examples");
@@ -184,7 +184,7 @@ async fn binding_conditions_after_restarts_equal_a_fresh_run() {
         || async { settled(&fresh_up.karmada, 3) },
     )
     .await;
-    fresh_up.terminate();
+    assert_clean(&fresh_up.terminate());
 
     // The same walkthrough, restarted once the CRD is propagated and again at its end.
     let dir = tempfile::tempdir().unwrap();
@@ -196,7 +196,7 @@ async fn binding_conditions_after_restarts_equal_a_fresh_run() {
         || async { settled(&first.karmada, 2) },
     )
     .await;
-    first.terminate();
+    assert_clean(&first.terminate());
 
     let second = up(dir.path(), &args);
     let before: BTreeMap<String, Value> = fresh
@@ -208,9 +208,9 @@ async fn binding_conditions_after_restarts_equal_a_fresh_run() {
     workload_served(&second).await;
     apply(&second, &workload());
     equals_fresh(&second, &fresh, "at the walkthrough's end").await;
-    second.terminate();
+    assert_clean(&second.terminate());
 
     let third = up(dir.path(), &args);
     equals_fresh(&third, &fresh, "after the second restart").await;
-    third.terminate();
+    assert_clean(&third.terminate());
 }

@@ -109,8 +109,8 @@ pub fn up(dir: &Path, extra: &[&str]) -> Up {
 }
 
 impl Up {
-    /// Sends SIGTERM and waits for a clean exit.
-    pub fn terminate(mut self) {
+    /// Sends SIGTERM and waits for a clean exit; returns the stderr lines not yet read by [`Up::progress`].
+    pub fn terminate(mut self) -> Vec<String> {
         let pid = self.child.id().to_string();
         assert!(
             Command::new("kill")
@@ -123,7 +123,12 @@ impl Up {
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 assert!(status.success(), "flotilla up exited with {status}");
-                return;
+                // The reader thread ends with the pipe; wait for it rather than lose the last lines.
+                let mut rest = Vec::new();
+                while let Ok(line) = self.stderr.recv_timeout(Duration::from_secs(5)) {
+                    rest.push(line);
+                }
+                return rest;
             }
             assert!(
                 std::time::Instant::now() < deadline,
@@ -136,5 +141,19 @@ impl Up {
     /// The stderr lines printed so far.
     pub fn progress(&self) -> Vec<String> {
         self.stderr.try_iter().collect()
+    }
+}
+
+/// A clean stop's log: no ERROR line, no colour codes (stderr is a pipe here, as in hack/local-up.sh).
+pub fn assert_clean(lines: &[String]) {
+    for line in lines {
+        assert!(
+            !line.contains('\u{1b}'),
+            "colour codes in a piped log: {line:?}"
+        );
+        assert!(
+            !line.contains(" ERROR "),
+            "an ERROR at a clean SIGTERM: {line}"
+        );
     }
 }
