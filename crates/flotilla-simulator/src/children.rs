@@ -1,7 +1,10 @@
-//! Writes what the Deployment and ReplicaSet controllers own, level-triggered: a Deployment's ReplicaSet for
-//! its current template at its replica count (older ones scaled to zero: the simulated rollout completes at
-//! once), and a ReplicaSet's Pods, created or deleted until their number matches. Deleting the owner leaves the
+//! Writes what the Deployment, ReplicaSet and CronJob controllers own, level-triggered: a Deployment's
+//! ReplicaSet for its current template at its replica count (older ones scaled to zero: the simulated rollout
+//! completes at once), a ReplicaSet's Pods, created or deleted until their number matches, and a CronJob's Job
+//! for each scheduled time. Deleting the owner leaves the
 //! rest to the API server's garbage collector, as in a real cluster.
+
+use std::time::Duration;
 
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube::core::ApiResource;
@@ -53,7 +56,7 @@ impl Writer<'_> {
         } else {
             ListParams::default().labels(&labels)
         };
-        let owner = uid(owner);
+        let owner_uid = uid(owner);
         let all = self
             .api(kind)
             .list(&params)
@@ -63,7 +66,7 @@ impl Writer<'_> {
             .items
             .into_iter()
             .filter(|o| o.metadata.deletion_timestamp.is_none())
-            .filter(|o| serde_json::to_value(o).is_ok_and(|v| controlled_by(&v, owner)))
+            .filter(|o| serde_json::to_value(o).is_ok_and(|v| controlled_by(&v, owner_uid)))
             .collect())
     }
 
@@ -99,10 +102,14 @@ fn post_params() -> PostParams {
 }
 
 /// Brings what `object` (of `kind`) owns to what its controller would keep; kinds that own nothing here are
-/// left alone.
-pub(crate) async fn sync(client: &Client, kind: Kind, object: &Value) -> Result<(), Error> {
+/// left alone. Returns when to look again though nothing changes (a CronJob's next scheduled time).
+pub(crate) async fn sync(
+    client: &Client,
+    kind: Kind,
+    object: &Value,
+) -> Result<Option<Duration>, Error> {
     if object.pointer("/metadata/deletionTimestamp").is_some() {
-        return Ok(());
+        return Ok(None);
     }
     let namespace = object
         .pointer("/metadata/namespace")
@@ -115,17 +122,61 @@ pub(crate) async fn sync(client: &Client, kind: Kind, object: &Value) -> Result<
         namespace,
     };
     match kind {
-        Kind::Deployment => deployment(&writer, object).await,
-        Kind::ReplicaSet => replica_set(&writer, object).await,
-        _ => Ok(()),
+        Kind::Deployment => deployment(&writer, object).await.map(|()| None),
+        Kind::ReplicaSet => replica_set(&writer, object).await.map(|()| None),
+        Kind::CronJob => cron_job(&writer, object).await,
+        _ => Ok(None),
     }
 }
 
-/// The ReplicaSet resource, as children of a Deployment are watched.
+/// Runs a CronJob's Job when one is due (honouring `concurrencyPolicy`), and says when the next one is.
+async fn cron_job(writer: &Writer<'_>, cron_job: &Value) -> Result<Option<Duration>, Error> {
+    let now = jiff::Timestamp::now();
+    let Some(due) = crate::cron_job::due(cron_job, now) else {
+        return Ok(None);
+    };
+    if let Some(scheduled) = due.run {
+        let running: Vec<DynamicObject> = writer
+            .list(Kind::Job, cron_job)
+            .await?
+            .into_iter()
+            .filter(|j| {
+                serde_json::to_value(j).is_ok_and(|v| crate::cron_job::finished(&v).is_none())
+            })
+            .collect();
+        let policy = cron_job
+            .pointer("/spec/concurrencyPolicy")
+            .and_then(Value::as_str)
+            .unwrap_or("Allow");
+        let blocked = policy == "Forbid" && !running.is_empty();
+        if policy == "Replace" {
+            for job in &running {
+                let params = DeleteParams::background();
+                match writer.api(Kind::Job).delete(&job.name_any(), &params).await {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(status)) if status.code == 404 => {}
+                    Err(e) => return Err(writer.fail(e)),
+                }
+            }
+        }
+        if !blocked {
+            writer
+                .create(Kind::Job, &crate::cron_job::job_for(cron_job, scheduled))
+                .await?;
+        }
+    }
+    Ok(due.next.map(|next| {
+        let wait = next.as_millisecond().saturating_sub(now.as_millisecond());
+        Duration::from_millis(u64::try_from(wait).unwrap_or(0)) + Duration::from_millis(10)
+    }))
+}
+
+/// The resource of what `kind` owns here, watched so that a change to one reconciles its owner.
 pub(crate) fn owned_resource(kind: Kind) -> Option<ApiResource> {
     match kind {
         Kind::Deployment => Some(Kind::ReplicaSet.api_resource()),
         Kind::ReplicaSet => Some(Kind::Pod.api_resource()),
+        Kind::CronJob => Some(Kind::Job.api_resource()),
         _ => None,
     }
 }

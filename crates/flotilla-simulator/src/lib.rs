@@ -2,7 +2,7 @@
 //! in a member cluster that has neither, so propagated workloads report the status real ones would.
 //!
 //! It watches every kind whose status Karmada's native interpreter aggregates (Deployments, StatefulSets,
-//! ReplicaSets, DaemonSets, Jobs, Pods, PodDisruptionBudgets, Services, Ingresses, PersistentVolumeClaims and
+//! ReplicaSets, DaemonSets, Jobs, CronJobs, Pods, PodDisruptionBudgets, Services, Ingresses, PersistentVolumeClaims and
 //! PersistentVolumes) and, after a short delay, sets their status the way the real controllers would once every
 //! pod is up (see [`simulated_status`]). Custom resources are left alone, as in a cluster without their operator.
 //!
@@ -20,6 +20,7 @@
 
 mod children;
 mod common;
+mod cron_job;
 mod disruption;
 mod job;
 mod network;
@@ -61,6 +62,8 @@ pub enum Kind {
     DaemonSet,
     /// `batch/v1 Job`.
     Job,
+    /// `batch/v1 CronJob`.
+    CronJob,
     /// `v1 Pod`.
     Pod,
     /// `policy/v1 PodDisruptionBudget`.
@@ -77,12 +80,13 @@ pub enum Kind {
 
 impl Kind {
     /// Every simulated kind.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Deployment,
         Kind::StatefulSet,
         Kind::ReplicaSet,
         Kind::DaemonSet,
         Kind::Job,
+        Kind::CronJob,
         Kind::Pod,
         Kind::PodDisruptionBudget,
         Kind::Service,
@@ -94,6 +98,11 @@ impl Kind {
     /// Whether the kind's status depends on the member's Nodes (re-read when a Node changes).
     pub fn needs_nodes(self) -> bool {
         self == Kind::DaemonSet
+    }
+
+    /// Whether the kind's status depends on the member's Jobs (re-read when a Job changes).
+    pub fn needs_jobs(self) -> bool {
+        self == Kind::CronJob
     }
 
     /// Whether the kind's status depends on the member's Pods (re-read when a Pod changes).
@@ -116,6 +125,7 @@ impl Kind {
             Kind::ReplicaSet => ApiResource::erase::<apps::ReplicaSet>(&()),
             Kind::DaemonSet => ApiResource::erase::<apps::DaemonSet>(&()),
             Kind::Job => ApiResource::erase::<batch::Job>(&()),
+            Kind::CronJob => ApiResource::erase::<batch::CronJob>(&()),
             Kind::Pod => ApiResource::erase::<core::Pod>(&()),
             Kind::PodDisruptionBudget => ApiResource::erase::<policy::PodDisruptionBudget>(&()),
             Kind::Service => ApiResource::erase::<core::Service>(&()),
@@ -133,10 +143,13 @@ pub struct MemberView {
     pub nodes: Vec<NodeView>,
     /// The member's Pods, as JSON (PodDisruptionBudgets count them, claims are used by them).
     pub pods: Vec<Value>,
+    /// The member's Jobs, as JSON (CronJobs list those they run).
+    pub jobs: Vec<Value>,
 }
 
 /// The status the real controllers would report for `object` (of `kind`) once its pods are up; `member` holds
-/// what of the member the kind depends on ([`Kind::needs_nodes`], [`Kind::needs_pods`]), `now` the RFC 3339
+/// what of the member the kind depends on ([`Kind::needs_nodes`], [`Kind::needs_pods`], [`Kind::needs_jobs`]),
+/// `now` the RFC 3339
 /// time for new timestamps.
 ///
 /// Pure: for a settled object it returns the object's current status unchanged.
@@ -147,6 +160,7 @@ pub fn simulated_status(kind: Kind, object: &Value, member: &MemberView, now: &s
         Kind::ReplicaSet => workloads::replica_set(object),
         Kind::DaemonSet => workloads::daemon_set(object, &member.nodes),
         Kind::Job => job::job(object, now),
+        Kind::CronJob => cron_job::cron_job(object, &member.jobs),
         Kind::Pod => pod::pod(object, now),
         Kind::PodDisruptionBudget => disruption::pod_disruption_budget(object, &member.pods, now),
         Kind::Service => network::service(object),

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::ApiResource;
@@ -31,6 +32,7 @@ struct KindCtx {
     objects: Store<DynamicObject>,
     nodes: Watched<Node>,
     pods: Watched<Pod>,
+    jobs: Watched<Job>,
     config: SimulatorConfig,
     cancel: CancellationToken,
 }
@@ -56,6 +58,15 @@ impl KindCtx {
                 .state()
                 .iter()
                 .filter_map(|p| serde_json::to_value(p.as_ref()).ok())
+                .collect();
+        }
+        if self.kind.needs_jobs() && self.ready(&self.jobs).await {
+            member.jobs = self
+                .jobs
+                .store
+                .state()
+                .iter()
+                .filter_map(|j| serde_json::to_value(j.as_ref()).ok())
                 .collect();
         }
         member
@@ -98,6 +109,7 @@ pub(super) fn spawn(
     let mut tasks = Vec::new();
     let nodes = watched::<Node>(&client, &config, &cancel, &mut tasks);
     let pods = watched::<Pod>(&client, &config, &cancel, &mut tasks);
+    let jobs = watched::<Job>(&client, &config, &cancel, &mut tasks);
     for kind in Kind::ALL {
         let resource = kind.api_resource();
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
@@ -115,6 +127,10 @@ pub(super) fn spawn(
             controller =
                 controller.reconcile_all_on(WatchStream::from_changes(pods.changed.clone()));
         }
+        if kind.needs_jobs() {
+            controller =
+                controller.reconcile_all_on(WatchStream::from_changes(jobs.changed.clone()));
+        }
         let ctx = Arc::new(KindCtx {
             kind,
             client: client.clone(),
@@ -122,6 +138,7 @@ pub(super) fn spawn(
             objects: controller.store(),
             nodes: nodes.clone(),
             pods: pods.clone(),
+            jobs: jobs.clone(),
             config: config.clone(),
             cancel: cancel.clone(),
         });
@@ -214,12 +231,14 @@ where
 
 /// Waits the simulated delay, then writes the status the real controllers would, if it differs.
 async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindCtx>) -> Result<Action, Error> {
-    // What the object owns is made at once, as the real controllers make it; only status waits.
-    crate::children::sync(&ctx.client, ctx.kind, &ctx.encode(&object)?).await?;
+    // What the object owns is made at once, as the real controllers make it; only status waits. A schedule's
+    // next time asks for a reconcile then.
+    let again = crate::children::sync(&ctx.client, ctx.kind, &ctx.encode(&object)?).await?;
+    let done = || again.map_or_else(Action::await_change, Action::requeue);
     let member = ctx.member().await;
     let now = crate::common::now();
     if pending_status(ctx.kind, &ctx.encode(&object)?, &member, &now).is_none() {
-        return Ok(Action::await_change());
+        return Ok(done());
     }
     tokio::select! {
         () = tokio::time::sleep(ctx.config.delay) => {}
@@ -233,7 +252,7 @@ async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindCtx>) -> Result<Acti
     let member = ctx.member().await;
     let now = crate::common::now();
     let Some(status) = pending_status(ctx.kind, &ctx.encode(&latest)?, &member, &now) else {
-        return Ok(Action::await_change());
+        return Ok(done());
     };
     let mut updated = latest.as_ref().clone();
     if let Some(fields) = updated.data.as_object_mut() {
@@ -254,7 +273,7 @@ async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindCtx>) -> Result<Acti
             object: KindCtx::describe(&latest),
             source,
         })?;
-    Ok(Action::await_change())
+    Ok(done())
 }
 
 fn error_policy(object: Arc<DynamicObject>, error: &Error, ctx: Arc<KindCtx>) -> Action {
