@@ -2,9 +2,11 @@
 //! in a member cluster that has neither, so propagated workloads report the status real ones would.
 //!
 //! It watches every kind whose status Karmada's native interpreter aggregates (Deployments, StatefulSets,
-//! ReplicaSets, DaemonSets, Jobs, CronJobs, Pods, PodDisruptionBudgets, Services, Ingresses, PersistentVolumeClaims and
-//! PersistentVolumes) and, after a short delay, sets their status the way the real controllers would once every
-//! pod is up (see [`simulated_status`]). Custom resources are left alone, as in a cluster without their operator.
+//! ReplicaSets, DaemonSets, Jobs, CronJobs, Pods, PodDisruptionBudgets, Services, Ingresses,
+//! PersistentVolumeClaims and PersistentVolumes; not HorizontalPodAutoscalers, which need metrics) and, after a
+//! short delay, sets their status the way the real controllers would once every pod is up (see
+//! [`simulated_status`]); it also creates what those controllers create (a Deployment's ReplicaSet, a
+//! ReplicaSet's Pods, a CronJob's Jobs). Custom resources are left alone, as in a cluster without their operator.
 //!
 //! Guarantees:
 //! * it is an ordinary API client: it reads through list and watch and writes with `PUT .../status` carrying the
