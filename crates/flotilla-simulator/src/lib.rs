@@ -12,6 +12,10 @@
 //! * it is an ordinary API client: it reads through list and watch and writes with `PUT .../status` carrying the
 //!   object's resourceVersion, so every other client sees a MODIFIED event with a new resourceVersion, a
 //!   concurrent writer wins (the simulator re-reads and tries again), and `metadata.generation` never moves;
+//! * what it creates carries a controller owner reference to its owner and a name derived from it (a
+//!   Deployment's ReplicaSet `<name>-<template hash>`, its Pods `<replicaset>-<5 characters>` per slot, a
+//!   CronJob's Job `<name>-<minute>`), so a repeated or concurrent sync makes nothing twice; the only spec it
+//!   writes is `spec.replicas` of a Deployment's ReplicaSets, as the Deployment controller does;
 //! * a settled object is never rewritten: computing its status again gives the same value (timestamps of
 //!   unchanged conditions and start times are kept);
 //! * objects being deleted, finished Jobs and finished Pods are not touched.
