@@ -13,13 +13,18 @@
 # KIND_NODE_IMAGE (kind's default when unset).
 
 members=3
+# As `flotilla up` does, the data dir remembers --webhook-example, so a plain rerun serves what the registration in
+# karmada-host points at; --no-webhook-example stops it and removes the registration.
+webhook_marker="$data_dir/webhook-example.enabled"
 webhook=false
+[ -f "$webhook_marker" ] && webhook=true
 while [ $# -gt 0 ]; do
   case "$1" in
     --members) [ $# -ge 2 ] || fail "--members needs a number"; members=$2; shift 2 ;;
     --members=*) members=${1#--members=}; shift ;;
     --webhook-example) webhook=true; shift ;;
-    *) fail "in $mode mode only --members N and --webhook-example are supported, not '$1' (FLOTILLA_LOCAL_UP_MODE=embedded for the rest)" ;;
+    --no-webhook-example) webhook=false; shift ;;
+    *) fail "in $mode mode only --members N, --webhook-example and --no-webhook-example are supported, not '$1' (FLOTILLA_LOCAL_UP_MODE=embedded for the rest)" ;;
   esac
 done
 case "$members" in ''|*[!0-9]*|0) fail "--members must be a positive number, not '$members'" ;; esac
@@ -92,6 +97,7 @@ manager_flags=(--kubeconfig "$kube_dir/karmada.config" --context karmada-apiserv
 if [ "$mode" = kube ]; then
   manager_flags+=(--webhook-addr "$karmada_webhook_addr" --webhook-self-signed --webhook-url "https://$karmada_webhook_addr")
 fi
+[ -s "$log_file" ] && mv -f "$log_file" "$log_file.1"
 nohup "$bin" controller-manager "${manager_flags[@]}" >"$log_file" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$pid_file"
@@ -116,7 +122,14 @@ if [ "$webhook" = true ]; then
     sleep 0.1
   done
   kubectl "${karmada[@]}" apply -f "$data_dir/webhook-configuration.yaml" >&2 || fail "registering the example webhook failed"
+  : >"$webhook_marker"
   say "example interpreter webhook serving on $webhook_addr (pid $(cat "$webhook_pid_file"))"
+elif [ -f "$data_dir/webhook-configuration.yaml" ]; then
+  # Registered by an earlier run and no longer served: every Workload operation would fail against it.
+  kubectl "${karmada[@]}" delete --ignore-not-found -f "$data_dir/webhook-configuration.yaml" >&2 \
+    || fail "removing the example webhook's registration failed"
+  rm -f "$data_dir/webhook-configuration.yaml" "$webhook_marker"
+  say "removed the example webhook's registration, as it is not served"
 fi
 
 for i in $(seq 1 "$members"); do

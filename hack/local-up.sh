@@ -49,18 +49,25 @@ esac
 if [ -n "${FLOTILLA_BIN:-}" ]; then
   bin=$FLOTILLA_BIN
   [ -x "$bin" ] || fail "FLOTILLA_BIN=$bin is not an executable"
+  bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 else
   case "$profile" in
-    debug) build_flags=(); bin="$root/target/debug/flotilla" ;;
-    release) build_flags=(--release); bin="$root/target/release/flotilla" ;;
+    debug) build_flags=() ;;
+    release) build_flags=(--release) ;;
     *) fail "FLOTILLA_PROFILE must be debug or release, not '$profile'" ;;
   esac
   command -v cargo >/dev/null 2>&1 || fail "cargo is not installed (see https://rustup.rs)"
   say "building flotilla ($profile)..."
-  (cd "$root" && cargo build --locked "${build_flags[@]}" -p flotilla >&2) || fail "the build failed"
+  # Cargo names the binary it built: wherever CARGO_TARGET_DIR or the profile put it.
+  build_out=$(cd "$root" && cargo build --locked "${build_flags[@]}" -p flotilla --message-format=json-render-diagnostics) \
+    || fail "the build failed"
+  bin=$(sed -n 's/.*"executable":"\([^"]*\/flotilla\)".*/\1/p' <<<"$build_out" | tail -n 1)
+  [ -n "$bin" ] && [ -x "$bin" ] || fail "cargo reported no flotilla binary"
 fi
 
-mkdir -p "$data_dir" "$kube_dir"
+mkdir -p "$data_dir/bin" "$kube_dir"
+# The binary this script runs, under a name that does not depend on the profile or target dir (README uses it).
+ln -sfn "$bin" "$data_dir/bin/flotilla"
 
 # A previous run of this script on the same data dir: stop its processes first (the store resumes on the next
 # start; kind and kube clusters that still run are kept).
@@ -77,6 +84,8 @@ if [ "$mode" = kind ] || [ "$mode" = kube ]; then
 fi
 
 : >"$out_file"
+# Keep the previous run's log for a look at what happened before the restart.
+[ -s "$log_file" ] && mv -f "$log_file" "$log_file.1"
 nohup "$bin" up --data-dir "$data_dir" "$@" >"$out_file" 2>"$log_file" </dev/null &
 pid=$!
 echo "$pid" >"$pid_file"
@@ -105,7 +114,8 @@ chmod 600 "$kube_dir/karmada.config" "$kube_dir/members.config"
 
 cat <<EOF
 
-Flotilla is running (pid $pid; log $log_file; data $data_dir).
+Flotilla is running (pid $pid; log $log_file, the previous run's in $log_file.1; data $data_dir).
+Its binary is linked as $data_dir/bin/flotilla.
 
   export KUBECONFIG=$kube_dir/karmada.config        # context karmada-apiserver
   kubectl get clusters

@@ -18,6 +18,12 @@ use flotilla_e2e::{Env, Options, World, wait_for};
 const STATEFUL_SET: Res = Res("apps", "v1", "StatefulSet", "statefulsets");
 const DAEMON_SET: Res = Res("apps", "v1", "DaemonSet", "daemonsets");
 const JOB: Res = Res("batch", "v1", "Job", "jobs");
+const PDB: Res = Res(
+    "policy",
+    "v1",
+    "PodDisruptionBudget",
+    "poddisruptionbudgets",
+);
 const DEPLOYMENT: Res = flotilla_e2e::resources::DEPLOYMENT;
 
 fn pod_template(app: &str) -> Value {
@@ -48,6 +54,11 @@ fn workloads() -> Vec<(Res, Value, Settled)> {
                 s["numberAvailable"].as_i64().is_some_and(|n| n > 0)
                     && s["numberAvailable"] == s["desiredNumberScheduled"]
             },
+        ),
+        (
+            PDB,
+            json!({"metadata": {"name": "pdb"}, "spec": {"minAvailable": 1, "selector": selector("d")}}),
+            |s| s["currentHealthy"] == 2,
         ),
         (
             JOB,

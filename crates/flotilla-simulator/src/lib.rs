@@ -1,14 +1,21 @@
 //! The member workload simulator: stands in for kube-controller-manager's workload controllers and the kubelet
 //! in a member cluster that has neither, so propagated workloads report the status real ones would.
 //!
-//! It watches Deployments, StatefulSets, ReplicaSets, DaemonSets, Jobs and Pods and, after a short delay, sets
-//! their status the way the real controllers would once every pod is up (see [`simulated_status`]). Custom
-//! resources are left alone, as in a cluster without their operator.
+//! It watches every kind whose status Karmada's native interpreter aggregates (Deployments, StatefulSets,
+//! ReplicaSets, DaemonSets, Jobs, CronJobs, Pods, PodDisruptionBudgets, Services, Ingresses,
+//! PersistentVolumeClaims and PersistentVolumes; not HorizontalPodAutoscalers, which need metrics) and, after a
+//! short delay, sets their status the way the real controllers would once every pod is up (see
+//! [`simulated_status`]); it also creates what those controllers create (a Deployment's ReplicaSet, a
+//! ReplicaSet's Pods, a CronJob's Jobs). Custom resources are left alone, as in a cluster without their operator.
 //!
 //! Guarantees:
 //! * it is an ordinary API client: it reads through list and watch and writes with `PUT .../status` carrying the
 //!   object's resourceVersion, so every other client sees a MODIFIED event with a new resourceVersion, a
 //!   concurrent writer wins (the simulator re-reads and tries again), and `metadata.generation` never moves;
+//! * what it creates carries a controller owner reference to its owner and a name derived from it (a
+//!   Deployment's ReplicaSet `<name>-<template hash>`, its Pods `<replicaset>-<5 characters>` per slot, a
+//!   CronJob's Job `<name>-<minute>`), so a repeated or concurrent sync makes nothing twice; the only spec it
+//!   writes is `spec.replicas` of a Deployment's ReplicaSets, as the Deployment controller does;
 //! * a settled object is never rewritten: computing its status again gives the same value (timestamps of
 //!   unchanged conditions and start times are kept);
 //! * objects being deleted, finished Jobs and finished Pods are not touched.
@@ -17,10 +24,16 @@
 //! `flotilla simulate` runs one alone against any cluster. Real members need none: their own controllers, scheduler
 //! and nodes report real status, and where the two differ the real one is right (docs/COMPATIBILITY.md).
 
+mod children;
 mod common;
+mod cron_job;
+mod disruption;
 mod job;
+mod network;
+mod owned;
 mod pod;
 mod runner;
+mod storage;
 mod workloads;
 
 #[cfg(test)]
@@ -34,7 +47,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use workloads::NodeView;
+pub use workloads::{NodeView, Taint};
 
 /// Field manager of the simulator's status writes.
 pub const FIELD_MANAGER: &str = "flotilla-simulator";
@@ -55,57 +68,121 @@ pub enum Kind {
     DaemonSet,
     /// `batch/v1 Job`.
     Job,
+    /// `batch/v1 CronJob`.
+    CronJob,
     /// `v1 Pod`.
     Pod,
+    /// `policy/v1 PodDisruptionBudget`.
+    PodDisruptionBudget,
+    /// `v1 Service`.
+    Service,
+    /// `networking.k8s.io/v1 Ingress`.
+    Ingress,
+    /// `v1 PersistentVolumeClaim`.
+    PersistentVolumeClaim,
+    /// `v1 PersistentVolume`.
+    PersistentVolume,
 }
 
 impl Kind {
     /// Every simulated kind.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Deployment,
         Kind::StatefulSet,
         Kind::ReplicaSet,
         Kind::DaemonSet,
         Kind::Job,
+        Kind::CronJob,
         Kind::Pod,
+        Kind::PodDisruptionBudget,
+        Kind::Service,
+        Kind::Ingress,
+        Kind::PersistentVolumeClaim,
+        Kind::PersistentVolume,
     ];
+
+    /// Whether the kind's status depends on the member's Nodes (re-read when a Node changes).
+    pub fn needs_nodes(self) -> bool {
+        self == Kind::DaemonSet
+    }
+
+    /// Whether the kind's status depends on the member's Jobs (re-read when a Job changes).
+    pub fn needs_jobs(self) -> bool {
+        self == Kind::CronJob
+    }
+
+    /// Whether the kind's status depends on the member's Pods (re-read when a Pod changes).
+    pub fn needs_pods(self) -> bool {
+        matches!(
+            self,
+            Kind::PodDisruptionBudget | Kind::PersistentVolumeClaim
+        )
+    }
 
     /// The API resource of the kind.
     pub fn api_resource(self) -> ApiResource {
-        use k8s_openapi::api::{apps::v1 as apps, batch::v1 as batch, core::v1 as core};
+        use k8s_openapi::api::{
+            apps::v1 as apps, batch::v1 as batch, core::v1 as core, networking::v1 as networking,
+            policy::v1 as policy,
+        };
         match self {
             Kind::Deployment => ApiResource::erase::<apps::Deployment>(&()),
             Kind::StatefulSet => ApiResource::erase::<apps::StatefulSet>(&()),
             Kind::ReplicaSet => ApiResource::erase::<apps::ReplicaSet>(&()),
             Kind::DaemonSet => ApiResource::erase::<apps::DaemonSet>(&()),
             Kind::Job => ApiResource::erase::<batch::Job>(&()),
+            Kind::CronJob => ApiResource::erase::<batch::CronJob>(&()),
             Kind::Pod => ApiResource::erase::<core::Pod>(&()),
+            Kind::PodDisruptionBudget => ApiResource::erase::<policy::PodDisruptionBudget>(&()),
+            Kind::Service => ApiResource::erase::<core::Service>(&()),
+            Kind::Ingress => ApiResource::erase::<networking::Ingress>(&()),
+            Kind::PersistentVolumeClaim => ApiResource::erase::<core::PersistentVolumeClaim>(&()),
+            Kind::PersistentVolume => ApiResource::erase::<core::PersistentVolume>(&()),
         }
     }
 }
 
-/// The status the real controllers would report for `object` (of `kind`) once its pods are up; `nodes` are
-/// the member's Nodes (DaemonSets schedule onto them), `now` the RFC 3339 time for new timestamps.
+/// What of the member, besides the object itself, some kinds' status depends on.
+#[derive(Clone, Debug, Default)]
+pub struct MemberView {
+    /// The member's Nodes (DaemonSets schedule onto them).
+    pub nodes: Vec<NodeView>,
+    /// The member's Pods, as JSON (PodDisruptionBudgets count them, claims are used by them).
+    pub pods: Vec<Value>,
+    /// The member's Jobs, as JSON (CronJobs list those they run).
+    pub jobs: Vec<Value>,
+}
+
+/// The status the real controllers would report for `object` (of `kind`) once its pods are up; `member` holds
+/// what of the member the kind depends on ([`Kind::needs_nodes`], [`Kind::needs_pods`], [`Kind::needs_jobs`]),
+/// `now` the RFC 3339
+/// time for new timestamps.
 ///
 /// Pure: for a settled object it returns the object's current status unchanged.
-pub fn simulated_status(kind: Kind, object: &Value, nodes: &[NodeView], now: &str) -> Value {
+pub fn simulated_status(kind: Kind, object: &Value, member: &MemberView, now: &str) -> Value {
     match kind {
         Kind::Deployment => workloads::deployment(object, now),
         Kind::StatefulSet => workloads::stateful_set(object),
         Kind::ReplicaSet => workloads::replica_set(object),
-        Kind::DaemonSet => workloads::daemon_set(object, nodes),
+        Kind::DaemonSet => workloads::daemon_set(object, &member.nodes),
         Kind::Job => job::job(object, now),
+        Kind::CronJob => cron_job::cron_job(object, &member.jobs),
         Kind::Pod => pod::pod(object, now),
+        Kind::PodDisruptionBudget => disruption::pod_disruption_budget(object, &member.pods, now),
+        Kind::Service => network::service(object),
+        Kind::Ingress => network::ingress(object),
+        Kind::PersistentVolumeClaim => storage::persistent_volume_claim(object, &member.pods, now),
+        Kind::PersistentVolume => storage::persistent_volume(object, now),
     }
 }
 
 /// The status to write for `object`, or `None` when the simulator leaves it as it is (already settled, or being
 /// deleted).
-pub fn pending_status(kind: Kind, object: &Value, nodes: &[NodeView], now: &str) -> Option<Value> {
+pub fn pending_status(kind: Kind, object: &Value, member: &MemberView, now: &str) -> Option<Value> {
     if object.pointer("/metadata/deletionTimestamp").is_some() {
         return None;
     }
-    let desired = simulated_status(kind, object, nodes, now);
+    let desired = simulated_status(kind, object, member, now);
     let current = object.get("status").cloned().unwrap_or_default();
     let unchanged = desired == current
         || (current.is_null() && desired.as_object().is_some_and(serde_json::Map::is_empty));
@@ -139,6 +216,18 @@ pub enum Error {
         /// Kind of the object.
         kind: Kind,
         /// `namespace/name` of the object.
+        object: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// An object the owner's controller keeps (a Deployment's ReplicaSet, a ReplicaSet's Pod) could not be
+    /// listed, created, updated or deleted.
+    #[error("failed to sync what {kind:?} {object} owns")]
+    Children {
+        /// Kind of the owner.
+        kind: Kind,
+        /// `namespace/name` of the owner.
         object: String,
         /// The API error.
         #[source]

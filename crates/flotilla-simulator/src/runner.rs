@@ -1,11 +1,12 @@
-//! The watch-driven loops: one kube-runtime controller per simulated kind, and a Node reflector whose changes
-//! re-run every DaemonSet.
+//! The watch-driven loops: one kube-runtime controller per simulated kind, a Node reflector whose changes re-run
+//! every DaemonSet, and a Pod reflector whose changes re-run every kind counting pods.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::ApiResource;
 use kube::runtime::controller::{Action, Controller};
@@ -16,7 +17,7 @@ use tokio::task::JoinHandle;
 use tokio_stream::wrappers::WatchStream;
 use tokio_util::sync::CancellationToken;
 
-use super::{Error, FIELD_MANAGER, Kind, NodeView, SimulatorConfig, pending_status};
+use super::{Error, FIELD_MANAGER, Kind, MemberView, NodeView, SimulatorConfig, pending_status};
 
 /// Retry delay after a conflict (someone else wrote first: re-read and try again soon).
 const CONFLICT_RETRY: Duration = Duration::from_millis(50);
@@ -29,27 +30,58 @@ struct KindCtx {
     client: Client,
     resource: ApiResource,
     objects: Store<DynamicObject>,
-    nodes: Store<Node>,
+    nodes: Watched<Node>,
+    pods: Watched<Pod>,
+    jobs: Watched<Job>,
     config: SimulatorConfig,
     cancel: CancellationToken,
 }
 
 impl KindCtx {
-    /// The member's Nodes, once the Node reflector has listed them (only DaemonSets need them).
-    async fn nodes(&self) -> Vec<NodeView> {
-        if self.kind != Kind::DaemonSet {
-            return Vec::new();
+    /// What of the member the kind depends on, once the reflectors have listed it.
+    async fn member(&self) -> MemberView {
+        let mut member = MemberView::default();
+        if self.kind.needs_nodes() && self.ready(&self.nodes).await {
+            member.nodes = self
+                .nodes
+                .store
+                .state()
+                .iter()
+                .filter_map(|n| serde_json::to_value(n.as_ref()).ok())
+                .map(|n| NodeView::of(&n))
+                .collect();
         }
+        if self.kind.needs_pods() && self.ready(&self.pods).await {
+            member.pods = self
+                .pods
+                .store
+                .state()
+                .iter()
+                .filter_map(|p| serde_json::to_value(p.as_ref()).ok())
+                .collect();
+        }
+        if self.kind.needs_jobs() && self.ready(&self.jobs).await {
+            member.jobs = self
+                .jobs
+                .store
+                .state()
+                .iter()
+                .filter_map(|j| serde_json::to_value(j.as_ref()).ok())
+                .collect();
+        }
+        member
+    }
+
+    /// Waits until `watched` has listed its objects; false when shutting down first.
+    async fn ready<K: kube::Resource + 'static>(&self, watched: &Watched<K>) -> bool
+    where
+        K::DynamicType: Eq + std::hash::Hash + Clone,
+    {
+        let mut listed = watched.listed.clone();
         tokio::select! {
-            _ = self.nodes.wait_until_ready() => {}
-            () = self.cancel.cancelled() => return Vec::new(),
+            listed = listed.wait_for(|listed| *listed) => listed.is_ok(),
+            () = self.cancel.cancelled() => false,
         }
-        self.nodes
-            .state()
-            .iter()
-            .filter_map(|n| serde_json::to_value(n.as_ref()).ok())
-            .map(|n| NodeView::of(&n))
-            .collect()
     }
 
     fn describe(object: &DynamicObject) -> String {
@@ -74,39 +106,30 @@ pub(super) fn spawn(
     config: SimulatorConfig,
     cancel: CancellationToken,
 ) -> Vec<JoinHandle<()>> {
-    let (nodes, writer) = reflector::store::<Node>();
-    let (changed_tx, changed_rx) = tokio::sync::watch::channel(());
     let mut tasks = Vec::new();
-    let node_stream = reflector::reflector(
-        writer,
-        watcher(Api::<Node>::all(client.clone()), watcher::Config::default()),
-    )
-    .default_backoff()
-    .touched_objects();
-    let node_cancel = cancel.clone();
-    let cluster = config.cluster.clone();
-    tasks.push(tokio::spawn(async move {
-        let mut stream = std::pin::pin!(node_stream);
-        loop {
-            tokio::select! {
-                () = node_cancel.cancelled() => return,
-                item = stream.next() => match item {
-                    None => return,
-                    Some(Ok(_)) => {
-                        let _ = changed_tx.send(());
-                    }
-                    Some(Err(e)) => tracing::debug!(cluster = %cluster, error = %e, "simulator: node watch failed; retrying"),
-                },
-            }
-        }
-    }));
+    let nodes = watched::<Node>(&client, &config, &cancel, &mut tasks);
+    let pods = watched::<Pod>(&client, &config, &cancel, &mut tasks);
+    let jobs = watched::<Job>(&client, &config, &cancel, &mut tasks);
     for kind in Kind::ALL {
         let resource = kind.api_resource();
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
         let mut controller =
             Controller::new_with(api, watcher::Config::default(), resource.clone());
-        if kind == Kind::DaemonSet {
-            controller = controller.reconcile_all_on(WatchStream::from_changes(changed_rx.clone()));
+        if let Some(owned) = crate::children::owned_resource(kind) {
+            let api: Api<DynamicObject> = Api::all_with(client.clone(), &owned);
+            controller = controller.owns_with(api, owned, watcher::Config::default());
+        }
+        if kind.needs_nodes() {
+            controller =
+                controller.reconcile_all_on(WatchStream::from_changes(nodes.changed.clone()));
+        }
+        if kind.needs_pods() {
+            controller =
+                controller.reconcile_all_on(WatchStream::from_changes(pods.changed.clone()));
+        }
+        if kind.needs_jobs() {
+            controller =
+                controller.reconcile_all_on(WatchStream::from_changes(jobs.changed.clone()));
         }
         let ctx = Arc::new(KindCtx {
             kind,
@@ -114,6 +137,8 @@ pub(super) fn spawn(
             resource,
             objects: controller.store(),
             nodes: nodes.clone(),
+            pods: pods.clone(),
+            jobs: jobs.clone(),
             config: config.clone(),
             cancel: cancel.clone(),
         });
@@ -129,12 +154,91 @@ pub(super) fn spawn(
     tasks
 }
 
+/// A cache of every object of one kind of the member, as a simulated controller's status depends on them.
+#[derive(Clone)]
+struct Watched<K: kube::Resource + 'static>
+where
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    store: Store<K>,
+    /// Ticks whenever an object changes.
+    changed: tokio::sync::watch::Receiver<()>,
+    /// Turns true once the first list is in the store. Ours rather than the store's `wait_until_ready`, which
+    /// in kube-runtime 5.0.0 wakes only one of several waiters (ARCHITECTURE.md), and reconciles of several
+    /// kinds wait for the same store.
+    listed: tokio::sync::watch::Receiver<bool>,
+}
+
+/// A reflector of every `K` of the member, on a task pushed to `tasks`.
+fn watched<K>(
+    client: &Client,
+    config: &SimulatorConfig,
+    cancel: &CancellationToken,
+    tasks: &mut Vec<JoinHandle<()>>,
+) -> Watched<K>
+where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
+    let (store, writer) = reflector::store::<K>();
+    let (changed_tx, changed) = tokio::sync::watch::channel(());
+    let (listed_tx, listed) = tokio::sync::watch::channel(false);
+    let (waiter, stop) = (store.clone(), cancel.clone());
+    tasks.push(tokio::spawn(async move {
+        tokio::select! {
+            ready = waiter.wait_until_ready() => {
+                if ready.is_ok() {
+                    let _ = listed_tx.send(true);
+                }
+            }
+            () = stop.cancelled() => {}
+        }
+    }));
+    let stream = reflector::reflector(
+        writer,
+        watcher(Api::<K>::all(client.clone()), watcher::Config::default()),
+    )
+    .default_backoff()
+    .touched_objects();
+    let cancel = cancel.clone();
+    let cluster = config.cluster.clone();
+    tasks.push(tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                item = stream.next() => match item {
+                    None => return,
+                    Some(Ok(_)) => {
+                        let _ = changed_tx.send(());
+                    }
+                    Some(Err(e)) => tracing::debug!(cluster = %cluster, kind = K::kind(&()).as_ref(), error = %e, "simulator: watch failed; retrying"),
+                },
+            }
+        }
+    }));
+    Watched {
+        store,
+        changed,
+        listed,
+    }
+}
+
 /// Waits the simulated delay, then writes the status the real controllers would, if it differs.
 async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindCtx>) -> Result<Action, Error> {
-    let nodes = ctx.nodes().await;
+    // What the object owns is made at once, as the real controllers make it; only status waits. A schedule's
+    // next time asks for a reconcile then.
+    let again = crate::children::sync(&ctx.client, ctx.kind, &ctx.encode(&object)?).await?;
+    let done = || again.map_or_else(Action::await_change, Action::requeue);
+    let member = ctx.member().await;
     let now = crate::common::now();
-    if pending_status(ctx.kind, &ctx.encode(&object)?, &nodes, &now).is_none() {
-        return Ok(Action::await_change());
+    if pending_status(ctx.kind, &ctx.encode(&object)?, &member, &now).is_none() {
+        return Ok(done());
     }
     tokio::select! {
         () = tokio::time::sleep(ctx.config.delay) => {}
@@ -145,10 +249,10 @@ async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindCtx>) -> Result<Acti
     let Some(latest) = ctx.objects.get(&key) else {
         return Ok(Action::await_change());
     };
-    let nodes = ctx.nodes().await;
+    let member = ctx.member().await;
     let now = crate::common::now();
-    let Some(status) = pending_status(ctx.kind, &ctx.encode(&latest)?, &nodes, &now) else {
-        return Ok(Action::await_change());
+    let Some(status) = pending_status(ctx.kind, &ctx.encode(&latest)?, &member, &now) else {
+        return Ok(done());
     };
     let mut updated = latest.as_ref().clone();
     if let Some(fields) = updated.data.as_object_mut() {
@@ -169,13 +273,14 @@ async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindCtx>) -> Result<Acti
             object: KindCtx::describe(&latest),
             source,
         })?;
-    Ok(Action::await_change())
+    Ok(done())
 }
 
 fn error_policy(object: Arc<DynamicObject>, error: &Error, ctx: Arc<KindCtx>) -> Action {
     let conflict = matches!(
         error,
-        Error::UpdateStatus { source: kube::Error::Api(status), .. } if status.code == 409
+        Error::UpdateStatus { source: kube::Error::Api(status), .. }
+            | Error::Children { source: kube::Error::Api(status), .. } if status.code == 409
     );
     if conflict {
         return Action::requeue(CONFLICT_RETRY);

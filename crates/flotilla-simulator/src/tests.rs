@@ -21,8 +21,8 @@ fn mk_deployment(replicas: Option<i64>, generation: i64) -> Value {
 }
 
 /// Applies the simulator's pending status (at `now`) the way the status write would.
-fn settle(kind: Kind, obj: &mut Value, nodes: &[NodeView], now: &str) -> bool {
-    match pending_status(kind, obj, nodes, now) {
+fn settle(kind: Kind, obj: &mut Value, member: &MemberView, now: &str) -> bool {
+    match pending_status(kind, obj, member, now) {
         Some(status) => {
             obj["status"] = status;
             true
@@ -34,7 +34,7 @@ fn settle(kind: Kind, obj: &mut Value, nodes: &[NodeView], now: &str) -> bool {
 #[test]
 fn deployment_reports_every_replica_ready_and_available() {
     let mut d = mk_deployment(Some(2), 3);
-    assert!(settle(Kind::Deployment, &mut d, &[], T0));
+    assert!(settle(Kind::Deployment, &mut d, &MemberView::default(), T0));
     let s = &d["status"];
     assert_eq!(s["observedGeneration"], 3);
     for key in [
@@ -64,17 +64,20 @@ fn deployment_reports_every_replica_ready_and_available() {
 #[test]
 fn settled_deployment_is_not_rewritten_later() {
     let mut d = mk_deployment(Some(2), 1);
-    settle(Kind::Deployment, &mut d, &[], T0);
-    assert_eq!(pending_status(Kind::Deployment, &d, &[], T1), None);
+    settle(Kind::Deployment, &mut d, &MemberView::default(), T0);
+    assert_eq!(
+        pending_status(Kind::Deployment, &d, &MemberView::default(), T1),
+        None
+    );
 }
 
 #[test]
 fn deployment_scale_keeps_condition_times_and_follows_generation() {
     let mut d = mk_deployment(Some(2), 1);
-    settle(Kind::Deployment, &mut d, &[], T0);
+    settle(Kind::Deployment, &mut d, &MemberView::default(), T0);
     d["spec"]["replicas"] = json!(5);
     d["metadata"]["generation"] = json!(2);
-    assert!(settle(Kind::Deployment, &mut d, &[], T1));
+    assert!(settle(Kind::Deployment, &mut d, &MemberView::default(), T1));
     assert_eq!(d["status"]["readyReplicas"], 5);
     assert_eq!(d["status"]["observedGeneration"], 2);
     assert_eq!(d["status"]["conditions"][0]["lastTransitionTime"], T0);
@@ -84,11 +87,11 @@ fn deployment_scale_keeps_condition_times_and_follows_generation() {
 #[test]
 fn deployment_template_change_moves_progressing_update_time_only() {
     let mut d = mk_deployment(Some(1), 1);
-    settle(Kind::Deployment, &mut d, &[], T0);
+    settle(Kind::Deployment, &mut d, &MemberView::default(), T0);
     let before = d["status"]["conditions"][1]["message"].clone();
     d["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:2");
     d["metadata"]["generation"] = json!(2);
-    settle(Kind::Deployment, &mut d, &[], T1);
+    settle(Kind::Deployment, &mut d, &MemberView::default(), T1);
     let progressing = &d["status"]["conditions"][1];
     assert_ne!(progressing["message"], before);
     assert_eq!(progressing["lastUpdateTime"], T1);
@@ -98,10 +101,10 @@ fn deployment_template_change_moves_progressing_update_time_only() {
 #[test]
 fn deployment_without_replicas_defaults_to_one_and_zero_omits_counters() {
     let mut d = mk_deployment(None, 1);
-    settle(Kind::Deployment, &mut d, &[], T0);
+    settle(Kind::Deployment, &mut d, &MemberView::default(), T0);
     assert_eq!(d["status"]["replicas"], 1);
     d["spec"]["replicas"] = json!(0);
-    settle(Kind::Deployment, &mut d, &[], T0);
+    settle(Kind::Deployment, &mut d, &MemberView::default(), T0);
     assert!(d["status"].get("replicas").is_none());
     assert!(d["status"].get("readyReplicas").is_none());
 }
@@ -110,7 +113,7 @@ fn deployment_without_replicas_defaults_to_one_and_zero_omits_counters() {
 fn paused_deployment_reports_progressing_unknown() {
     let mut d = mk_deployment(Some(1), 1);
     d["spec"]["paused"] = json!(true);
-    settle(Kind::Deployment, &mut d, &[], T0);
+    settle(Kind::Deployment, &mut d, &MemberView::default(), T0);
     assert_eq!(d["status"]["conditions"][1]["status"], "Unknown");
     assert_eq!(d["status"]["conditions"][1]["reason"], "DeploymentPaused");
 }
@@ -119,7 +122,7 @@ fn paused_deployment_reports_progressing_unknown() {
 fn stateful_set_reports_revision_and_counters() {
     let mut s = mk_deployment(Some(3), 4);
     s["kind"] = json!("StatefulSet");
-    settle(Kind::StatefulSet, &mut s, &[], T0);
+    settle(Kind::StatefulSet, &mut s, &MemberView::default(), T0);
     let st = &s["status"];
     for key in [
         "replicas",
@@ -132,51 +135,95 @@ fn stateful_set_reports_revision_and_counters() {
     }
     assert_eq!(st["observedGeneration"], 4);
     assert_eq!(st["currentRevision"], st["updateRevision"]);
-    assert_eq!(pending_status(Kind::StatefulSet, &s, &[], T1), None);
+    assert_eq!(
+        pending_status(Kind::StatefulSet, &s, &MemberView::default(), T1),
+        None
+    );
 }
 
 #[test]
 fn replica_set_reports_counters() {
     let mut r = mk_deployment(Some(2), 1);
-    settle(Kind::ReplicaSet, &mut r, &[], T0);
+    settle(Kind::ReplicaSet, &mut r, &MemberView::default(), T0);
     assert_eq!(r["status"]["replicas"], 2);
     assert_eq!(r["status"]["fullyLabeledReplicas"], 2);
     assert_eq!(r["status"]["availableReplicas"], 2);
     assert_eq!(r["status"]["observedGeneration"], 1);
 }
 
-fn node(labels: &[(&str, &str)], unschedulable: bool) -> NodeView {
+fn node(labels: &[(&str, &str)], taints: &[(&str, &str)]) -> NodeView {
     NodeView {
         labels: labels
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
-        unschedulable,
+        taints: taints
+            .iter()
+            .map(|(key, effect)| Taint {
+                key: key.to_string(),
+                value: String::new(),
+                effect: effect.to_string(),
+            })
+            .collect(),
+    }
+}
+
+fn with_nodes(nodes: &[NodeView]) -> MemberView {
+    MemberView {
+        nodes: nodes.to_vec(),
+        ..MemberView::default()
     }
 }
 
 #[test]
 fn daemon_set_counts_nodes_its_selector_matches() {
-    let nodes = [
-        node(&[("disk", "ssd")], false),
-        node(&[("disk", "hdd")], false),
-        node(&[("disk", "ssd")], true),
-        node(&[], false),
-    ];
+    let nodes = with_nodes(&[
+        node(&[("disk", "ssd")], &[]),
+        node(&[("disk", "hdd")], &[]),
+        // Cordoned: the controller tolerates the cordon taint, so the daemon stays.
+        node(
+            &[("disk", "ssd")],
+            &[("node.kubernetes.io/unschedulable", "NoSchedule")],
+        ),
+        node(&[], &[]),
+    ]);
     let mut ds = mk_deployment(None, 2);
     settle(Kind::DaemonSet, &mut ds, &nodes, T0);
-    assert_eq!(ds["status"]["desiredNumberScheduled"], 3);
-    assert_eq!(ds["status"]["numberReady"], 3);
-    assert_eq!(ds["status"]["updatedNumberScheduled"], 3);
-    assert_eq!(ds["status"]["numberAvailable"], 3);
+    assert_eq!(ds["status"]["desiredNumberScheduled"], 4);
+    assert_eq!(ds["status"]["currentNumberScheduled"], 4);
+    assert_eq!(ds["status"]["numberReady"], 4);
+    assert_eq!(ds["status"]["updatedNumberScheduled"], 4);
+    assert_eq!(ds["status"]["numberAvailable"], 4);
     assert_eq!(ds["status"]["numberMisscheduled"], 0);
     assert_eq!(ds["status"]["observedGeneration"], 2);
     ds["spec"]["template"]["spec"]["nodeSelector"] = json!({"disk": "ssd"});
     settle(Kind::DaemonSet, &mut ds, &nodes, T0);
-    assert_eq!(ds["status"]["desiredNumberScheduled"], 1);
+    assert_eq!(ds["status"]["desiredNumberScheduled"], 2);
     // A node added later changes the answer.
-    let more = [nodes[0].clone(), node(&[("disk", "ssd")], false)];
+    let mut more = nodes.clone();
+    more.nodes.push(node(&[("disk", "ssd")], &[]));
     assert!(pending_status(Kind::DaemonSet, &ds, &more, T1).is_some());
+}
+
+#[test]
+fn daemon_set_skips_nodes_whose_taints_it_does_not_tolerate() {
+    let nodes = with_nodes(&[
+        node(&[], &[("dedicated", "NoSchedule")]),
+        node(&[], &[("dedicated", "NoExecute")]),
+        // Only a preference: the daemon runs there.
+        node(&[], &[("dedicated", "PreferNoSchedule")]),
+        node(&[], &[]),
+    ]);
+    let mut ds = mk_deployment(None, 1);
+    settle(Kind::DaemonSet, &mut ds, &nodes, T0);
+    assert_eq!(ds["status"]["desiredNumberScheduled"], 2);
+    ds["spec"]["template"]["spec"]["tolerations"] =
+        json!([{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]);
+    settle(Kind::DaemonSet, &mut ds, &nodes, T0);
+    assert_eq!(ds["status"]["desiredNumberScheduled"], 3);
+    ds["spec"]["template"]["spec"]["tolerations"] = json!([{"operator": "Exists"}]);
+    settle(Kind::DaemonSet, &mut ds, &nodes, T0);
+    assert_eq!(ds["status"]["desiredNumberScheduled"], 4);
 }
 
 fn mk_job(completions: Option<i64>, parallelism: Option<i64>) -> Value {
@@ -197,11 +244,11 @@ fn mk_job(completions: Option<i64>, parallelism: Option<i64>) -> Value {
 #[test]
 fn job_starts_then_completes_then_stays_complete() {
     let mut j = mk_job(Some(3), Some(2));
-    assert!(settle(Kind::Job, &mut j, &[], T0));
+    assert!(settle(Kind::Job, &mut j, &MemberView::default(), T0));
     assert_eq!(j["status"]["startTime"], T0);
     assert_eq!(j["status"]["active"], 2);
     assert!(j["status"].get("conditions").is_none());
-    assert!(settle(Kind::Job, &mut j, &[], T1));
+    assert!(settle(Kind::Job, &mut j, &MemberView::default(), T1));
     let s = &j["status"];
     assert_eq!(s["succeeded"], 3);
     assert!(s.get("active").is_none());
@@ -217,7 +264,12 @@ fn job_starts_then_completes_then_stays_complete() {
     assert_eq!(s["conditions"][1]["status"], "True");
     assert_eq!(s["conditions"][1]["reason"], "CompletionsReached");
     assert_eq!(
-        pending_status(Kind::Job, &j, &[], "2027-01-01T00:00:00Z"),
+        pending_status(
+            Kind::Job,
+            &j,
+            &MemberView::default(),
+            "2027-01-01T00:00:00Z"
+        ),
         None
     );
 }
@@ -225,14 +277,14 @@ fn job_starts_then_completes_then_stays_complete() {
 #[test]
 fn job_defaults_and_indexed_completion() {
     let mut j = mk_job(None, None);
-    settle(Kind::Job, &mut j, &[], T0);
+    settle(Kind::Job, &mut j, &MemberView::default(), T0);
     assert_eq!(j["status"]["active"], 1);
-    settle(Kind::Job, &mut j, &[], T0);
+    settle(Kind::Job, &mut j, &MemberView::default(), T0);
     assert_eq!(j["status"]["succeeded"], 1);
     let mut indexed = mk_job(Some(4), None);
     indexed["spec"]["completionMode"] = json!("Indexed");
-    settle(Kind::Job, &mut indexed, &[], T0);
-    settle(Kind::Job, &mut indexed, &[], T0);
+    settle(Kind::Job, &mut indexed, &MemberView::default(), T0);
+    settle(Kind::Job, &mut indexed, &MemberView::default(), T0);
     assert_eq!(indexed["status"]["completedIndexes"], "0-3");
 }
 
@@ -240,10 +292,16 @@ fn job_defaults_and_indexed_completion() {
 fn suspended_and_failed_jobs_are_left_alone() {
     let mut j = mk_job(None, None);
     j["spec"]["suspend"] = json!(true);
-    assert_eq!(pending_status(Kind::Job, &j, &[], T0), None);
+    assert_eq!(
+        pending_status(Kind::Job, &j, &MemberView::default(), T0),
+        None
+    );
     let mut failed = mk_job(None, None);
     failed["status"] = json!({"failed": 1, "conditions": [{"type": "Failed", "status": "True"}]});
-    assert_eq!(pending_status(Kind::Job, &failed, &[], T0), None);
+    assert_eq!(
+        pending_status(Kind::Job, &failed, &MemberView::default(), T0),
+        None
+    );
 }
 
 fn mk_pod() -> Value {
@@ -261,7 +319,7 @@ fn mk_pod() -> Value {
 #[test]
 fn pod_runs_ready_with_an_ip_and_container_statuses() {
     let mut p = mk_pod();
-    assert!(settle(Kind::Pod, &mut p, &[], T0));
+    assert!(settle(Kind::Pod, &mut p, &MemberView::default(), T0));
     let s = &p["status"];
     assert_eq!(s["phase"], "Running");
     let ready = s["conditions"]
@@ -284,19 +342,25 @@ fn pod_runs_ready_with_an_ip_and_container_statuses() {
         s["initContainerStatuses"][0]["state"]["terminated"]["reason"],
         "Completed"
     );
-    assert_eq!(pending_status(Kind::Pod, &p, &[], T1), None);
+    assert_eq!(
+        pending_status(Kind::Pod, &p, &MemberView::default(), T1),
+        None
+    );
 }
 
 #[test]
 fn pod_ip_is_stable_and_finished_pods_stay_finished() {
     let mut a = mk_pod();
     let mut b = mk_pod();
-    settle(Kind::Pod, &mut a, &[], T0);
-    settle(Kind::Pod, &mut b, &[], T1);
+    settle(Kind::Pod, &mut a, &MemberView::default(), T0);
+    settle(Kind::Pod, &mut b, &MemberView::default(), T1);
     assert_eq!(a["status"]["podIP"], b["status"]["podIP"]);
     let mut done = mk_pod();
     done["status"] = json!({"phase": "Succeeded"});
-    assert_eq!(pending_status(Kind::Pod, &done, &[], T0), None);
+    assert_eq!(
+        pending_status(Kind::Pod, &done, &MemberView::default(), T0),
+        None
+    );
 }
 
 /// `qosClass` is the API server's (it sets it when the Pod is created); the kubelet, and so the simulator, keeps it.
@@ -304,7 +368,7 @@ fn pod_ip_is_stable_and_finished_pods_stay_finished() {
 fn pod_keeps_the_qos_class_the_server_set() {
     let mut p = mk_pod();
     p["status"] = json!({"qosClass": "Burstable"});
-    settle(Kind::Pod, &mut p, &[], T0);
+    settle(Kind::Pod, &mut p, &MemberView::default(), T0);
     assert_eq!(p["status"]["qosClass"], "Burstable");
     assert_eq!(p["status"]["phase"], "Running");
 }
@@ -313,7 +377,10 @@ fn pod_keeps_the_qos_class_the_server_set() {
 fn objects_being_deleted_are_left_alone() {
     let mut d = mk_deployment(Some(1), 1);
     d["metadata"]["deletionTimestamp"] = json!(T0);
-    assert_eq!(pending_status(Kind::Deployment, &d, &[], T0), None);
+    assert_eq!(
+        pending_status(Kind::Deployment, &d, &MemberView::default(), T0),
+        None
+    );
 }
 
 #[test]
@@ -331,7 +398,7 @@ fn template_hash_follows_the_template() {
 #[test]
 fn statuses_carry_what_real_controllers_always_set() {
     let mut d = mk_deployment(Some(2), 1);
-    assert!(settle(Kind::Deployment, &mut d, &[], T0));
+    assert!(settle(Kind::Deployment, &mut d, &MemberView::default(), T0));
     assert_eq!(d["status"]["terminatingReplicas"], 0);
     let message = d["status"]["conditions"][1]["message"].as_str().unwrap();
     let hash = message
@@ -345,15 +412,15 @@ fn statuses_carry_what_real_controllers_always_set() {
 
     let mut job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "generation": 1},
         "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}});
-    assert!(settle(Kind::Job, &mut job, &[], T0));
-    assert!(settle(Kind::Job, &mut job, &[], T1));
+    assert!(settle(Kind::Job, &mut job, &MemberView::default(), T0));
+    assert!(settle(Kind::Job, &mut job, &MemberView::default(), T1));
     assert_eq!(job["status"]["succeeded"], 1);
     assert_eq!(job["status"]["terminating"], 0);
     assert_eq!(job["status"]["uncountedTerminatedPods"], json!({}));
 
     let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "u"},
         "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
-    assert!(settle(Kind::Pod, &mut pod, &[], T0));
+    assert!(settle(Kind::Pod, &mut pod, &MemberView::default(), T0));
     for condition in pod["status"]["conditions"].as_array().unwrap() {
         assert_eq!(
             condition.get("lastProbeTime"),

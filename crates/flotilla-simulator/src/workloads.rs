@@ -99,13 +99,24 @@ pub(crate) fn replica_set(obj: &Value) -> Value {
     Value::Object(status)
 }
 
-/// The labels and schedulability of one member Node, as a DaemonSet sees it.
+/// One taint of a Node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Taint {
+    /// `key`.
+    pub key: String,
+    /// `value` (empty when absent).
+    pub value: String,
+    /// `effect`: `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
+    pub effect: String,
+}
+
+/// The labels and taints of one member Node, as a DaemonSet sees it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeView {
     /// `metadata.labels`.
     pub labels: BTreeMap<String, String>,
-    /// `spec.unschedulable`.
-    pub unschedulable: bool,
+    /// `spec.taints`.
+    pub taints: Vec<Taint>,
 }
 
 impl NodeView {
@@ -120,28 +131,76 @@ impl NodeView {
                     .collect()
             })
             .unwrap_or_default();
-        NodeView {
-            labels,
-            unschedulable: node.pointer("/spec/unschedulable").and_then(Value::as_bool)
-                == Some(true),
-        }
+        let text =
+            |t: &Value, key: &str| t.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+        let taints = node
+            .pointer("/spec/taints")
+            .and_then(Value::as_array)
+            .map(|ts| {
+                ts.iter()
+                    .map(|t| Taint {
+                        key: text(t, "key"),
+                        value: text(t, "value"),
+                        effect: text(t, "effect"),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        NodeView { labels, taints }
     }
 }
 
-/// Whether a DaemonSet's pod template selects `node` (its `nodeSelector`; affinity is not simulated).
+/// The tolerations the DaemonSet controller adds to every daemon pod, so that nodes being cordoned, under
+/// pressure or not ready keep their daemons (`k8s.io/kubernetes/pkg/controller/daemon/util`).
+const DAEMON_TOLERATIONS: [(&str, &str); 7] = [
+    ("node.kubernetes.io/not-ready", "NoExecute"),
+    ("node.kubernetes.io/unreachable", "NoExecute"),
+    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+    ("node.kubernetes.io/unschedulable", "NoSchedule"),
+    ("node.kubernetes.io/network-unavailable", "NoSchedule"),
+];
+
+/// Whether one of `tolerations` (a pod spec's) tolerates `taint`, as the scheduler matches them: an empty
+/// effect matches every effect, `Exists` ignores the value, and `Exists` with no key matches every taint.
+fn tolerated(tolerations: &[Value], taint: &Taint) -> bool {
+    tolerations.iter().any(|t| {
+        let text = |key: &str| t.get(key).and_then(Value::as_str).unwrap_or("");
+        let effect_ok = text("effect").is_empty() || text("effect") == taint.effect;
+        let key_ok =
+            text("key").is_empty() && text("operator") == "Exists" || text("key") == taint.key;
+        let value_ok = text("operator") == "Exists" || text("value") == taint.value;
+        effect_ok && key_ok && value_ok
+    })
+}
+
+/// Whether a DaemonSet runs a pod on `node`: its template's `nodeSelector` matches the node's labels, and every
+/// `NoSchedule` and `NoExecute` taint is tolerated by the template or by the controller's own tolerations
+/// (`spec.unschedulable` alone does not keep a daemon off: the controller tolerates the cordon taint). Node
+/// affinity is not simulated.
 fn selects(obj: &Value, node: &NodeView) -> bool {
-    if node.unschedulable {
-        return false;
-    }
-    let Some(selector) = obj
+    let selector_ok = obj
         .pointer("/spec/template/spec/nodeSelector")
         .and_then(Value::as_object)
-    else {
-        return true;
-    };
-    selector
+        .is_none_or(|selector| {
+            selector
+                .iter()
+                .all(|(k, v)| node.labels.get(k).map(String::as_str) == v.as_str())
+        });
+    let own = obj
+        .pointer("/spec/template/spec/tolerations")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let taints_ok = node
+        .taints
         .iter()
-        .all(|(k, v)| node.labels.get(k).map(String::as_str) == v.as_str())
+        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
+        .all(|t| {
+            DAEMON_TOLERATIONS.contains(&(t.key.as_str(), t.effect.as_str())) || tolerated(&own, t)
+        });
+    selector_ok && taints_ok
 }
 
 /// DaemonSet status: one ready, updated, available pod on every node the template selects.

@@ -54,9 +54,12 @@ fn init_logging() {
         Err(_) => filter,
     };
     // A second initialisation (tests calling `main` twice) keeps the first subscriber.
+    // Colour only for a person at a terminal: a log redirected to a file (hack/local-up.sh's
+    // flotilla-up.log) or read by a program gets plain text.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 

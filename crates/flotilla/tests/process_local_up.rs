@@ -152,6 +152,20 @@ async fn embedded_mode_leaves_kubeconfigs_in_place_and_a_rerun_keeps_every_objec
     let cms: Api<ConfigMap> = Api::namespaced(control, "default");
     let kept = cms.get("kept").await.unwrap();
     assert_eq!(kept.data.unwrap()["k"], "v");
+
+    // The first run's log is kept beside the second's, both plain text; the binary is linked where README
+    // says, whatever profile or target dir built it.
+    let data = dir.path().join("data");
+    for log in ["flotilla-up.log.1", "flotilla-up.log"] {
+        let text = std::fs::read_to_string(data.join(log)).unwrap();
+        assert!(text.contains("flotilla up: ready in"), "{log}: {text}");
+        assert!(!text.contains('\u{1b}'), "{log} has colour codes: {text}");
+    }
+    let linked = std::fs::canonicalize(data.join("bin/flotilla")).unwrap();
+    assert_eq!(
+        linked,
+        std::fs::canonicalize(env!("CARGO_BIN_EXE_flotilla")).unwrap()
+    );
 }
 
 /// Writes `docker` and `kind` stand-ins into `bin`: `docker info` succeeds; each kind cluster is a
@@ -229,7 +243,7 @@ fn kind_mode_refuses_flags_it_cannot_honour() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(
-            "in kind mode only --members N and --webhook-example are supported, not '--no-simulator'"
+            "in kind mode only --members N, --webhook-example and --no-webhook-example are supported, not '--no-simulator'"
         ),
         "{stderr}"
     );

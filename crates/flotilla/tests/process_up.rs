@@ -4,11 +4,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::Receiver;
-use std::time::Duration;
+use std::process::Command;
 
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -17,89 +13,7 @@ use kube::ResourceExt;
 use kube::api::{Api, PostParams};
 use serde_json::json;
 
-use common::{client, eventually};
-
-struct Up {
-    child: Child,
-    karmada: PathBuf,
-    members: PathBuf,
-    stderr: Receiver<String>,
-}
-
-impl Drop for Up {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn lines(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    rx
-}
-
-fn up(dir: &Path, extra: &[&str]) -> Up {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["up", "--port", "0", "--data-dir"])
-        .arg(dir)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = lines(child.stdout.take().unwrap());
-    let stderr = lines(child.stderr.take().unwrap());
-    let line = stdout
-        .recv_timeout(Duration::from_secs(30))
-        .expect("flotilla up prints its ready line");
-    let expected = format!(
-        "ready: karmada={} members={}",
-        dir.join("karmada.config").display(),
-        dir.join("members.config").display()
-    );
-    assert_eq!(line, expected);
-    Up {
-        child,
-        karmada: dir.join("karmada.config"),
-        members: dir.join("members.config"),
-        stderr,
-    }
-}
-
-impl Up {
-    /// Sends SIGTERM and waits for a clean exit.
-    fn terminate(mut self) {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(status.success(), "flotilla up exited with {status}");
-                return;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "flotilla up ignored SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn progress(&self) -> Vec<String> {
-        self.stderr.try_iter().collect()
-    }
-}
+use common::{client, eventually, up};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn up_registers_members_simulates_workloads_and_resumes_after_sigterm() {

@@ -159,6 +159,8 @@ pub struct Members {
     timeout: Duration,
     entries: Arc<Mutex<HashMap<String, Entry>>>,
     hooks: Arc<RwLock<Vec<InformerHook>>>,
+    /// Set by [`Members::shutdown`]: members built afterwards (by a task still finishing) start no informers.
+    closed: Arc<AtomicBool>,
 }
 
 impl Members {
@@ -169,6 +171,7 @@ impl Members {
             timeout,
             entries: Arc::default(),
             hooks: Arc::default(),
+            closed: Arc::default(),
         }
     }
 
@@ -247,7 +250,9 @@ impl Members {
 
     /// Stops every member's informers.
     pub fn shutdown(&self) {
-        for (_, entry) in self.lock().drain() {
+        let mut entries = self.lock();
+        self.closed.store(true, Ordering::SeqCst);
+        for (_, entry) in entries.drain() {
             entry.member.shutdown();
         }
     }
@@ -293,7 +298,12 @@ impl Members {
             hooks: self.hooks.clone(),
             rejected,
         });
-        let previous = self.lock().insert(
+        let mut entries = self.lock();
+        if self.closed.load(Ordering::SeqCst) {
+            member.shutdown();
+            return Ok(member);
+        }
+        let previous = entries.insert(
             name,
             Entry {
                 fingerprint,
@@ -301,6 +311,7 @@ impl Members {
                 member: member.clone(),
             },
         );
+        drop(entries);
         if let Some(previous) = previous {
             // Keep watching what was watched before, now through the new client.
             previous.member.shutdown();

@@ -24,12 +24,22 @@ pub use informer::{Change, Informer};
 
 type Entry = (Arc<dyn Any + Send + Sync>, JoinHandle<()>);
 
+/// The running informers, or none for good once shut down.
+#[derive(Default)]
+struct Entries {
+    running: HashMap<String, Entry>,
+    /// Set by [`Informers::shutdown`]: a holder of a stale handle (a member replaced by a newer client, a task
+    /// still finishing at shutdown) gets an informer that watches nothing rather than one nobody stops, which
+    /// would keep reconnecting to a server that is gone.
+    closed: bool,
+}
+
 /// Informers over one API server, shared by every controller that watches the same resource.
 #[derive(Clone)]
 pub struct Informers {
     client: Client,
     name: Arc<str>,
-    entries: Arc<Mutex<HashMap<String, Entry>>>,
+    entries: Arc<Mutex<Entries>>,
 }
 
 impl Informers {
@@ -47,7 +57,7 @@ impl Informers {
         &self.client
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -60,10 +70,14 @@ impl Informers {
             format!("typed:{}", ApiResource::erase::<K>(&()).api_version) + "/" + &K::plural(&());
         let mut entries = self.lock();
         if let Some(found) = entries
+            .running
             .get(&key)
             .and_then(|(any, _)| any.clone().downcast::<Informer<K>>().ok())
         {
             return found;
+        }
+        if entries.closed {
+            return Informer::detached((), key).0;
         }
         let (informer, task) = Informer::start(
             Api::<K>::all(self.client.clone()),
@@ -71,7 +85,7 @@ impl Informers {
             watcher::Config::default(),
             format!("{}: {}", self.name, K::plural(&())),
         );
-        entries.insert(key, (informer.clone(), task));
+        entries.running.insert(key, (informer.clone(), task));
         informer
     }
 
@@ -80,10 +94,14 @@ impl Informers {
         let key = dynamic_key(resource);
         let mut entries = self.lock();
         if let Some(found) = entries
+            .running
             .get(&key)
             .and_then(|(any, _)| any.clone().downcast::<Informer<DynamicObject>>().ok())
         {
             return found;
+        }
+        if entries.closed {
+            return Informer::detached(resource.clone(), key).0;
         }
         let (informer, task) = Informer::start(
             Api::<DynamicObject>::all_with(self.client.clone(), resource),
@@ -94,7 +112,7 @@ impl Informers {
                 self.name, resource.api_version, resource.plural
             ),
         );
-        entries.insert(key, (informer.clone(), task));
+        entries.running.insert(key, (informer.clone(), task));
         informer
     }
 
@@ -104,20 +122,23 @@ impl Informers {
         resource: &ApiResource,
     ) -> Option<Arc<Informer<DynamicObject>>> {
         self.lock()
+            .running
             .get(&dynamic_key(resource))
             .and_then(|(any, _)| any.clone().downcast::<Informer<DynamicObject>>().ok())
     }
 
     /// Stops the informer of a dynamic resource (its API went away).
     pub fn stop_dynamic(&self, resource: &ApiResource) {
-        if let Some((_, task)) = self.lock().remove(&dynamic_key(resource)) {
+        if let Some((_, task)) = self.lock().running.remove(&dynamic_key(resource)) {
             task.abort();
         }
     }
 
-    /// Stops every informer.
+    /// Stops every informer; none starts afterwards.
     pub fn shutdown(&self) {
-        for (_, (_, task)) in self.lock().drain() {
+        let mut entries = self.lock();
+        entries.closed = true;
+        for (_, (_, task)) in entries.running.drain() {
             task.abort();
         }
     }

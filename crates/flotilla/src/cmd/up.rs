@@ -6,6 +6,7 @@
 mod env;
 pub mod install;
 pub mod kubeconfigs;
+pub mod remembered;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -33,9 +34,13 @@ pub struct Args {
     /// Milliseconds the simulated workload controllers take to report a change.
     #[arg(long, value_name = "MS", default_value_t = 200)]
     pub simulator_delay_ms: u64,
-    /// Also serve the example Workload interpreter webhook and register it.
-    #[arg(long)]
+    /// Also serve the example Workload interpreter webhook and register it; the data dir remembers this, so a
+    /// later start without the flag serves it too.
+    #[arg(long, conflicts_with = "no_webhook_example")]
     pub webhook_example: bool,
+    /// Stop serving the example webhook that the data dir was started with, and remove its registration.
+    #[arg(long)]
+    pub no_webhook_example: bool,
     /// Nodes seeded into each member cluster.
     #[arg(long, default_value_t = 3)]
     pub nodes_per_member: usize,
@@ -54,10 +59,11 @@ fn default_data_dir() -> anyhow::Result<PathBuf> {
 }
 
 impl Args {
-    /// The library configuration these arguments describe.
+    /// The library configuration these arguments describe, with what the data dir remembers for flags not
+    /// given.
     ///
     /// # Errors
-    /// When no data dir is given and `HOME` is not set.
+    /// When no data dir is given and `HOME` is not set, or the data dir's remembered options are damaged.
     pub fn config(&self) -> anyhow::Result<UpConfig> {
         let data_dir = match &self.data_dir {
             Some(dir) => dir.clone(),
@@ -68,7 +74,11 @@ impl Args {
         config.port = self.port;
         config.simulator = !self.no_simulator;
         config.simulator_delay = Duration::from_millis(self.simulator_delay_ms);
-        config.webhook_example = self.webhook_example;
+        config.webhook_example = if self.webhook_example || self.no_webhook_example {
+            self.webhook_example
+        } else {
+            remembered::load(&config.data_dir)?.is_some_and(|r| r.webhook_example)
+        };
         config.nodes_per_member = self.nodes_per_member;
         config.feature_gates = FeatureGates::local_up()
             .with(&self.feature_gates)
@@ -81,8 +91,20 @@ impl Args {
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let config = args.config()?;
     let progress = |line: &str| eprintln!("flotilla up: {line}");
+    if config.webhook_example && !args.webhook_example {
+        progress(&format!(
+            "serving the example webhook: {} was started with --webhook-example (--no-webhook-example stops it)",
+            config.data_dir.display()
+        ));
+    }
     let started = tokio::time::Instant::now();
     let environment = Environment::start(&config, &progress).await?;
+    remembered::save(
+        &config.data_dir,
+        &remembered::Remembered {
+            webhook_example: config.webhook_example,
+        },
+    )?;
     progress(&format!("ready in {} ms", started.elapsed().as_millis()));
     println!(
         "ready: karmada={} members={}",

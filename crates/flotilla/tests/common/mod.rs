@@ -1,8 +1,18 @@
 //! Helpers shared by the tests that start `flotilla` processes: the workspace's test support, named as these
 //! tests use it.
-#![allow(dead_code, unused_imports)]
+#![allow(
+    dead_code,
+    unused_imports,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
-use std::path::Path;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
 
 use kube::Client;
 
@@ -40,4 +50,110 @@ pub fn controller_manager(karmada_config: &Path, metrics_port: u16) -> std::proc
         .arg(karmada_config)
         .args(["--metrics-addr", &format!("127.0.0.1:{metrics_port}")]);
     command
+}
+
+/// A running `flotilla up`, killed when dropped.
+pub struct Up {
+    child: Child,
+    /// Its `karmada.config`.
+    pub karmada: PathBuf,
+    /// Its `members.config`.
+    pub members: PathBuf,
+    stderr: Receiver<String>,
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn lines(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    rx
+}
+
+/// Starts `flotilla up --port 0 --data-dir DIR EXTRA...` and waits for its ready line.
+pub fn up(dir: &Path, extra: &[&str]) -> Up {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["up", "--port", "0", "--data-dir"])
+        .arg(dir)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = lines(child.stdout.take().unwrap());
+    let stderr = lines(child.stderr.take().unwrap());
+    let line = stdout
+        .recv_timeout(Duration::from_secs(30))
+        .expect("flotilla up prints its ready line");
+    let expected = format!(
+        "ready: karmada={} members={}",
+        dir.join("karmada.config").display(),
+        dir.join("members.config").display()
+    );
+    assert_eq!(line, expected);
+    Up {
+        child,
+        karmada: dir.join("karmada.config"),
+        members: dir.join("members.config"),
+        stderr,
+    }
+}
+
+impl Up {
+    /// Sends SIGTERM and waits for a clean exit; returns the stderr lines not yet read by [`Up::progress`].
+    pub fn terminate(mut self) -> Vec<String> {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "flotilla up exited with {status}");
+                // The reader thread ends with the pipe; wait for it rather than lose the last lines.
+                let mut rest = Vec::new();
+                while let Ok(line) = self.stderr.recv_timeout(Duration::from_secs(5)) {
+                    rest.push(line);
+                }
+                return rest;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "flotilla up ignored SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The stderr lines printed so far.
+    pub fn progress(&self) -> Vec<String> {
+        self.stderr.try_iter().collect()
+    }
+}
+
+/// A clean stop's log: no ERROR line, no colour codes (stderr is a pipe here, as in hack/local-up.sh).
+pub fn assert_clean(lines: &[String]) {
+    for line in lines {
+        assert!(
+            !line.contains('\u{1b}'),
+            "colour codes in a piped log: {line:?}"
+        );
+        assert!(
+            !line.contains(" ERROR "),
+            "an ERROR at a clean SIGTERM: {line}"
+        );
+    }
 }

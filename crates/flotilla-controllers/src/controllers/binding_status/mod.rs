@@ -67,6 +67,13 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         works: ctx.informers.typed(),
         ctx,
     });
+    // A binding's status is computed from the cached Works: aggregating before they are listed would write
+    // `FullyApplied=False` with no items after every restart, and nothing would correct it until a Work's
+    // status changed (a Work listed at start is `Added`, which asks for no aggregation).
+    tokio::select! {
+        () = controller.works.wait_synced() => {}
+        () = shutdown.cancelled() => return,
+    }
     let rb = Controller::new(NAME, &controller.rb, &controller.ctx);
     let crb = Controller::new(NAME, &controller.crb, &controller.ctx);
     rb.reconcile_changes(&controller.rb, binding_relevant);

@@ -186,6 +186,15 @@ impl Environment {
             progress(&format!("example interpreter webhook at {}", webhook.url()));
             Some(webhook)
         } else {
+            // A registration left by an earlier run would send every Workload operation to a dead port.
+            if install::remove_webhook_configuration(
+                &control_client,
+                flotilla_webhook::example::CONFIGURATION_NAME,
+            )
+            .await?
+            {
+                progress("removed the example webhook's registration, as it is not served");
+            }
             None
         };
 

@@ -8,8 +8,12 @@ use anyhow::{Context, bail};
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::config::v1alpha1::ResourceInterpreterWebhookConfiguration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, ResourceExt};
+
+/// The label marking what `flotilla up` registered itself, and its value.
+const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+const MANAGER: &str = "flotilla-up";
 
 /// How long CRDs may take to become established.
 const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -102,13 +106,20 @@ pub async fn webhook_configuration(
     let api: Api<ResourceInterpreterWebhookConfiguration> = Api::all(client.clone());
     let name = wanted.name_any();
     let context = || format!("failed to register ResourceInterpreterWebhookConfiguration {name}");
+    let mut wanted = wanted.clone();
+    wanted
+        .labels_mut()
+        .insert(MANAGED_BY.to_owned(), MANAGER.to_owned());
+    let wanted = &wanted;
     match api.get_opt(&name).await.with_context(context)? {
         None => {
             api.create(&PostParams::default(), wanted)
                 .await
                 .with_context(context)?;
         }
-        Some(existing) if existing.webhooks != wanted.webhooks => {
+        Some(existing)
+            if existing.webhooks != wanted.webhooks || existing.labels() != wanted.labels() =>
+        {
             let mut updated = wanted.clone();
             updated.metadata.resource_version = existing.resource_version();
             api.replace(&name, &PostParams::default(), &updated)
@@ -118,6 +129,28 @@ pub async fn webhook_configuration(
         Some(_) => {}
     }
     Ok(())
+}
+
+/// Deletes the ResourceInterpreterWebhookConfiguration `name` if `flotilla up` registered it (it carries our
+/// `app.kubernetes.io/managed-by` label; one a user registered under the same name is left alone). Returns
+/// whether it deleted one.
+///
+/// # Errors
+/// When it cannot be read or deleted.
+pub async fn remove_webhook_configuration(client: &Client, name: &str) -> anyhow::Result<bool> {
+    let api: Api<ResourceInterpreterWebhookConfiguration> = Api::all(client.clone());
+    let context = || format!("failed to remove ResourceInterpreterWebhookConfiguration {name}");
+    let Some(existing) = api.get_opt(name).await.with_context(context)? else {
+        return Ok(false);
+    };
+    if existing.labels().get(MANAGED_BY).map(String::as_str) != Some(MANAGER) {
+        return Ok(false);
+    }
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+        Err(e) => Err(e).with_context(context),
+    }
 }
 
 /// Waits until `count` Clusters report `Ready=True` (the cluster status controller's first probe), so that
