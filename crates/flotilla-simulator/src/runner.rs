@@ -115,7 +115,7 @@ pub(super) fn spawn(
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
         let mut controller =
             Controller::new_with(api, watcher::Config::default(), resource.clone());
-        if let Some(owned) = crate::children::owned_resource(kind) {
+        if let Some(owned) = crate::children::owned_resource(kind).filter(|_| config.children) {
             let api: Api<DynamicObject> = Api::all_with(client.clone(), &owned);
             controller = controller.owns_with(api, owned, watcher::Config::default());
         }
@@ -233,7 +233,11 @@ where
 async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindCtx>) -> Result<Action, Error> {
     // What the object owns is made at once, as the real controllers make it; only status waits. A schedule's
     // next time asks for a reconcile then.
-    let again = crate::children::sync(&ctx.client, ctx.kind, &ctx.encode(&object)?).await?;
+    let again = if ctx.config.children {
+        crate::children::sync(&ctx.client, ctx.kind, &ctx.encode(&object)?).await?
+    } else {
+        None
+    };
     let done = || again.map_or_else(Action::await_change, Action::requeue);
     let member = ctx.member().await;
     let now = crate::common::now();

@@ -33,6 +33,7 @@ async fn start(dir: &std::path::Path, nodes: usize) -> (RunningServer, Client, S
         SimulatorConfig {
             delay: Duration::from_millis(50),
             cluster: "member".into(),
+            ..SimulatorConfig::default()
         },
     );
     (server, client, simulator)

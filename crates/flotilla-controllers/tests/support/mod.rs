@@ -177,6 +177,7 @@ impl Env {
                 SimulatorConfig {
                     delay: Duration::from_millis(50),
                     cluster: name.clone(),
+                    ..SimulatorConfig::default()
                 },
             );
             register(&client, &name, &server).await;

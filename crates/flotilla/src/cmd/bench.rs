@@ -71,6 +71,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     config.port = 0;
     config.members = args.members;
     config.simulator_delay = Duration::from_millis(args.simulator_delay_ms);
+    // Propagation is measured, not the member-side ReplicaSets and Pods a real cluster's controllers would add.
+    config.simulator_children = false;
     config.events = !args.no_events;
 
     let started = tokio::time::Instant::now();

@@ -36,6 +36,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         SimulatorConfig {
             delay: Duration::from_millis(args.delay_ms),
             cluster: args.cluster.context.clone().unwrap_or_default(),
+            ..SimulatorConfig::default()
         },
     );
     println!("ready: simulating");

@@ -42,6 +42,8 @@ pub struct UpConfig {
     pub simulator: bool,
     /// How long the simulators take to report a workload's new status.
     pub simulator_delay: Duration,
+    /// Whether the simulators create ReplicaSets, Pods and Jobs as the real controllers do.
+    pub simulator_children: bool,
     /// Serve the example Workload interpreter webhook and register it.
     pub webhook_example: bool,
     /// Nodes seeded into each member.
@@ -63,6 +65,7 @@ impl UpConfig {
             port: 7443,
             simulator: true,
             simulator_delay: flotilla_simulator::DEFAULT_DELAY,
+            simulator_children: true,
             webhook_example: false,
             nodes_per_member: 3,
             controllers: true,
@@ -204,6 +207,7 @@ impl Environment {
                     member.client.clone(),
                     SimulatorConfig {
                         delay: config.simulator_delay,
+                        children: config.simulator_children,
                         cluster: member.name.clone(),
                     },
                 ));
