@@ -36,6 +36,7 @@ pub mod kind_info;
 pub mod kinds;
 pub mod kubeconfig;
 pub mod meta;
+pub mod metrics;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;
