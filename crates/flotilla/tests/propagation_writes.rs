@@ -200,6 +200,7 @@ async fn a_template_costs_the_writes_karmadas_semantics_need_and_no_more() {
     // allowed on average — less than one write per template.
     let bound = 3.0 * m + 7.0;
     let total = writes.total() as f64 / TEMPLATES as f64;
+    eprintln!("{total} writes per template: {:?}", writes.0);
     assert!(
         total <= bound + 0.5,
         "{total} writes per template, bound {bound} (3M+7 with M = {MEMBERS}); all writes: {:?}",
