@@ -34,4 +34,6 @@ pub struct Ctx {
     pub service_allocation: Arc<tokio::sync::Mutex<()>>,
     /// Calls the admission webhooks the Mutating- and ValidatingWebhookConfigurations register.
     pub webhooks: crate::admission::webhooks::Webhooks,
+    /// `apiserver_request_total`, served on `/metrics`.
+    pub metrics: crate::metrics::RequestMetrics,
 }

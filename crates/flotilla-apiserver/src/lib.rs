@@ -37,6 +37,7 @@ pub mod kind_info;
 pub mod kinds;
 pub mod kubeconfig;
 pub mod meta;
+pub mod metrics;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;

@@ -54,6 +54,9 @@ pub enum Error {
     /// The store could not be opened.
     #[error("failed to open the store")]
     Store(#[from] crate::store::disk::DiskError),
+    /// The request metrics could not be registered.
+    #[error("failed to register the request metrics")]
+    Metrics(#[from] prometheus::Error),
     /// The listen address could not be bound.
     #[error("failed to listen on {addr}")]
     Bind {
@@ -159,6 +162,7 @@ impl Server {
             bookmark_interval: config.bookmark_interval,
             service_allocation: Arc::new(tokio::sync::Mutex::new(())),
             webhooks: Default::default(),
+            metrics: crate::metrics::RequestMetrics::new()?,
         });
         crate::controllers::start(&ctx, &config).await?;
         let acceptor = TlsAcceptor::from(tls_config);
@@ -399,29 +403,71 @@ where
             get_only(&parts.method)?;
             crate::handlers::openapi::serve(&ctx, &rest, accept.as_deref())
         }
+        Route::Metrics => {
+            get_only(&parts.method)?;
+            let mut r = (StatusCode::OK, ctx.metrics.render()).into_response();
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            Ok(r)
+        }
         Route::Unknown => Err(ApiError::no_route()),
         Route::Resource(rp) => {
-            let body = read_body(body).await?;
-            let header_str = |name: header::HeaderName| {
-                parts
-                    .headers
-                    .get(name)
-                    .and_then(|h| h.to_str().ok())
-                    .map(str::to_string)
+            let query = Query::parse(parts.uri.query());
+            let content_type = parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|h| h.to_str().ok());
+            let labels = crate::metrics::RequestLabels {
+                method: &parts.method,
+                rp: &rp,
+                query: &query,
+                content_type,
             };
-            let req = Req {
-                method: parts.method.clone(),
-                rp,
-                query: Query::parse(parts.uri.query()),
-                accept,
-                content_type: header_str(header::CONTENT_TYPE),
-                user_agent: header_str(header::USER_AGENT),
-                body,
-                user,
-            };
-            handlers::handle(&ctx, req).await
+            let response =
+                match resource_request(&ctx, &parts, rp.clone(), body, accept, user).await {
+                    Ok(r) => r,
+                    Err(e) => e.into_response(),
+                };
+            ctx.metrics.observe(&labels, response.status().as_u16());
+            Ok(response)
         }
     }
+}
+
+/// Reads the body of a resource request and hands it to its handler.
+async fn resource_request<B>(
+    ctx: &Arc<Ctx>,
+    parts: &http::request::Parts,
+    rp: route::ResourcePath,
+    body: B,
+    accept: Option<String>,
+    user: Option<String>,
+) -> Result<Response, ApiError>
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let body = read_body(body).await?;
+    let header_str = |name: header::HeaderName| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_string)
+    };
+    let req = Req {
+        method: parts.method.clone(),
+        rp,
+        query: Query::parse(parts.uri.query()),
+        accept,
+        content_type: header_str(header::CONTENT_TYPE),
+        user_agent: header_str(header::USER_AGENT),
+        body,
+        user,
+    };
+    handlers::handle(ctx, req).await
 }
 
 async fn read_body<B>(body: B) -> Result<Bytes, ApiError>

@@ -28,6 +28,8 @@ pub enum Route {
     Ready,
     /// `/version`.
     Version,
+    /// `/metrics`.
+    Metrics,
     /// `/api`.
     Api,
     /// `/apis`.
@@ -54,6 +56,7 @@ pub fn parse(path: &str) -> Route {
         "/healthz" | "/livez" => return Route::Health,
         "/readyz" => return Route::Ready,
         "/version" | "/version/" => return Route::Version,
+        "/metrics" => return Route::Metrics,
         _ => {}
     }
     if path.starts_with("/healthz/") || path.starts_with("/livez/") {

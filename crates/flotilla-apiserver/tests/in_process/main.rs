@@ -8,6 +8,7 @@ mod gc;
 mod http2;
 mod kube_runtime;
 mod leases_events;
+mod metrics;
 mod published;
 mod semantics;
 mod tokens;

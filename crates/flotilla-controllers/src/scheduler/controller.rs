@@ -31,6 +31,7 @@ use super::decision::{
     Decision, ScheduleReason, accepts, cluster_change_affects, cluster_update_trigger, decide,
     kind_newly_served,
 };
+use super::own_writes::OwnWrites;
 use super::queue::{QueueTiming, Retry, SchedulingQueue, retry_of};
 use super::writeback::{
     condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
@@ -89,6 +90,8 @@ struct Scheduler {
     /// Bindings requeued because a member started serving their kind: scheduled even when §4.2 alone would
     /// leave them (a Divided result computed while that member lacked the kind is redone once).
     forced: Mutex<HashSet<BindingKey>>,
+    /// The generations the scheduler's own result patches produced (not triggers; see [`OwnWrites`]).
+    own_writes: OwnWrites,
 }
 
 /// Runs the scheduler until `shutdown` is cancelled.
@@ -101,6 +104,7 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         clusters: ctx.informers.typed(),
         options: ScheduleOptions::default(),
         forced: Mutex::default(),
+        own_writes: OwnWrites::default(),
         ctx,
     });
     // Scheduling against a partial cluster list would drop clusters from results.
@@ -165,6 +169,7 @@ impl Scheduler {
         self.rb.add_handler(move |change| {
             if let Some(this) = this.upgrade()
                 && binding_trigger(this.scheduler_name(), &change)
+                && !this.own_result(&change)
             {
                 let binding = change.object();
                 this.queue
@@ -175,6 +180,7 @@ impl Scheduler {
         self.crb.add_handler(move |change| {
             if let Some(this) = this.upgrade()
                 && binding_trigger(this.scheduler_name(), &change)
+                && !this.own_result(&change)
             {
                 let binding = change.object();
                 this.queue
@@ -196,6 +202,24 @@ impl Scheduler {
                 }
             }
         });
+    }
+
+    /// Whether a binding update is only the echo of the scheduler's own result patch: the generation it
+    /// produced, with nothing else that triggers (deletion starting, becoming accepted).
+    fn own_result<K: Binding>(&self, change: &Change<'_, K>) -> bool {
+        let Change::Updated { old, new } = change else {
+            return false;
+        };
+        let other_trigger = (old.meta().deletion_timestamp.is_none()
+            && new.meta().deletion_timestamp.is_some())
+            || !accepts(self.scheduler_name(), old.labels(), old.spec());
+        let uid = new.meta().uid.as_deref().unwrap_or_default();
+        let own = self.own_writes.take_own(
+            &key_of(new.as_ref()),
+            uid,
+            new.meta().generation.unwrap_or_default(),
+        );
+        own && !other_trigger
     }
 
     /// Requeues every accepted binding for which `relevant` holds and a change of one of `versions` (old
@@ -301,12 +325,18 @@ impl Scheduler {
         if key.namespace.is_empty() {
             match self.crb.get("", &key.name) {
                 Some(crb) => self.schedule(crb.as_ref(), true).await,
-                None => Ok(Action::await_change()),
+                None => {
+                    self.own_writes.forget(&key);
+                    Ok(Action::await_change())
+                }
             }
         } else {
             match self.rb.get(&key.namespace, &key.name) {
                 Some(rb) => self.schedule(rb.as_ref(), false).await,
-                None => Ok(Action::await_change()),
+                None => {
+                    self.own_writes.forget(&key);
+                    Ok(Action::await_change())
+                }
             }
         }
     }
@@ -371,6 +401,11 @@ impl Scheduler {
                 };
                 self.update_status(binding, &status, None, observe, &describe)
                     .await?;
+                self.own_writes.record(
+                    &key,
+                    binding.meta().uid.as_deref().unwrap_or_default(),
+                    generation,
+                );
                 return Ok(Action::await_change());
             }
             Decision::Schedule(reason) => reason,
@@ -410,15 +445,24 @@ impl Scheduler {
         let mut resource_version = binding.meta().resource_version.clone();
         let mut generation = generation;
         if let Some(patch) = patch {
+            // The patch is guarded by the resource version read, so a spec change makes exactly the next
+            // generation; recorded before the write, as its watch event may arrive before the response.
+            let uid = binding.meta().uid.as_deref().unwrap_or_default();
+            if patch.get("spec").is_some() {
+                self.own_writes.record(&key, uid, generation + 1);
+            }
             let patched = self
                 .api(binding)
                 .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
-                .map_err(|source| Error::kube("patch", describe.clone(), source))?;
+                .map_err(|source| {
+                    self.own_writes.forget(&key);
+                    Error::kube("patch", describe.clone(), source)
+                })?;
             resource_version = patched.metadata.resource_version;
-            // The patch (guarded by the resource version) moved the generation by this result alone, so the
-            // status can observe the new generation at once instead of in a second status write after the
-            // spec change comes back through the informer.
+            // The patch moved the generation by this result alone, so the status can observe the new
+            // generation at once instead of in a second status write after the spec change comes back
+            // through the informer.
             generation = patched.metadata.generation.unwrap_or(generation);
         }
         let now = Time(jiff::Timestamp::now());

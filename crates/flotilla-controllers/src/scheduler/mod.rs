@@ -13,6 +13,7 @@ pub mod decision;
 pub mod defaults;
 pub mod estimate;
 pub mod filter;
+mod own_writes;
 pub mod queue;
 mod region;
 pub mod select;

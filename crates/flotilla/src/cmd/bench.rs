@@ -1,12 +1,14 @@
 //! `flotilla bench`: the propagation benchmark (issue 5, Speed). In one process it starts the embedded
 //! environment of `flotilla up` on free ports, then propagates N Deployment templates to M members with one
 //! PropagationPolicy and reports: time to ready and RSS of the environment, time until every member object
-//! exists, time until every template's status is aggregated, p50/p99 template-to-member latency, and peak RSS.
+//! exists, time until every template's status is aggregated, p50/p99 template-to-member latency, the writes
+//! per template by resource and verb on the control plane and on the members (from the servers'
+//! `apiserver_request_total`, once the writes have settled), CPU and peak RSS.
 //!
 //! Results go to stdout as `key: value` lines (`--json` for one JSON object); progress to stderr.
 
-mod census;
 mod measure;
+pub mod writes;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -101,6 +101,43 @@ pub fn aggregated_items(
     Ok(items)
 }
 
+/// Whether some expected cluster's Work is still on its way to its first report: not created yet, not
+/// applied yet, or applied with no manifest status reflected yet, and younger than `patience` (for a
+/// missing Work, counted from the binding's last schedule at `scheduled`). Aggregating then writes a status
+/// that the report, due within `patience`, supersedes; after `patience` the state is aggregated as it is, so
+/// a member that does not answer does not hold its binding's status back.
+pub fn reports_pending(
+    works: &[&Work],
+    expected: &BTreeSet<String>,
+    scheduled: Option<jiff::Timestamp>,
+    now: jiff::Timestamp,
+    patience: std::time::Duration,
+) -> bool {
+    let young = |since: Option<jiff::Timestamp>| {
+        since.is_some_and(|t| now.duration_since(t).unsigned_abs() < patience)
+    };
+    expected.iter().any(|cluster| {
+        let work = works.iter().find(|w| {
+            w.metadata.deletion_timestamp.is_none()
+                && cluster_of_execution_namespace(&w.namespace().unwrap_or_default())
+                    .is_ok_and(|c| c == cluster)
+        });
+        let Some(work) = work else {
+            return young(scheduled);
+        };
+        let status = work.status.as_ref();
+        let conditions = status.map(|s| s.conditions.as_slice()).unwrap_or_default();
+        let reported = match find(conditions, names::WORK_APPLIED) {
+            None => false,
+            Some(applied) if applied.status == "True" => {
+                status.is_some_and(|s| !s.manifest_statuses.is_empty())
+            }
+            Some(_) => true,
+        };
+        !reported && young(work.metadata.creation_timestamp.as_ref().map(|t| t.0))
+    })
+}
+
 /// The FullyApplied condition: True when every expected cluster has exactly one applied item and no item is
 /// for an unexpected cluster.
 pub fn fully_applied(items: &[AggregatedStatusItem], expected: &BTreeSet<String>) -> Condition {

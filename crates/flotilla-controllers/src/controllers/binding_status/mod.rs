@@ -17,7 +17,7 @@ use kube::core::TypeMeta;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use self::build::{aggregated_items, fully_applied};
+use self::build::{aggregated_items, fully_applied, reports_pending};
 use crate::api::get_opt;
 use crate::bindings::{self, BindingObject, BindingRef};
 use crate::conditions::set_condition;
@@ -35,6 +35,10 @@ pub const NAME: &str = "binding-status-controller";
 
 /// How long Work status changes of one binding are gathered before it is aggregated.
 const COALESCE: Duration = Duration::from_millis(500);
+
+/// How long a binding's aggregation waits for an expected Work's first report (see
+/// [`build::reports_pending`]).
+const REPORT_PATIENCE: Duration = Duration::from_secs(3);
 
 struct BindingStatusController {
     ctx: Context,
@@ -166,7 +170,22 @@ impl BindingStatusController {
                 );
                 error
             })?;
-        let condition = fully_applied(&items, &expected_clusters(binding.spec()));
+        let expected = expected_clusters(binding.spec());
+        let scheduled = binding
+            .status()
+            .and_then(|s| s.last_scheduled_time.as_ref())
+            .map(|t| t.0);
+        if reports_pending(
+            &work_refs,
+            &expected,
+            scheduled,
+            jiff::Timestamp::now(),
+            REPORT_PATIENCE,
+        ) {
+            // Each report requests an aggregation; the requeue covers a report that never comes.
+            return Ok(Action::requeue(COALESCE));
+        }
+        let condition = fully_applied(&items, &expected);
 
         let (binding_ref, what) = (reference(&binding), binding.describe());
         let event_ref = binding.event_ref();

@@ -9,7 +9,7 @@ use flotilla_api::work::v1alpha2::{ObjectReference, ResourceHealth};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::build::{aggregated_items, fully_applied};
+use super::build::{aggregated_items, fully_applied, reports_pending};
 use crate::conditions::new_condition;
 
 fn mk_resource() -> ObjectReference {
@@ -129,4 +129,61 @@ fn fully_applied_needs_one_applied_item_per_expected_cluster() {
         fully_applied(&[], &expected(&[])).reason,
         "FullyAppliedFailed"
     );
+}
+
+#[test]
+fn aggregation_waits_for_young_works_first_reports_only() {
+    let now: jiff::Timestamp = "2026-11-25T08:00:10Z".parse().unwrap();
+    let patience = std::time::Duration::from_secs(3);
+    let created = |mut work: Work, at: &str| {
+        work.metadata.creation_timestamp = Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(at.parse().unwrap()),
+        );
+        work
+    };
+    let expected: BTreeSet<String> = ["member1", "member2"].map(String::from).into();
+    let reported = created(
+        mk_work(
+            "member1",
+            Some(("True", "ok")),
+            Some(json!({"readyReplicas": 1})),
+        ),
+        "2026-11-25T08:00:09Z",
+    );
+    let pending = |works: &[Work], scheduled: Option<&str>| {
+        let refs: Vec<&Work> = works.iter().collect();
+        reports_pending(
+            &refs,
+            &expected,
+            scheduled.map(|s| s.parse().unwrap()),
+            now,
+            patience,
+        )
+    };
+    let young = "2026-11-25T08:00:09Z";
+    let old = "2026-11-25T08:00:01Z";
+    // A young Work not applied yet, or applied without a manifest status yet: wait.
+    let unapplied = created(mk_work("member2", None, None), young);
+    assert!(pending(&[reported.clone(), unapplied], None));
+    let unreflected = created(mk_work("member2", Some(("True", "ok")), None), young);
+    assert!(pending(&[reported.clone(), unreflected], None));
+    // A Work that failed to apply has reported.
+    let failed = created(mk_work("member2", Some(("False", "conflict")), None), young);
+    assert!(!pending(&[reported.clone(), failed], None));
+    // An old silent Work no longer holds the binding back.
+    let silent = created(mk_work("member2", None, None), old);
+    assert!(!pending(&[reported.clone(), silent], None));
+    // A missing Work: wait shortly after the schedule only.
+    assert!(pending(std::slice::from_ref(&reported), Some(young)));
+    assert!(!pending(std::slice::from_ref(&reported), Some(old)));
+    // Every Work reported.
+    let both = created(
+        mk_work(
+            "member2",
+            Some(("True", "ok")),
+            Some(json!({"readyReplicas": 1})),
+        ),
+        young,
+    );
+    assert!(!pending(&[reported, both], None));
 }

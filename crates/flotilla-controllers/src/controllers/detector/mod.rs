@@ -11,6 +11,7 @@ pub mod filter;
 mod policy;
 mod preemption;
 mod reconcile;
+mod referenced;
 #[cfg(test)]
 mod tests;
 
@@ -34,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 use self::filter::{
     Claim, SkippedApis, claim_of, template_event_passes, update_is_significant, watchable,
 };
+use self::referenced::ReferencedVersions;
 use crate::context::Context;
 use crate::error::Result;
 use crate::events::EventRecorder;
@@ -92,6 +94,8 @@ pub struct Detector {
     ctx: Context,
     recorder: EventRecorder,
     waiting: Mutex<HashSet<TemplateKey>>,
+    /// The template version each binding names (see [`referenced`]).
+    referenced: ReferencedVersions,
     /// Whether every request of a template since its last reconcile was a Lazy-only change (§3.8).
     lazy: Mutex<HashMap<TemplateKey, bool>>,
     /// Template reconciles of every kind share the detector's worker count, as one queue would.
@@ -111,6 +115,7 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
     let detector = Arc::new(Detector {
         recorder: ctx.recorder(NAME),
         waiting: Mutex::default(),
+        referenced: ReferencedVersions::default(),
         lazy: Mutex::default(),
         permits: Arc::new(Semaphore::new(ctx.options.workers.max(1))),
         skipped: SkippedApis::parse(&ctx.options.skipped_propagating_apis),

@@ -82,6 +82,7 @@ impl Detector {
     pub(super) async fn reconcile_template(&self, item: TemplateItem) -> Result<Action> {
         let Some(template) = templates::get(&self.ctx, &item.key).await? else {
             self.waiting().remove(&item.key);
+            self.referenced.forget(&item.key);
             return Ok(Action::await_change());
         };
         if objects::label(&template, labels::CLAIMED_BY).is_some_and(|v| !v.is_empty()) {
@@ -299,7 +300,7 @@ impl Detector {
         } else {
             self.schedule_priority(&chosen.spec).await?
         };
-        let desired = build_binding(
+        let mut desired = build_binding(
             template,
             &chosen.claim,
             &chosen.spec,
@@ -307,8 +308,11 @@ impl Detector {
             priority,
             cluster_scoped,
         );
+        let key = TemplateKey::of(template);
+        let (version, print) = self.referenced.version_for(&key, template);
+        desired.1.resource.resource_version = version.clone();
         let name = desired.0.name.as_deref().unwrap_or_default();
-        if cluster_scoped {
+        let wrote = if cluster_scoped {
             let known_absent = self.crb.get("", name).is_none();
             upsert_binding::<ClusterResourceBinding>(
                 &self.ctx.client,
@@ -317,7 +321,7 @@ impl Detector {
                 objects::uid(template),
                 known_absent,
             )
-            .await
+            .await?
         } else {
             let namespace = desired.0.namespace.as_deref().unwrap_or_default();
             let known_absent = self.rb.get(namespace, name).is_none();
@@ -328,8 +332,10 @@ impl Detector {
                 objects::uid(template),
                 known_absent,
             )
-            .await
-        }
+            .await?
+        };
+        self.referenced.record(&key, version, print);
+        Ok(wrote)
     }
 
     async fn interpret_replicas(&self, template: &Value) -> Result<Option<ReplicaInfo>> {

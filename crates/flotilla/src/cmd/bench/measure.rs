@@ -17,6 +17,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::Args;
+use super::writes::{Writes, ratio};
 use crate::cmd::up::Environment;
 
 /// Namespace of the benchmark's templates.
@@ -157,6 +158,31 @@ fn watch(
     })
 }
 
+/// The control plane's writes once two scrapes a second apart agree (or at `deadline`, whichever first).
+async fn settled(client: &Client, deadline: Instant) -> anyhow::Result<Writes> {
+    let mut last = Writes::scrape(client).await?;
+    loop {
+        let _ = tokio::time::timeout_at(deadline, tokio::time::sleep(Duration::from_secs(1))).await;
+        let now = Writes::scrape(client).await?;
+        if now.template_writes() == last.template_writes() || Instant::now() >= deadline {
+            return Ok(now);
+        }
+        last = now;
+    }
+}
+
+/// User and system CPU this process has used, from `/proc/self/stat` (at Linux's 100 ticks a second).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime
+    // are fields 14 and 15.
+    let rest = stat.rsplit_once(") ")?.1;
+    let mut fields = rest.split_whitespace().skip(11);
+    let user: f64 = fields.next()?.parse().ok()?;
+    let system: f64 = fields.next()?.parse().ok()?;
+    Some((user + system) / 100.0)
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Option<Duration> {
     if sorted.is_empty() {
         return None;
@@ -179,7 +205,12 @@ pub async fn propagation(environment: &Environment, args: &Args) -> anyhow::Resu
     let members: Vec<String> = environment.members.iter().map(|m| m.name.clone()).collect();
     let control = environment.control_client.clone();
     setup(&control, &members).await?;
-    let census = super::census::Census::start(&control);
+    let control_before = Writes::scrape(&control).await?;
+    let mut members_before = Vec::new();
+    for member in &environment.members {
+        members_before.push(Writes::scrape(&member.client).await?);
+    }
+    let cpu_before = cpu_seconds();
     let shared = Arc::new(Shared {
         seen: Mutex::new(Seen::default()),
         changed: Notify::new(),
@@ -278,26 +309,18 @@ pub async fn propagation(environment: &Environment, args: &Args) -> anyhow::Resu
         let _ = tokio::time::timeout(Duration::from_millis(250), notified).await;
     }
     let all_aggregated = start.elapsed();
+    let cpu_aggregated = cpu_seconds();
     for w in &watches {
         w.abort();
     }
-
-    // A list's resourceVersion is the store's write counter: how many writes the run cost per template.
-    let writes = |client: Client| async move {
-        Api::<Namespace>::all(client)
-            .list_metadata(&Default::default())
-            .await
-            .ok()
-            .and_then(|l| l.metadata.resource_version)
-            .and_then(|rv| rv.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    let control_writes = writes(control.clone()).await;
-    let mut member_writes = 0;
-    for member in &environment.members {
-        member_writes += writes(member.client.clone()).await;
+    // Writes still under way once every template is aggregated (a Work's last status, a binding's last
+    // aggregation) are the templates' too: count until the control plane's writes stop moving.
+    let control_writes = settled(&control, deadline).await?.since(&control_before);
+    let mut member_writes = Writes::default();
+    for (member, before) in environment.members.iter().zip(&members_before) {
+        member_writes = member_writes.plus(&Writes::scrape(&member.client).await?.since(before));
     }
-    let by_resource = census.finish();
+
     if let Some(metrics) = environment.controller_metrics() {
         for line in controller_summary(&metrics) {
             eprintln!("bench: {line}");
@@ -322,9 +345,14 @@ pub async fn propagation(environment: &Environment, args: &Args) -> anyhow::Resu
         "created_all_ms": ms(applied),
         "all_member_objects_ms": all_members.map(ms),
         "all_aggregated_ms": ms(all_aggregated),
-        "control_plane_writes": control_writes,
-        "member_writes": member_writes,
-        "control_plane_writes_by_resource": by_resource,
+        "cpu_until_aggregated_s": cpu_aggregated.zip(cpu_before).map(|(a, b)| ((a - b) * 100.0).round() / 100.0),
+        "control_plane_writes": control_writes.total(),
+        "control_plane_writes_per_template": ratio(control_writes.template_writes(), args.templates),
+        "control_plane_event_writes_per_template": ratio(control_writes.events(), args.templates),
+        "control_plane_writes_by_resource_per_template": control_writes.per_template(args.templates),
+        "member_writes": member_writes.total(),
+        "member_writes_per_template": ratio(member_writes.template_writes(), args.templates),
+        "member_writes_by_resource_per_template": member_writes.per_template(args.templates),
         "template_to_member_p50_ms": percentile(&latencies, 50.0).map(ms),
         "template_to_member_p99_ms": percentile(&latencies, 99.0).map(ms),
         "template_to_aggregated_p50_ms": percentile(&aggregation, 50.0).map(ms),

@@ -1,0 +1,159 @@
+//! Writes per resource and verb, from the API servers' own `apiserver_request_total` (served by kube-apiserver
+//! and by the embedded server alike): a scrape before and after a run, and the difference.
+
+use std::collections::BTreeMap;
+
+use anyhow::Context;
+use flotilla_apiserver::metrics::parse_requests;
+
+/// The verbs that write: kube-apiserver's `verb` label of creates, updates, patches, applies and deletes.
+const WRITE_VERBS: [&str; 5] = ["POST", "PUT", "PATCH", "APPLY", "DELETE"];
+
+/// Resources whose writes are background work of the control plane and its members (leader election,
+/// cluster status, node heartbeats), not caused by templates.
+const BACKGROUND: [&str; 3] = ["leases", "clusters", "nodes"];
+
+/// Successful, persisted writes by `resource[.group][/subresource] VERB`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Writes(pub BTreeMap<String, u64>);
+
+impl Writes {
+    /// The writes a Prometheus text scrape counts so far (2xx answers, not dry runs).
+    pub fn from_metrics(text: &str) -> Writes {
+        let mut counts = BTreeMap::new();
+        for series in parse_requests(text) {
+            let verb = series.label("verb");
+            if !WRITE_VERBS.contains(&verb)
+                || !series.label("dry_run").is_empty()
+                || !series.label("code").starts_with('2')
+            {
+                continue;
+            }
+            let mut key = series.label("resource").to_string();
+            if !series.label("group").is_empty() {
+                key = format!("{key}.{}", series.label("group"));
+            }
+            if !series.label("subresource").is_empty() {
+                key = format!("{key}/{}", series.label("subresource"));
+            }
+            // Counters are integers; the text format prints them as floats.
+            *counts.entry(format!("{key} {verb}")).or_insert(0) += series.value as u64;
+        }
+        Writes(counts)
+    }
+
+    /// Scrapes the `/metrics` of the API server `client` talks to.
+    ///
+    /// # Errors
+    /// When the server does not answer `/metrics`.
+    pub async fn scrape(client: &kube::Client) -> anyhow::Result<Writes> {
+        let request = http::Request::get("/metrics")
+            .body(Vec::new())
+            .context("failed to build the /metrics request")?;
+        let text = client
+            .request_text(request)
+            .await
+            .context("failed to scrape the API server's /metrics")?;
+        Ok(Writes::from_metrics(&text))
+    }
+
+    /// The writes since `before` (series that did not move are left out).
+    pub fn since(&self, before: &Writes) -> Writes {
+        Writes(
+            self.0
+                .iter()
+                .filter_map(|(key, n)| {
+                    let delta = n.saturating_sub(before.0.get(key).copied().unwrap_or(0));
+                    (delta > 0).then(|| (key.clone(), delta))
+                })
+                .collect(),
+        )
+    }
+
+    /// The sum of two counts (members' writes summed over members).
+    pub fn plus(&self, other: &Writes) -> Writes {
+        let mut sum = self.0.clone();
+        for (key, n) in &other.0 {
+            *sum.entry(key.clone()).or_insert(0) += n;
+        }
+        Writes(sum)
+    }
+
+    /// Writes to Events (core and events.k8s.io).
+    pub fn events(&self) -> u64 {
+        self.sum(|resource| resource == "events" || resource == "events.events.k8s.io")
+    }
+
+    /// Writes templates cause, Events aside: everything but Events and the background resources.
+    pub fn template_writes(&self) -> u64 {
+        self.sum(|resource| {
+            resource != "events"
+                && resource != "events.events.k8s.io"
+                && !BACKGROUND
+                    .iter()
+                    .any(|b| resource == *b || resource.starts_with(&format!("{b}.")))
+        })
+    }
+
+    /// Every write.
+    pub fn total(&self) -> u64 {
+        self.0.values().sum()
+    }
+
+    fn sum(&self, resource: impl Fn(&str) -> bool) -> u64 {
+        self.0
+            .iter()
+            .filter(|(key, _)| {
+                let name = key.split(' ').next().unwrap_or("");
+                resource(name.split('/').next().unwrap_or(""))
+            })
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Each count divided by `templates`, two decimals, for the report.
+    pub fn per_template(&self, templates: usize) -> BTreeMap<String, f64> {
+        self.0
+            .iter()
+            .map(|(key, n)| (key.clone(), ratio(*n, templates)))
+            .collect()
+    }
+}
+
+/// `n / templates`, two decimals.
+pub fn ratio(n: u64, templates: usize) -> f64 {
+    (n as f64 / templates.max(1) as f64 * 100.0).round() / 100.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_successful_writes_by_resource_and_verb() {
+        let text = r#"
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="work.karmada.io",resource="works",scope="resource",subresource="",verb="POST",version="v1alpha1"} 3
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="work.karmada.io",resource="works",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 2
+apiserver_request_total{code="409",component="apiserver",dry_run="",group="work.karmada.io",resource="works",scope="resource",subresource="",verb="POST",version="v1alpha1"} 5
+apiserver_request_total{code="201",component="apiserver",dry_run="All",group="",resource="events",scope="resource",subresource="",verb="POST",version="v1"} 5
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="events",scope="resource",subresource="",verb="POST",version="v1"} 4
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="coordination.k8s.io",resource="leases",scope="resource",subresource="",verb="PUT",version="v1"} 6
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1"} 9
+"#;
+        let writes = Writes::from_metrics(text);
+        assert_eq!(
+            writes.0,
+            BTreeMap::from([
+                ("events POST".to_string(), 4),
+                ("leases.coordination.k8s.io PUT".to_string(), 6),
+                ("works.work.karmada.io POST".to_string(), 3),
+                ("works.work.karmada.io/status PATCH".to_string(), 2),
+            ])
+        );
+        assert_eq!((writes.events(), writes.template_writes(), writes.total()), (4, 5, 15));
+        let before = Writes(BTreeMap::from([("works.work.karmada.io POST".to_string(), 1)]));
+        let since = writes.since(&before);
+        assert_eq!(since.0.get("works.work.karmada.io POST"), Some(&2));
+        assert_eq!(since.plus(&before).0.get("works.work.karmada.io POST"), Some(&3));
+    }
+}
