@@ -69,7 +69,7 @@ pub struct Env {
 }
 
 /// Whether `NO_CLEANUP` asks to keep what a scenario created.
-pub fn no_cleanup() -> bool {
+pub(crate) fn no_cleanup() -> bool {
     std::env::var_os("NO_CLEANUP").is_some_and(|v| !v.is_empty() && v != "0")
 }
 

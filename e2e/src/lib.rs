@@ -8,8 +8,8 @@
 //! waits on conditions with deadlines ([`wait::wait_for`], patience `E2E_TIMEOUT` seconds, default 30), dumps
 //! the relevant state when it fails, and deletes what it created unless `NO_CLEANUP` is set.
 
-pub mod env;
-pub mod kubectl;
+pub(crate) mod env;
+pub(crate) mod kubectl;
 pub mod resources;
 pub mod steps;
 pub mod wait;

@@ -4,7 +4,6 @@
 //! existing YAML parses here and serializes back unchanged. Fields with a CRD default take that default when
 //! absent, so a parsed object equals one read back from an API server. This crate does no I/O; it depends on
 //! kube only for the `CustomResource` derive and the shared wire types.
-#![warn(unreachable_pub)]
 
 pub mod cluster;
 pub mod config;

@@ -56,12 +56,12 @@ const USAGES: &[&str] = &[
 ];
 
 /// Whether `info` is the CertificateSigningRequest resource.
-pub fn serves(info: &ResourceInfo) -> bool {
+pub(crate) fn serves(info: &ResourceInfo) -> bool {
     !info.custom && info.group == GROUP && info.plural == "certificatesigningrequests"
 }
 
 /// A new request records who asked for it, whatever the body said (upstream's `PrepareForCreate`).
-pub fn prepare_create(obj: &mut Value, user: Option<&UserInfo>) {
+pub(crate) fn prepare_create(obj: &mut Value, user: Option<&UserInfo>) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -80,7 +80,7 @@ pub fn prepare_create(obj: &mut Value, user: Option<&UserInfo>) {
 /// Narrows an update to what its endpoint may change (upstream's three update strategies): the main endpoint
 /// changes metadata only (the generic merge already kept the stored status), `status` everything in status but
 /// the Approved and Denied conditions, `approval` only the conditions. Condition times are filled in.
-pub fn prepare_update(old: &Value, new: &mut Value, ep: Endpoint) {
+pub(crate) fn prepare_update(old: &Value, new: &mut Value, ep: Endpoint) {
     if let Some(spec) = old.get("spec") {
         new["spec"] = spec.clone();
     }
@@ -387,7 +387,7 @@ fn validate_conditions(obj: &Value, errors: &mut Vec<FieldError>) {
 }
 
 /// Validates a request about to be stored (`old` on updates), beyond ObjectMeta.
-pub fn validate(obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+pub(crate) fn validate(obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     // The spec never changes after create (the update strategies restore it), so only a create checks it.
     if old.is_none() {
@@ -438,7 +438,7 @@ pub fn validate(obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
 }
 
 /// The Condition column of `kubectl get csr`: Denied, Approved or Pending, then `,Failed` and `,Issued`.
-pub fn condition_summary(obj: &Value) -> String {
+pub(crate) fn condition_summary(obj: &Value) -> String {
     let list = conditions(obj);
     let has = |kind: &str| list.iter().any(|c| condition_type(c) == kind);
     let mut out = if has(DENIED) {

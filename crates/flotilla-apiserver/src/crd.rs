@@ -11,7 +11,7 @@ use crate::meta;
 use crate::status::{ApiError, ApiResult, Cause};
 
 /// Finalizer the server adds when a CRD is deleted, removed once every custom resource is gone.
-pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+pub(crate) const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
 fn cause(reason: &str, field: &str, message: &str) -> Cause {
     Cause {
@@ -22,7 +22,7 @@ fn cause(reason: &str, field: &str, message: &str) -> Cause {
 }
 
 /// Fills defaults (`singular`, `listKind`, `conversion`) and checks the CRD (422 on errors).
-pub fn validate(obj: &mut Value) -> ApiResult<()> {
+pub(crate) fn validate(obj: &mut Value) -> ApiResult<()> {
     let name = meta::meta_str(obj, "name").unwrap_or("").to_string();
     let mut causes = Vec::new();
     let spec = obj.get_mut("spec").and_then(Value::as_object_mut);
@@ -188,7 +188,7 @@ fn storage_version(obj: &Value) -> Option<String> {
 }
 
 /// Create-time preparation: validate, default, reset status.
-pub fn prepare_create(_ctx: &Ctx, obj: &mut Value) -> ApiResult<()> {
+pub(crate) fn prepare_create(_ctx: &Ctx, obj: &mut Value) -> ApiResult<()> {
     validate(obj)?;
     let sv = storage_version(obj).unwrap_or_default();
     obj["status"] = json!({"storedVersions": [sv], "conditions": [], "acceptedNames": {"plural": "", "kind": ""}});
@@ -196,7 +196,7 @@ pub fn prepare_create(_ctx: &Ctx, obj: &mut Value) -> ApiResult<()> {
 }
 
 /// Update-time checks: validation plus immutable group, scope and name.
-pub fn validate_update(old: &Value, new: &mut Value) -> ApiResult<()> {
+pub(crate) fn validate_update(old: &Value, new: &mut Value) -> ApiResult<()> {
     validate(new)?;
     let name = meta::meta_str(new, "name").unwrap_or("").to_string();
     for (field, ptr) in [("spec.group", "/spec/group"), ("spec.scope", "/spec/scope")] {
@@ -226,7 +226,7 @@ pub fn validate_update(old: &Value, new: &mut Value) -> ApiResult<()> {
 }
 
 /// The catalogue entries of a CRD: one per served version.
-pub fn resources(crd: &Arc<Value>) -> Vec<ResourceInfo> {
+pub(crate) fn resources(crd: &Arc<Value>) -> Vec<ResourceInfo> {
     let s = |p: &str| {
         crd.pointer(p)
             .and_then(Value::as_str)

@@ -33,7 +33,7 @@ fn verbs(info: &ResourceInfo) -> Vec<&'static str> {
 }
 
 /// `GET /api`.
-pub fn api_versions(server_address: &str) -> Value {
+pub(crate) fn api_versions(server_address: &str) -> Value {
     json!({
         "kind": "APIVersions",
         "versions": ["v1"],
@@ -51,7 +51,7 @@ fn group_doc(name: &str, versions: &[String]) -> Value {
 }
 
 /// `GET /apis`.
-pub fn api_groups(catalog: &Catalog) -> Value {
+pub(crate) fn api_groups(catalog: &Catalog) -> Value {
     let groups: Vec<Value> = catalog
         .groups()
         .iter()
@@ -62,7 +62,7 @@ pub fn api_groups(catalog: &Catalog) -> Value {
 }
 
 /// `GET /apis/{group}`, or `None` when the group is not served.
-pub fn api_group(catalog: &Catalog, group: &str) -> Option<Value> {
+pub(crate) fn api_group(catalog: &Catalog, group: &str) -> Option<Value> {
     let (g, vs) = catalog
         .groups()
         .into_iter()
@@ -76,7 +76,7 @@ pub fn api_group(catalog: &Catalog, group: &str) -> Option<Value> {
 }
 
 /// `GET /api/v1` or `/apis/{g}/{v}`, or `None` when the group-version is not served.
-pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Value> {
+pub(crate) fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Value> {
     let infos = catalog.resources_in(group, version);
     if infos.is_empty() {
         return None;
@@ -159,7 +159,7 @@ fn aggregated_resource(info: &ResourceInfo) -> Value {
 }
 
 /// Aggregated discovery for `/api` (`core == true`) or `/apis`, at `version` (`v2` or `v2beta1`).
-pub fn aggregated(catalog: &Catalog, core: bool, version: &str) -> Value {
+pub(crate) fn aggregated(catalog: &Catalog, core: bool, version: &str) -> Value {
     let mut items = Vec::new();
     for (g, vs) in catalog.groups() {
         if g.is_empty() != core {

@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{ResKey, ResourceInfo};
 
 /// The group of the newer Event API.
-pub const EVENTS_GROUP: &str = "events.k8s.io";
+pub(crate) const EVENTS_GROUP: &str = "events.k8s.io";
 
 /// (core `v1` name, `events.k8s.io/v1` name) of every renamed field.
 const RENAMED: &[(&str, &str)] = &[
@@ -34,17 +34,17 @@ const RENAMED: &[(&str, &str)] = &[
 ];
 
 /// The storage both Event APIs read and write.
-pub fn storage_key() -> ResKey {
+pub(crate) fn storage_key() -> ResKey {
     ResKey::new("", "events")
 }
 
 /// Whether `group`/`plural` is the `events.k8s.io` view of the core Event storage.
-pub fn is_events_view(group: &str, plural: &str) -> bool {
+pub(crate) fn is_events_view(group: &str, plural: &str) -> bool {
     group == EVENTS_GROUP && plural == "events"
 }
 
 /// Whether `info` serves the `events.k8s.io` view (a built-in, never a CRD that happens to share the names).
-pub fn serves_view(info: &ResourceInfo) -> bool {
+pub(crate) fn serves_view(info: &ResourceInfo) -> bool {
     !info.custom && is_events_view(&info.group, &info.plural)
 }
 
@@ -70,7 +70,7 @@ fn rename(obj: &Value, to_view: bool, api_version: &str) -> Value {
 
 /// A stored (core `v1`) Event as `events.k8s.io/v1` serves it. `eventTime` is always present, `null` when the
 /// Event was written through the core API without one, as upstream serializes a zero MicroTime.
-pub fn to_view(stored: &Value, api_version: &str) -> Value {
+pub(crate) fn to_view(stored: &Value, api_version: &str) -> Value {
     let mut out = rename(stored, true, api_version);
     if let Some(m) = out.as_object_mut() {
         m.entry("eventTime").or_insert(Value::Null);
@@ -79,7 +79,7 @@ pub fn to_view(stored: &Value, api_version: &str) -> Value {
 }
 
 /// An `events.k8s.io/v1` Event in the stored core `v1` shape.
-pub fn to_core(view: &Value) -> Value {
+pub(crate) fn to_core(view: &Value) -> Value {
     let mut out = rename(view, false, "v1");
     // A null eventTime read through the view and written back means "none" in the core shape.
     if let Some(m) = out.as_object_mut()
@@ -92,7 +92,7 @@ pub fn to_core(view: &Value) -> Value {
 
 /// Whether a stored object is already in the core shape (objects written before both views shared storage
 /// were kept in the view's shape).
-pub fn is_core_shape(obj: &Value) -> bool {
+pub(crate) fn is_core_shape(obj: &Value) -> bool {
     obj.get("apiVersion").and_then(Value::as_str) == Some("v1")
 }
 

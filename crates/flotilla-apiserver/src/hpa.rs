@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use crate::catalog::ResourceInfo;
 
 /// The annotation upstream carries `v2` conditions in on `v1` objects.
-pub const CONDITIONS_ANNOTATION: &str = "autoscaling.alpha.kubernetes.io/conditions";
+pub(crate) const CONDITIONS_ANNOTATION: &str = "autoscaling.alpha.kubernetes.io/conditions";
 /// The annotations upstream uses for what `v1` cannot hold; dropped from `v1` writes, never stored.
 const V1_ANNOTATIONS: [&str; 4] = [
     CONDITIONS_ANNOTATION,
@@ -25,7 +25,7 @@ const V1_ANNOTATIONS: [&str; 4] = [
 const DEFAULT_CPU_UTILIZATION: i64 = 80;
 
 /// Whether `info` serves the `autoscaling/v1` view of the HPA storage.
-pub fn serves_v1(info: &ResourceInfo) -> bool {
+pub(crate) fn serves_v1(info: &ResourceInfo) -> bool {
     !info.custom
         && info.group == "autoscaling"
         && info.version == "v1"
@@ -66,7 +66,7 @@ fn copy(from: &Map<String, Value>, to: &mut Map<String, Value>, keys: &[&str]) {
 
 /// `v2`'s defaults (upstream `SetDefaults_HorizontalPodAutoscaler`): `minReplicas` 1 and, with no metric, an 80%
 /// CPU utilization target.
-pub fn default_v2(obj: &mut Value) {
+pub(crate) fn default_v2(obj: &mut Value) {
     let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -86,7 +86,7 @@ pub fn default_v2(obj: &mut Value) {
 }
 
 /// A stored (`v2`) HPA as `autoscaling/v1` serves it.
-pub fn to_v1(stored: &Value) -> Value {
+pub(crate) fn to_v1(stored: &Value) -> Value {
     let mut out = stored.as_object().cloned().unwrap_or_default();
     out.insert("apiVersion".into(), json!("autoscaling/v1"));
     if let Some(spec) = stored.get("spec").and_then(Value::as_object) {
@@ -183,7 +183,7 @@ fn metrics_to_v2(v1: &Map<String, Value>, old: Option<&Value>, status: bool) -> 
 
 /// Converts the parts of a `v1` write that came from the client to the stored `v2` shape: the spec (with
 /// `spec == true`) and the status (with `status == true`), keeping what `v1` cannot express from `old`.
-pub fn to_v2(obj: &mut Value, old: Option<&Value>, spec: bool, status: bool) {
+pub(crate) fn to_v2(obj: &mut Value, old: Option<&Value>, spec: bool, status: bool) {
     let Some(m) = obj.as_object_mut() else {
         return;
     };

@@ -14,16 +14,14 @@ use crate::meta::{self, Endpoint};
 use crate::status::{ApiError, ApiResult};
 
 /// Namespaces that may never be deleted.
-pub const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
-/// Label every namespace carries with its own name.
-pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+pub(crate) const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
 
 fn is(info: &ResourceInfo, group: &str, plural: &str) -> bool {
     !info.custom && info.group == group && info.plural == plural
 }
 
 /// Adjusts a new object after the generic server fields are set.
-pub fn on_create(
+pub(crate) fn on_create(
     ctx: &Ctx,
     info: &ResourceInfo,
     obj: &mut Value,
@@ -49,7 +47,7 @@ pub fn on_create(
 }
 
 /// Adjusts an updated object (after the status/spec split).
-pub fn on_update(
+pub(crate) fn on_update(
     ctx: &Ctx,
     info: &ResourceInfo,
     old: &Arc<Value>,
@@ -85,7 +83,7 @@ pub fn on_update(
 }
 
 /// The namespace object a finalize request produces: the stored one with the request's spec.finalizers.
-pub fn finalize_namespace(cur: &Value, body: &Value) -> Value {
+pub(crate) fn finalize_namespace(cur: &Value, body: &Value) -> Value {
     let mut out = cur.clone();
     let fins = body
         .pointer("/spec/finalizers")
@@ -99,7 +97,7 @@ pub fn finalize_namespace(cur: &Value, body: &Value) -> Value {
 }
 
 /// Refuses deletions the real server refuses.
-pub fn admit_delete(info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
+pub(crate) fn admit_delete(info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
     if is(info, "", "namespaces") {
         let name = meta::meta_str(obj, "name").unwrap_or("");
         if IMMORTAL_NAMESPACES.contains(&name) {
@@ -116,7 +114,7 @@ pub fn admit_delete(info: &ResourceInfo, obj: &Value) -> ApiResult<()> {
 }
 
 /// Whether a kind-specific finalizer (a namespace's `spec.finalizers`) still holds the object.
-pub fn pending_finalization(info: &ResourceInfo, obj: &Value) -> bool {
+pub(crate) fn pending_finalization(info: &ResourceInfo, obj: &Value) -> bool {
     is(info, "", "namespaces")
         && obj
             .pointer("/spec/finalizers")
@@ -125,19 +123,19 @@ pub fn pending_finalization(info: &ResourceInfo, obj: &Value) -> bool {
 }
 
 /// Whether an object marked for deletion with no metadata finalizers may be removed now.
-pub fn may_remove(info: &ResourceInfo, obj: &Value) -> bool {
+pub(crate) fn may_remove(info: &ResourceInfo, obj: &Value) -> bool {
     !pending_finalization(info, obj)
 }
 
 /// Kind-specific changes when deletion starts.
-pub fn on_mark_deleted(info: &ResourceInfo, obj: &mut Value) {
+pub(crate) fn on_mark_deleted(info: &ResourceInfo, obj: &mut Value) {
     if is(info, "", "namespaces") {
         obj["status"]["phase"] = json!("Terminating");
     }
 }
 
 /// A finalizer the server itself adds when deletion starts (the CRD cleanup finalizer).
-pub fn deletion_finalizer(info: &ResourceInfo) -> Option<&'static str> {
+pub(crate) fn deletion_finalizer(info: &ResourceInfo) -> Option<&'static str> {
     is(info, "apiextensions.k8s.io", "customresourcedefinitions")
         .then_some(crate::crd::CLEANUP_FINALIZER)
 }

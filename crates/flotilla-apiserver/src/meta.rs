@@ -9,7 +9,7 @@ use crate::status::{ApiError, ApiResult};
 
 /// Which endpoint a write came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
+pub(crate) enum Endpoint {
     /// The main resource.
     Main,
     /// The `status` subresource.
@@ -22,7 +22,7 @@ pub enum Endpoint {
 
 impl Endpoint {
     /// The subresource a write through this endpoint is recorded under in `managedFields`.
-    pub fn subresource(self) -> Option<&'static str> {
+    pub(crate) fn subresource(self) -> Option<&'static str> {
         match self {
             Self::Status => Some("status"),
             Self::Approval => Some("approval"),
@@ -32,19 +32,19 @@ impl Endpoint {
 }
 
 /// Current time as RFC 3339 UTC with second precision.
-pub fn now() -> String {
+pub(crate) fn now() -> String {
     jiff::Timestamp::now()
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string()
 }
 
 /// A fresh RFC 4122 uid.
-pub fn new_uid() -> String {
+pub(crate) fn new_uid() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
 /// `generateName` expansion: prefix cut to 58 chars plus 5 random characters.
-pub fn generate_name(prefix: &str) -> String {
+pub(crate) fn generate_name(prefix: &str) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let cut: String = prefix.chars().take(58).collect();
     let mut rng = rand::rng();
@@ -55,7 +55,7 @@ pub fn generate_name(prefix: &str) -> String {
 }
 
 /// The object's metadata map, created if missing.
-pub fn meta_mut(obj: &mut Value) -> ApiResult<&mut Map<String, Value>> {
+pub(crate) fn meta_mut(obj: &mut Value) -> ApiResult<&mut Map<String, Value>> {
     let map = obj
         .as_object_mut()
         .ok_or_else(|| ApiError::bad_request("the object is not a JSON object"))?;
@@ -68,12 +68,12 @@ pub fn meta_mut(obj: &mut Value) -> ApiResult<&mut Map<String, Value>> {
 }
 
 /// A metadata string field.
-pub fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
+pub(crate) fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
     obj.get("metadata")?.get(field)?.as_str()
 }
 
 /// Finalizers of an object.
-pub fn finalizers(obj: &Value) -> Vec<String> {
+pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
     obj.pointer("/metadata/finalizers")
         .and_then(Value::as_array)
         .map(|a| {
@@ -85,13 +85,13 @@ pub fn finalizers(obj: &Value) -> Vec<String> {
 }
 
 /// Whether the object is being deleted.
-pub fn is_deleting(obj: &Value) -> bool {
+pub(crate) fn is_deleting(obj: &Value) -> bool {
     obj.pointer("/metadata/deletionTimestamp")
         .is_some_and(|v| !v.is_null())
 }
 
 /// Omits empty optional metadata the way Go's `omitempty` does; load-bearing for JSON-patch `test` ops.
-pub fn normalize(obj: &mut Value) {
+pub(crate) fn normalize(obj: &mut Value) {
     let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
         return;
     };
@@ -125,7 +125,7 @@ fn spec_part(obj: &Value) -> Map<String, Value> {
 }
 
 /// Sets the server-owned fields of an object about to be created.
-pub fn prepare_create(info: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
+pub(crate) fn prepare_create(info: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
     let generation = info.generation;
     let drop_status = info.status;
     let meta = meta_mut(obj)?;
@@ -159,7 +159,7 @@ pub fn prepare_create(info: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
 ///
 /// Errors: 409 on a uid precondition mismatch (finalizers added during deletion are refused by
 /// `crate::validate`).
-pub fn merge_update(
+pub(crate) fn merge_update(
     info: &ResourceInfo,
     old: &Value,
     mut new: Value,
@@ -253,7 +253,7 @@ pub fn merge_update(
 }
 
 /// Whether two stored forms are the same apart from resourceVersion (no-op update suppression).
-pub fn same(a: &Value, b: &Value) -> bool {
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
     let strip = |v: &Value| {
         let mut v = v.clone();
         if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {

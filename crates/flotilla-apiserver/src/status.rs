@@ -32,10 +32,10 @@ pub struct ApiError {
 }
 
 /// Result of an API operation.
-pub type ApiResult<T> = Result<T, ApiError>;
+pub(crate) type ApiResult<T> = Result<T, ApiError>;
 
 /// `resource[.group]` as the real server spells it in messages.
-pub fn qualified(resource: &str, group: &str) -> String {
+pub(crate) fn qualified(resource: &str, group: &str) -> String {
     if group.is_empty() {
         resource.to_string()
     } else {
@@ -348,7 +348,7 @@ impl From<kube::core::Status> for ApiError {
 }
 
 /// A JSON response with the exact `application/json` content type.
-pub fn json_response(code: StatusCode, body: &Value) -> Response {
+pub(crate) fn json_response(code: StatusCode, body: &Value) -> Response {
     let bytes = crate::store::compact::to_vec(body);
     let mut resp = (code, bytes).into_response();
     resp.headers_mut().insert(

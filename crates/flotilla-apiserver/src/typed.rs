@@ -10,7 +10,7 @@ use serde_json::Value;
 /// Why a body does not decode into its kind's type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind} in version \"{version}\" cannot be handled as a {kind}: {message}")]
-pub struct DecodeError {
+pub(crate) struct DecodeError {
     /// Kind of the object.
     pub kind: String,
     /// Version of the object.
@@ -119,7 +119,7 @@ fn model_of(group: &str, version: &str, kind: &str) -> Option<RoundTrip> {
 
 /// Paths (upstream's syntax: `spec.template.spec.containers[0].foo`) present in `sent` but lost in `decoded`
 /// (by a round trip or by pruning). `null`s are not fields.
-pub fn lost_paths(sent: &Value, decoded: &Value) -> Vec<String> {
+pub(crate) fn lost_paths(sent: &Value, decoded: &Value) -> Vec<String> {
     let mut out = Vec::new();
     lost(sent, decoded, "", &mut out);
     out
@@ -189,7 +189,7 @@ fn remove_path(obj: &mut Value, path: &str) {
 /// # Errors
 /// A [`DecodeError`] when a value has the wrong type (a string where an integer belongs, invalid base64 in a
 /// Secret, a malformed time), which the real server answers with 400.
-pub fn decode(
+pub(crate) fn decode(
     group: &str,
     version: &str,
     kind: &str,

@@ -15,7 +15,7 @@ use crate::validation::{invalid_status, validate_object_meta, validate_object_me
 /// `422 Invalid` naming every offending field (name, labels, annotations, finalizers, owner references,
 /// managed fields; on updates also identity changes and finalizers added during deletion; the schema's
 /// constraints for custom resources; Event rules, `crate::validation::validate_event`).
-pub fn object(info: &ResourceInfo, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
+pub(crate) fn object(info: &ResourceInfo, obj: &Value, old: Option<&Value>) -> ApiResult<()> {
     let kind = info.kind_info();
     let mut errors = validate_object_meta(obj, &kind);
     if let Some(old) = old {

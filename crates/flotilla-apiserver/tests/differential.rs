@@ -10,15 +10,15 @@
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
 mod differential {
-    pub mod allowlist;
-    pub mod compare;
-    pub mod corpus;
-    pub mod normalize;
-    pub mod report;
-    pub mod runner;
-    pub mod servers;
-    pub mod suite;
-    pub mod webhook;
+    pub(crate) mod allowlist;
+    pub(crate) mod compare;
+    pub(crate) mod corpus;
+    pub(crate) mod normalize;
+    pub(crate) mod report;
+    pub(crate) mod runner;
+    pub(crate) mod servers;
+    pub(crate) mod suite;
+    pub(crate) mod webhook;
 }
 
 use std::path::Path;

@@ -21,7 +21,7 @@ struct AdminState {
 }
 
 /// The admin routes over `metrics`, ready when `ready` holds `true`.
-pub fn router(metrics: Metrics, ready: watch::Receiver<bool>) -> Router {
+pub(crate) fn router(metrics: Metrics, ready: watch::Receiver<bool>) -> Router {
     Router::new()
         .route("/metrics", get(serve_metrics))
         .route("/healthz", get(|| async { "ok" }))
@@ -49,7 +49,7 @@ async fn readyz(State(state): State<AdminState>) -> impl IntoResponse {
 ///
 /// # Errors
 /// When the listener fails.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,

@@ -11,7 +11,7 @@ use crate::error::{Error, Result, is_not_found};
 ///
 /// # Errors
 /// `Kube` for every other failure.
-pub async fn get_opt<K>(api: Api<K>, name: &str) -> Result<Option<K>>
+pub(crate) async fn get_opt<K>(api: Api<K>, name: &str) -> Result<Option<K>>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
     K::DynamicType: Default,

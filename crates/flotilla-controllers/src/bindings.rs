@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::runtime::{Action, Controller};
 
 /// A ResourceBinding or a ClusterResourceBinding.
-pub trait BindingObject:
+pub(crate) trait BindingObject:
     Resource<DynamicType = ()>
     + HasSpec<Spec = ResourceBindingSpec>
     + HasStatus<Status = ResourceBindingStatus>
@@ -58,11 +58,6 @@ pub trait BindingObject:
 
     /// An API for objects of this kind in `namespace` (ignored for the cluster-scoped kind).
     fn api(client: &Client, namespace: &str) -> Api<Self>;
-
-    /// An API for objects of this kind in every namespace.
-    fn api_all(client: &Client) -> Api<Self> {
-        Api::all(client.clone())
-    }
 
     /// `Kind namespace/name`, for messages.
     fn describe(&self) -> String {
@@ -133,7 +128,7 @@ impl BindingObject for ClusterResourceBinding {
 
 /// Which binding a Work belongs to, from its annotations.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum BindingRef {
+pub(crate) enum BindingRef {
     /// ResourceBinding `namespace/name`.
     Namespaced {
         /// Namespace.
@@ -150,7 +145,7 @@ pub enum BindingRef {
 
 impl BindingRef {
     /// The reference of `binding`.
-    pub fn of<B: BindingObject>(binding: &B) -> Self {
+    pub(crate) fn of<B: BindingObject>(binding: &B) -> Self {
         if B::CLUSTER_SCOPED {
             BindingRef::Cluster {
                 name: binding.name_any(),
@@ -165,7 +160,9 @@ impl BindingRef {
 
     /// The binding named by an object's `resourcebinding.karmada.io/*` or `clusterresourcebinding.karmada.io/name`
     /// annotations.
-    pub fn from_annotations(map: &std::collections::BTreeMap<String, String>) -> Option<Self> {
+    pub(crate) fn from_annotations(
+        map: &std::collections::BTreeMap<String, String>,
+    ) -> Option<Self> {
         if let (Some(namespace), Some(name)) = (
             map.get(annotations::RESOURCE_BINDING_NAMESPACE),
             map.get(annotations::RESOURCE_BINDING_NAME),
@@ -193,7 +190,7 @@ impl std::fmt::Display for BindingRef {
 
 /// Runs a controller of ResourceBindings and one of ClusterResourceBindings until `shutdown` is cancelled,
 /// both reconciling with `reconcile(state, binding)`.
-pub async fn run_both<C, F, Fut>(
+pub(crate) async fn run_both<C, F, Fut>(
     rb: Controller<ResourceBinding>,
     crb: Controller<ClusterResourceBinding>,
     shutdown: CancellationToken,

@@ -44,7 +44,7 @@ impl ServedResource {
 
 /// What one discovery run found.
 #[derive(Clone, Debug, Default)]
-pub struct Discovered {
+pub(crate) struct Discovered {
     /// Every served resource of every served group version.
     pub resources: Vec<ServedResource>,
     /// Group versions whose resource list could not be read.
@@ -55,7 +55,7 @@ pub struct Discovered {
 ///
 /// # Errors
 /// The client error of `/api` or `/apis`.
-pub async fn discover(client: &Client) -> Result<Discovered, kube::Error> {
+pub(crate) async fn discover(client: &Client) -> Result<Discovered, kube::Error> {
     let mut found = Discovered::default();
     let core = client.list_core_api_versions().await?;
     for (i, version) in core.versions.iter().enumerate() {
@@ -93,7 +93,7 @@ pub async fn discover(client: &Client) -> Result<Discovered, kube::Error> {
 }
 
 /// Appends the resources of one group version's list (sub-resources are folded into `has_status`).
-pub fn collect(
+pub(crate) fn collect(
     out: &mut Vec<ServedResource>,
     group: &str,
     version: &str,
@@ -132,7 +132,7 @@ pub fn collect(
 ///
 /// # Errors
 /// The client error; `Ok(None)` when the group version is served but lacks the kind.
-pub async fn resolve_kind(
+pub(crate) async fn resolve_kind(
     client: &Client,
     gvk: &GroupVersionKind,
 ) -> Result<Option<ServedResource>, kube::Error> {

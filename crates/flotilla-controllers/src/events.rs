@@ -231,7 +231,7 @@ fn new_event(pending: &Pending, now: Timestamp) -> K8sEvent {
 }
 
 /// The reference of a JSON object (template or member object), for events.
-pub fn reference_of(object: &serde_json::Value) -> ObjectReference {
+pub(crate) fn reference_of(object: &serde_json::Value) -> ObjectReference {
     let text = |pointer: &str| {
         object
             .pointer(pointer)
@@ -250,6 +250,6 @@ pub fn reference_of(object: &serde_json::Value) -> ObjectReference {
 }
 
 /// The reference of a typed object, for events.
-pub fn reference<K: kube::Resource<DynamicType = ()>>(object: &K) -> ObjectReference {
+pub(crate) fn reference<K: kube::Resource<DynamicType = ()>>(object: &K) -> ObjectReference {
     object.object_ref(&())
 }

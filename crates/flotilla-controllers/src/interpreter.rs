@@ -74,7 +74,7 @@ impl Interpreter for flotilla_interpreter::ResourceInterpreter {
 }
 
 /// The group, version and kind of a JSON object (`apiVersion`, `kind`).
-pub fn gvk_of(object: &Value) -> Result<GroupVersionKind> {
+pub(crate) fn gvk_of(object: &Value) -> Result<GroupVersionKind> {
     flotilla_interpreter::layer::gvk_of(object)
         .map_err(|_| Error::invalid(describe(object), "object has no kind"))
 }
@@ -103,7 +103,7 @@ fn unexpected(operation: InterpreterOperation, object: &Value) -> Error {
 }
 
 /// Whether any layer interprets `operation` for `object`'s kind.
-pub fn enabled(
+pub(crate) fn enabled(
     interpreter: &dyn Interpreter,
     object: &Value,
     operation: InterpreterOperation,
@@ -112,7 +112,7 @@ pub fn enabled(
 }
 
 /// InterpretReplica: the template's replicas and per-replica requirements.
-pub async fn get_replicas(
+pub(crate) async fn get_replicas(
     interpreter: &dyn Interpreter,
     object: &Value,
 ) -> Result<(i32, Option<ReplicaRequirements>)> {
@@ -133,7 +133,7 @@ pub async fn get_replicas(
 }
 
 /// ReviseReplica: `object` with its replicas set to `replicas`.
-pub async fn revise_replica(
+pub(crate) async fn revise_replica(
     interpreter: &dyn Interpreter,
     object: Value,
     replicas: i64,
@@ -155,7 +155,7 @@ pub async fn revise_replica(
 }
 
 /// Retain: `desired` keeping what member-side controllers own in `observed`.
-pub async fn retain(
+pub(crate) async fn retain(
     interpreter: &dyn Interpreter,
     desired: Value,
     observed: Value,
@@ -184,7 +184,7 @@ pub async fn retain(
 }
 
 /// InterpretStatus (ReflectStatus): the status to record for a member object.
-pub async fn reflect_status(
+pub(crate) async fn reflect_status(
     interpreter: &dyn Interpreter,
     object: &Value,
 ) -> Result<Option<Value>> {
@@ -202,7 +202,10 @@ pub async fn reflect_status(
 }
 
 /// InterpretHealth: whether a member object is healthy.
-pub async fn interpret_health(interpreter: &dyn Interpreter, object: &Value) -> Result<bool> {
+pub(crate) async fn interpret_health(
+    interpreter: &dyn Interpreter,
+    object: &Value,
+) -> Result<bool> {
     let op = InterpreterOperation::InterpretHealth;
     match interpreter
         .interpret(Request::InterpretHealth {
@@ -217,7 +220,7 @@ pub async fn interpret_health(interpreter: &dyn Interpreter, object: &Value) -> 
 }
 
 /// AggregateStatus: the template with its status folded from the member items.
-pub async fn aggregate_status(
+pub(crate) async fn aggregate_status(
     interpreter: &dyn Interpreter,
     object: &Value,
     items: Vec<AggregatedStatusItem>,
@@ -237,7 +240,7 @@ pub async fn aggregate_status(
 }
 
 /// InterpretDependency: the objects the template depends on.
-pub async fn get_dependencies(
+pub(crate) async fn get_dependencies(
     interpreter: &dyn Interpreter,
     object: &Value,
 ) -> Result<Vec<DependentObjectReference>> {

@@ -4,34 +4,34 @@
 //! Invariants: controllers reach the API only through kube clients and the interpreter facade; they never
 //! depend on the embedded API server crate, so they run unchanged against a real kube-apiserver.
 
-pub mod admin;
+pub(crate) mod admin;
 pub mod admission;
-pub mod api;
-pub mod bindings;
-pub mod conditions;
+pub(crate) mod api;
+pub(crate) mod bindings;
+pub(crate) mod conditions;
 pub mod context;
-pub mod controllers;
-pub mod discovery;
+pub(crate) mod controllers;
+pub(crate) mod discovery;
 pub mod error;
-pub mod events;
+pub(crate) mod events;
 pub mod features;
-pub mod interpreter;
+pub(crate) mod interpreter;
 pub mod join;
 pub mod leader;
 pub mod manager;
-pub mod member;
+pub(crate) mod member;
 pub mod metrics;
-pub mod names;
-pub mod objects;
-pub mod overrides;
-pub mod prune;
+pub(crate) mod names;
+pub(crate) mod objects;
+pub(crate) mod overrides;
+pub(crate) mod prune;
 pub mod resources;
 pub mod runtime;
 pub mod scheduler;
 pub mod selector;
-pub mod templates;
-pub mod update;
-pub mod works;
+pub(crate) mod templates;
+pub(crate) mod update;
+pub(crate) mod works;
 
 pub use context::{Context, Options};
 pub use error::{Error, Result};

@@ -17,7 +17,7 @@ const FNV32_PRIME: u32 = 0x0100_0193;
 /// A name that should have been derived from a cluster's execution namespace was not one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("namespace {namespace:?} is not an execution namespace (missing prefix {prefix:?})")]
-pub struct NotExecutionSpace {
+pub(crate) struct NotExecutionSpace {
     /// The namespace given.
     pub namespace: String,
     /// The prefix it lacks.
@@ -27,7 +27,7 @@ pub struct NotExecutionSpace {
 /// FNV-1a-32 of `bytes`, as Go's `hash/fnv.New32a`.
 ///
 /// The `fnv` crate only offers the 64-bit variant, and Karmada's names and tie-breaks need the 32-bit one.
-pub fn fnv1a_32(bytes: &[u8]) -> u32 {
+pub(crate) fn fnv1a_32(bytes: &[u8]) -> u32 {
     bytes.iter().fold(FNV32_OFFSET, |hash, byte| {
         (hash ^ u32::from(*byte)).wrapping_mul(FNV32_PRIME)
     })
@@ -36,14 +36,14 @@ pub fn fnv1a_32(bytes: &[u8]) -> u32 {
 /// apimachinery's `SafeEncodeString`: every byte `c` becomes `alphabet[c mod 27]`.
 ///
 /// Guarantees: the output has as many characters as `s` has bytes, all from the safe alphabet.
-pub fn safe_encode(s: &str) -> String {
+pub(crate) fn safe_encode(s: &str) -> String {
     s.bytes()
         .map(|byte| char::from(SAFE_ALPHABET[usize::from(byte) % SAFE_ALPHABET.len()]))
         .collect()
 }
 
 /// The hash suffix Karmada appends to derived names: `SafeEncode(decimal(FNV-1a-32(input)))`.
-pub fn hash_suffix(input: &str) -> String {
+pub(crate) fn hash_suffix(input: &str) -> String {
     safe_encode(&fnv1a_32(input.as_bytes()).to_string())
 }
 
@@ -56,7 +56,7 @@ fn dotted(name: &str) -> String {
 /// replacing every `:` in the name with `.`.
 ///
 /// Guarantees: deterministic; `binding_name("Deployment", "nginx") == "nginx-deployment"`.
-pub fn binding_name(kind: &str, name: &str) -> String {
+pub(crate) fn binding_name(kind: &str, name: &str) -> String {
     format!("{}-{kind}", dotted(name)).to_lowercase()
 }
 
@@ -68,7 +68,7 @@ pub fn binding_name(kind: &str, name: &str) -> String {
 /// manifest *after* overrides.
 ///
 /// Guarantees: `work_name("Deployment", "nginx", "default") == "nginx-687f7fb96f"`.
-pub fn work_name(kind: &str, name: &str, namespace: &str) -> String {
+pub(crate) fn work_name(kind: &str, name: &str, namespace: &str) -> String {
     let n = dotted(name).to_lowercase();
     let hashed = if namespace.is_empty() {
         format!("{n}-{kind}")
@@ -79,16 +79,11 @@ pub fn work_name(kind: &str, name: &str, namespace: &str) -> String {
     format!("{n}-{}", hash_suffix(&hashed))
 }
 
-/// The execution namespace of a cluster: `karmada-es-<cluster>`.
-pub fn execution_namespace(cluster: &str) -> String {
-    namespaces::execution_space(cluster)
-}
-
 /// The cluster an execution namespace belongs to (the namespace without its `karmada-es-` prefix).
 ///
 /// # Errors
 /// [`NotExecutionSpace`] when the namespace lacks the prefix.
-pub fn cluster_of_execution_namespace(namespace: &str) -> Result<&str, NotExecutionSpace> {
+pub(crate) fn cluster_of_execution_namespace(namespace: &str) -> Result<&str, NotExecutionSpace> {
     namespaces::cluster_of_execution_space(namespace).ok_or_else(|| NotExecutionSpace {
         namespace: namespace.to_owned(),
         prefix: namespaces::EXECUTION_SPACE_PREFIX,
@@ -100,7 +95,7 @@ pub fn cluster_of_execution_namespace(namespace: &str) -> Result<&str, NotExecut
 /// (empty namespace).
 ///
 /// Guarantees: `binding_reference_key("default", "nginx-deployment") == "5bdc5c4dcf"`.
-pub fn binding_reference_key(namespace: &str, name: &str) -> String {
+pub(crate) fn binding_reference_key(namespace: &str, name: &str) -> String {
     if namespace.is_empty() {
         hash_suffix(name)
     } else {
@@ -110,7 +105,7 @@ pub fn binding_reference_key(namespace: &str, name: &str) -> String {
 
 /// The label an attached (dependency) binding carries for the independent binding `namespace/name`:
 /// `resourcebinding.karmada.io/depended-by-<key>`; its value is the independent binding's permanent id.
-pub fn depended_by_label_key(namespace: &str, name: &str) -> String {
+pub(crate) fn depended_by_label_key(namespace: &str, name: &str) -> String {
     format!(
         "{}{}",
         labels::DEPENDED_BY_PREFIX,
@@ -164,7 +159,10 @@ mod tests {
 
     #[test]
     fn execution_namespaces_round_trip() {
-        assert_eq!(execution_namespace("member1"), "karmada-es-member1");
+        assert_eq!(
+            flotilla_api::names::namespaces::execution_space("member1"),
+            "karmada-es-member1"
+        );
         assert_eq!(
             cluster_of_execution_namespace("karmada-es-member1"),
             Ok("member1")

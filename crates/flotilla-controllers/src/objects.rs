@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 
 /// `Kind namespace/name` (or `Kind name`) of an object, for messages.
-pub fn describe(object: &Value) -> String {
+pub(crate) fn describe(object: &Value) -> String {
     let kind = str_at(object, "/kind").unwrap_or("object");
     let name = str_at(object, "/metadata/name").unwrap_or_default();
     match str_at(object, "/metadata/namespace").filter(|ns| !ns.is_empty()) {
@@ -21,32 +21,32 @@ pub fn describe(object: &Value) -> String {
 }
 
 /// The string at a JSON pointer, if it is a string.
-pub fn str_at<'a>(object: &'a Value, pointer: &str) -> Option<&'a str> {
+pub(crate) fn str_at<'a>(object: &'a Value, pointer: &str) -> Option<&'a str> {
     object.pointer(pointer).and_then(Value::as_str)
 }
 
 /// `metadata.name`.
-pub fn name(object: &Value) -> &str {
+pub(crate) fn name(object: &Value) -> &str {
     str_at(object, "/metadata/name").unwrap_or_default()
 }
 
 /// `metadata.namespace` (empty for cluster-scoped objects).
-pub fn namespace(object: &Value) -> &str {
+pub(crate) fn namespace(object: &Value) -> &str {
     str_at(object, "/metadata/namespace").unwrap_or_default()
 }
 
 /// `metadata.uid`.
-pub fn uid(object: &Value) -> &str {
+pub(crate) fn uid(object: &Value) -> &str {
     str_at(object, "/metadata/uid").unwrap_or_default()
 }
 
 /// `metadata.resourceVersion`.
-pub fn resource_version(object: &Value) -> &str {
+pub(crate) fn resource_version(object: &Value) -> &str {
     str_at(object, "/metadata/resourceVersion").unwrap_or_default()
 }
 
 /// `metadata.generation` (0 when absent).
-pub fn generation(object: &Value) -> i64 {
+pub(crate) fn generation(object: &Value) -> i64 {
     object
         .pointer("/metadata/generation")
         .and_then(Value::as_i64)
@@ -54,29 +54,29 @@ pub fn generation(object: &Value) -> i64 {
 }
 
 /// `apiVersion`.
-pub fn api_version(object: &Value) -> &str {
+pub(crate) fn api_version(object: &Value) -> &str {
     str_at(object, "/apiVersion").unwrap_or_default()
 }
 
 /// `kind`.
-pub fn kind(object: &Value) -> &str {
+pub(crate) fn kind(object: &Value) -> &str {
     str_at(object, "/kind").unwrap_or_default()
 }
 
 /// Whether `metadata.deletionTimestamp` is set.
-pub fn is_deleting(object: &Value) -> bool {
+pub(crate) fn is_deleting(object: &Value) -> bool {
     object
         .pointer("/metadata/deletionTimestamp")
         .is_some_and(|v| !v.is_null())
 }
 
 /// Splits an `apiVersion` into group and version (`v1` → `("", "v1")`).
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
+pub(crate) fn split_api_version(api_version: &str) -> (&str, &str) {
     api_version.split_once('/').unwrap_or(("", api_version))
 }
 
 /// A string map under `metadata.<field>` (`labels` or `annotations`); non-string values are skipped.
-pub fn string_map(object: &Value, field: &str) -> BTreeMap<String, String> {
+pub(crate) fn string_map(object: &Value, field: &str) -> BTreeMap<String, String> {
     object
         .get("metadata")
         .and_then(|m| m.get(field))
@@ -90,22 +90,22 @@ pub fn string_map(object: &Value, field: &str) -> BTreeMap<String, String> {
 }
 
 /// `metadata.labels`.
-pub fn labels(object: &Value) -> BTreeMap<String, String> {
+pub(crate) fn labels(object: &Value) -> BTreeMap<String, String> {
     string_map(object, "labels")
 }
 
 /// `metadata.annotations`.
-pub fn annotations(object: &Value) -> BTreeMap<String, String> {
+pub(crate) fn annotations(object: &Value) -> BTreeMap<String, String> {
     string_map(object, "annotations")
 }
 
 /// One label's value.
-pub fn label<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
+pub(crate) fn label<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
     object.get("metadata")?.get("labels")?.get(key)?.as_str()
 }
 
 /// One annotation's value.
-pub fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
+pub(crate) fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
     object
         .get("metadata")?
         .get("annotations")?
@@ -114,7 +114,7 @@ pub fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// The object map under `metadata`, created if absent (and replacing a non-object).
-pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
+pub(crate) fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
     if !object.is_object() {
         *object = Value::Object(Map::new());
     }
@@ -154,22 +154,22 @@ fn unreachable_object() -> ! {
 }
 
 /// Sets a label.
-pub fn set_label(object: &mut Value, key: &str, value: &str) {
+pub(crate) fn set_label(object: &mut Value, key: &str, value: &str) {
     map_field_mut(object, "labels").insert(key.to_owned(), Value::String(value.to_owned()));
 }
 
 /// Sets an annotation.
-pub fn set_annotation(object: &mut Value, key: &str, value: &str) {
+pub(crate) fn set_annotation(object: &mut Value, key: &str, value: &str) {
     map_field_mut(object, "annotations").insert(key.to_owned(), Value::String(value.to_owned()));
 }
 
 /// Removes labels; drops the map when it becomes empty.
-pub fn remove_labels(object: &mut Value, keys: &[&str]) {
+pub(crate) fn remove_labels(object: &mut Value, keys: &[&str]) {
     remove_from_map(object, "labels", keys);
 }
 
 /// Removes annotations; drops the map when it becomes empty.
-pub fn remove_annotations(object: &mut Value, keys: &[&str]) {
+pub(crate) fn remove_annotations(object: &mut Value, keys: &[&str]) {
     remove_from_map(object, "annotations", keys);
 }
 
@@ -189,7 +189,7 @@ fn remove_from_map(object: &mut Value, field: &str, keys: &[&str]) {
 }
 
 /// Replaces `metadata.<field>` with a string map (removing it when empty).
-pub fn set_string_map(object: &mut Value, field: &str, map: &BTreeMap<String, String>) {
+pub(crate) fn set_string_map(object: &mut Value, field: &str, map: &BTreeMap<String, String>) {
     let meta = metadata_mut(object);
     if map.is_empty() {
         meta.remove(field);
@@ -203,7 +203,7 @@ pub fn set_string_map(object: &mut Value, field: &str, map: &BTreeMap<String, St
 }
 
 /// A typed object as JSON.
-pub fn to_value<T: Serialize>(object: &T, what: &str) -> Result<Value> {
+pub(crate) fn to_value<T: Serialize>(object: &T, what: &str) -> Result<Value> {
     serde_json::to_value(object).map_err(|source| Error::Decode {
         object: what.to_owned(),
         source,
@@ -211,7 +211,7 @@ pub fn to_value<T: Serialize>(object: &T, what: &str) -> Result<Value> {
 }
 
 /// A JSON object as a typed object.
-pub fn from_value<T: DeserializeOwned>(object: Value, what: &str) -> Result<T> {
+pub(crate) fn from_value<T: DeserializeOwned>(object: Value, what: &str) -> Result<T> {
     serde_json::from_value(object).map_err(|source| Error::Decode {
         object: what.to_owned(),
         source,
@@ -219,12 +219,12 @@ pub fn from_value<T: DeserializeOwned>(object: Value, what: &str) -> Result<T> {
 }
 
 /// A dynamic object as plain JSON (`apiVersion`, `kind`, `metadata`, and the rest).
-pub fn dynamic_to_value(object: &DynamicObject) -> Value {
+pub(crate) fn dynamic_to_value(object: &DynamicObject) -> Value {
     serde_json::to_value(object).unwrap_or(Value::Null)
 }
 
 /// Plain JSON as a dynamic object.
-pub fn value_to_dynamic(object: Value) -> Result<DynamicObject> {
+pub(crate) fn value_to_dynamic(object: Value) -> Result<DynamicObject> {
     let what = describe(&object);
     from_value(object, &what)
 }

@@ -10,7 +10,7 @@ use crate::objects::{self, dynamic_to_value, value_to_dynamic};
 
 /// Identifies a template.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TemplateKey {
+pub(crate) struct TemplateKey {
     /// `apiVersion`.
     pub api_version: String,
     /// `kind`.
@@ -23,7 +23,7 @@ pub struct TemplateKey {
 
 impl TemplateKey {
     /// The key of a template in JSON form.
-    pub fn of(object: &Value) -> Self {
+    pub(crate) fn of(object: &Value) -> Self {
         TemplateKey {
             api_version: objects::api_version(object).to_owned(),
             kind: objects::kind(object).to_owned(),
@@ -48,7 +48,7 @@ impl std::fmt::Display for TemplateKey {
 }
 
 /// A dynamic object as JSON with `apiVersion` and `kind` filled in (list and watch items may lack them).
-pub fn with_type(object: &DynamicObject, api_version: &str, kind: &str) -> Value {
+pub(crate) fn with_type(object: &DynamicObject, api_version: &str, kind: &str) -> Value {
     let mut value = dynamic_to_value(object);
     if let Some(map) = value.as_object_mut() {
         map.entry("apiVersion")
@@ -64,7 +64,7 @@ pub fn with_type(object: &DynamicObject, api_version: &str, kind: &str) -> Value
 ///
 /// # Errors
 /// When the live read fails for another reason than NotFound.
-pub async fn get(ctx: &Context, key: &TemplateKey) -> Result<Option<Value>> {
+pub(crate) async fn get(ctx: &Context, key: &TemplateKey) -> Result<Option<Value>> {
     let Some(served) = ctx
         .resources
         .get_by_api_version(&key.api_version, &key.kind)
@@ -92,7 +92,7 @@ pub async fn get(ctx: &Context, key: &TemplateKey) -> Result<Option<Value>> {
 ///
 /// # Errors
 /// When the read fails for another reason than NotFound or the kind not being served.
-pub async fn get_live(ctx: &Context, key: &TemplateKey) -> Result<Option<Value>> {
+pub(crate) async fn get_live(ctx: &Context, key: &TemplateKey) -> Result<Option<Value>> {
     let served = match ctx.resources.resolve(&key.api_version, &key.kind).await {
         Ok(served) => served,
         Err(Error::Waiting { .. }) => return Ok(None),
@@ -110,7 +110,7 @@ pub async fn get_live(ctx: &Context, key: &TemplateKey) -> Result<Option<Value>>
 ///
 /// # Errors
 /// `Kube` (a 409 Conflict when the template changed meanwhile).
-pub async fn update(ctx: &Context, template: &Value) -> Result<Value> {
+pub(crate) async fn update(ctx: &Context, template: &Value) -> Result<Value> {
     let key = TemplateKey::of(template);
     let served = ctx.resources.resolve(&key.api_version, &key.kind).await?;
     let api = ctx.resources.api(&served, &key.namespace);

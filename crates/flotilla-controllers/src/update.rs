@@ -25,11 +25,11 @@ use serde::de::DeserializeOwned;
 use crate::error::{Error, Result, is_not_found};
 
 /// Attempts in all before an object that keeps changing under a write is left to the error policy.
-pub const ATTEMPTS: usize = 5;
+pub(crate) const ATTEMPTS: usize = 5;
 
 /// What a change made of an object.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Edit<K> {
+pub(crate) enum Edit<K> {
     /// The object with the change, to write.
     Changed(K),
     /// Nothing to change; the object as it was.
@@ -38,7 +38,7 @@ pub enum Edit<K> {
 
 impl<K> Edit<K> {
     /// `Changed(obj)` when `changed`, else `Unchanged(obj)`.
-    pub fn of(obj: K, changed: bool) -> Self {
+    pub(crate) fn of(obj: K, changed: bool) -> Self {
         if changed {
             Edit::Changed(obj)
         } else {
@@ -49,7 +49,7 @@ impl<K> Edit<K> {
 
 /// What a write did.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Written<K> {
+pub(crate) enum Written<K> {
     /// The object was created; what the server stored.
     Created(K),
     /// The object was changed; what the server stored.
@@ -62,12 +62,12 @@ pub enum Written<K> {
 
 impl<K> Written<K> {
     /// Whether the server stored a new version.
-    pub fn wrote(&self) -> bool {
+    pub(crate) fn wrote(&self) -> bool {
         matches!(self, Written::Created(_) | Written::Updated(_))
     }
 
     /// The object as stored, if it exists.
-    pub fn object(self) -> Option<K> {
+    pub(crate) fn object(self) -> Option<K> {
         match self {
             Written::Created(k) | Written::Updated(k) | Written::Unchanged(k) => Some(k),
             Written::Gone => None,
@@ -77,7 +77,7 @@ impl<K> Written<K> {
 
 /// Which part of the object a write replaces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Part {
+pub(crate) enum Part {
     /// The object (metadata and spec; the server ignores status where a status subresource exists).
     Object,
     /// The status subresource.
@@ -90,7 +90,11 @@ pub enum Part {
 ///
 /// # Errors
 /// The attempt's error; `Waiting` for `what` to stop changing when every attempt conflicted.
-pub async fn retry_on_conflict<S, T, F, Fut>(what: &str, state: S, mut attempt: F) -> Result<T>
+pub(crate) async fn retry_on_conflict<S, T, F, Fut>(
+    what: &str,
+    state: S,
+    mut attempt: F,
+) -> Result<T>
 where
     F: FnMut(S, bool) -> Fut,
     Fut: Future<Output = (S, Result<T>)>,
@@ -118,7 +122,7 @@ where
 ///
 /// # Errors
 /// `change`'s error, `Kube` when reading or writing fails, `Waiting` after [`ATTEMPTS`] conflicts.
-pub async fn update<K, F, Fut>(
+pub(crate) async fn update<K, F, Fut>(
     api: &Api<K>,
     what: &str,
     name: &str,
@@ -163,7 +167,7 @@ where
 ///
 /// # Errors
 /// As [`update`], and `create`'s error.
-pub async fn create_or_update<K, C, F, Fut>(
+pub(crate) async fn create_or_update<K, C, F, Fut>(
     api: &Api<K>,
     what: &str,
     name: &str,
@@ -211,7 +215,7 @@ where
 ///
 /// # Errors
 /// As [`update`].
-pub async fn add_finalizer<K>(
+pub(crate) async fn add_finalizer<K>(
     api: &Api<K>,
     what: &str,
     obj: K,
@@ -234,7 +238,12 @@ where
 ///
 /// # Errors
 /// As [`update`].
-pub async fn remove_finalizer<K>(api: &Api<K>, what: &str, obj: K, finalizer: &str) -> Result<()>
+pub(crate) async fn remove_finalizer<K>(
+    api: &Api<K>,
+    what: &str,
+    obj: K,
+    finalizer: &str,
+) -> Result<()>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + Debug,
 {

@@ -20,7 +20,7 @@ use crate::update::{self, Edit, Written};
 
 /// Everything a Work is made of.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct DesiredWork {
+pub(crate) struct DesiredWork {
     /// Execution namespace (`karmada-es-<cluster>`).
     pub namespace: String,
     /// Work name.
@@ -41,7 +41,7 @@ pub struct DesiredWork {
 
 /// §5.3 step 11, first half: the ownership marker, template uid, owning Work and conflict resolution on the
 /// manifest; then prune (§6.2) and drop a Job's `ttlSecondsAfterFinished`.
-pub fn decorate_manifest(
+pub(crate) fn decorate_manifest(
     manifest: &mut Value,
     work_namespace: &str,
     work_name: &str,
@@ -63,7 +63,7 @@ pub fn decorate_manifest(
 /// §5.3 step 11, second half (the Work webhook's normalisation): recompute the managed-annotations list
 /// (always naming both managed-* keys), copy the Work's permanent id into the labels, recompute the
 /// managed-labels list.
-pub fn finalize_manifest(manifest: &mut Value, work_permanent_id: Option<&str>) {
+pub(crate) fn finalize_manifest(manifest: &mut Value, work_permanent_id: Option<&str>) {
     let mut annotation_keys: Vec<String> = objects::annotations(manifest).into_keys().collect();
     for key in [
         annotations::MANAGED_ANNOTATIONS,
@@ -88,7 +88,7 @@ pub fn finalize_manifest(manifest: &mut Value, work_permanent_id: Option<&str>) 
 
 /// Merges `desired` into an existing Work (labels and annotations key by key, finalizer added, spec replaced,
 /// manifest finalised with the existing permanent id). Returns whether anything changed.
-pub fn merge_work(existing: &mut Work, desired: &DesiredWork, finalizer: &str) -> bool {
+pub(crate) fn merge_work(existing: &mut Work, desired: &DesiredWork, finalizer: &str) -> bool {
     let before = existing.clone();
     let labels_map = existing.labels_mut();
     labels_map.extend(desired.labels.clone());
@@ -133,7 +133,7 @@ fn spec_of(desired: &DesiredWork, manifest: Value) -> WorkSpec {
 }
 
 /// A new Work for `desired`, with a fresh permanent id in its labels and its manifest.
-pub fn new_work(desired: &DesiredWork, finalizer: &str) -> Work {
+pub(crate) fn new_work(desired: &DesiredWork, finalizer: &str) -> Work {
     let id = uuid::Uuid::new_v4().to_string();
     let mut labels_map = desired.labels.clone();
     labels_map.insert(labels::WORK_PERMANENT_ID.to_owned(), id.clone());
@@ -156,7 +156,7 @@ pub fn new_work(desired: &DesiredWork, finalizer: &str) -> Work {
 
 /// What [`create_or_update_work`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WorkWrite {
+pub(crate) enum WorkWrite {
     /// The Work was created.
     Created,
     /// The Work was updated.
@@ -171,7 +171,7 @@ pub enum WorkWrite {
 ///
 /// # Errors
 /// `Waiting` when the existing Work is being deleted; `Kube` on API failures.
-pub async fn create_or_update_work(
+pub(crate) async fn create_or_update_work(
     client: &Client,
     desired: &DesiredWork,
     finalizer: &str,
@@ -206,7 +206,7 @@ pub async fn create_or_update_work(
 ///
 /// # Errors
 /// `Kube` on other failures.
-pub async fn delete_work(client: &Client, namespace: &str, name: &str) -> Result<()> {
+pub(crate) async fn delete_work(client: &Client, namespace: &str, name: &str) -> Result<()> {
     let api: Api<Work> = Api::namespaced(client.clone(), namespace);
     match api.delete(name, &Default::default()).await {
         Ok(_) => Ok(()),

@@ -1,6 +1,5 @@
 //! The layered Karmada resource interpreter (interpreter spec): per operation, a ResourceInterpreterCustomization's
 //! Lua script, then an interpreter webhook, then the bundled third-party Lua, then the native interpreter.
-#![warn(unreachable_pub)]
 
 pub mod config;
 pub mod customization;

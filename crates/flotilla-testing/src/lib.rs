@@ -1,7 +1,6 @@
 //! What the workspace's test harnesses share, so that every suite waits, connects, starts processes and runs
 //! kubectl the same way. Used only as a dev-dependency; a failure here fails the calling test (these helpers
 //! panic with a message that says what was being waited for or run).
-#![warn(unreachable_pub)]
 #![allow(clippy::panic, clippy::expect_used)]
 
 pub mod kubectl;

@@ -4,7 +4,6 @@
 //! A webhook is a [`Handler`] turned into an axum [`router`] and served over TLS with [`serve_tls`]. Handlers
 //! answer with the helpers [`errored`], [`succeeded`], [`validation_response`] and [`patch_response_from_raw`];
 //! the server decodes requests, completes the uid and status code, and writes the reply as Karmada's Go SDK does.
-#![warn(unreachable_pub)]
 
 pub mod admission;
 mod error;

@@ -19,7 +19,6 @@
 //!
 //! Multi-document streams (`---`) are read with [`from_str_multiple`], which skips empty documents as
 //! kubectl does, and written with [`to_string_multiple`].
-#![warn(unreachable_pub)]
 
 mod json;
 

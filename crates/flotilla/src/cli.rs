@@ -2,7 +2,7 @@
 //!
 //! The subcommands themselves are listed once, in [`crate::cmd`].
 
-pub use crate::cmd::Command;
+pub(crate) use crate::cmd::Command;
 
 /// Flotilla: Karmada's multi-cluster control plane in one binary.
 ///

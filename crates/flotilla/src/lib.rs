@@ -4,7 +4,7 @@
 //! Contract (cli spec): results go to stdout, logs to stderr (tracing, `RUST_LOG` honoured); a failure exits
 //! non-zero with one line `error: <context>: <cause>: ...` on stderr.
 
-pub mod cli;
+pub(crate) mod cli;
 pub mod cmd;
 
 use std::process::ExitCode;

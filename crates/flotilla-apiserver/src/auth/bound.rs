@@ -13,7 +13,7 @@ use ring::hmac;
 use serde_json::{Value, json};
 
 /// The issuer and default audience, as a kind cluster's API server names itself.
-pub const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
+pub(crate) const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 const HEADER: &str = r#"{"alg":"HS256","typ":"JWT"}"#;
 
 /// Who a bound token speaks for.
@@ -39,7 +39,7 @@ fn key(secret: &str) -> hmac::Key {
 }
 
 /// Issues a token for `claims`, valid for `audiences` from `now` until `expires` (Unix seconds).
-pub fn issue(
+pub(crate) fn issue(
     secret: &str,
     claims: &Claims,
     audiences: &[String],
@@ -61,7 +61,7 @@ pub fn issue(
 }
 
 /// The claims of a token this server issued that is still within its lifetime, `None` for anything else.
-pub fn verify(secret: &str, token: &str, now: i64) -> Option<Claims> {
+pub(crate) fn verify(secret: &str, token: &str, now: i64) -> Option<Claims> {
     let (signed, tag) = token.rsplit_once('.')?;
     let (header, payload) = signed.split_once('.')?;
     if URL_SAFE_NO_PAD.decode(header).ok()? != HEADER.as_bytes() {

@@ -2,7 +2,7 @@
 //! ServiceAccount token Secrets and bound tokens ([`bound`]). Authorization is allow-all for authenticated
 //! users. The HTTP layer verifies tokens; the token request handler and the ServiceAccount controller issue them.
 
-pub mod bound;
+pub(crate) mod bound;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -11,7 +11,7 @@ use std::sync::RwLock;
 use rand::RngCore;
 
 /// Paths anyone may read, as the real `system:public-info-viewer` role allows.
-pub fn is_public(path: &str) -> bool {
+pub(crate) fn is_public(path: &str) -> bool {
     matches!(
         path,
         "/healthz" | "/livez" | "/readyz" | "/version" | "/version/"
@@ -27,7 +27,7 @@ pub struct Tokens {
 }
 
 /// A random hex token of 32 bytes.
-pub fn random_token() -> String {
+pub(crate) fn random_token() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -109,7 +109,7 @@ impl Tokens {
 }
 
 /// The token of a `Bearer` `Authorization` header value.
-pub fn bearer(header: Option<&str>) -> Option<&str> {
+pub(crate) fn bearer(header: Option<&str>) -> Option<&str> {
     let header = header?;
     let token = header
         .strip_prefix("Bearer ")

@@ -19,7 +19,7 @@ use crate::registry::{self, Outcome};
 use crate::watch::hub::EventType;
 
 /// Storage key of CRDs.
-pub fn key() -> ResKey {
+pub(crate) fn key() -> ResKey {
     ResKey::new("apiextensions.k8s.io", "customresourcedefinitions")
 }
 
@@ -28,7 +28,7 @@ fn name_of(crd: &Value) -> String {
 }
 
 /// Serves every stored CRD before the listener opens (restarts serve custom resources at once).
-pub fn register_stored(ctx: &Ctx) {
+pub(crate) fn register_stored(ctx: &Ctx) {
     for crd in ctx.store.list(&key(), None).1 {
         if accepted_names_conflict(ctx, &crd).is_none() {
             ctx.catalog.set_crd(&name_of(&crd), resources(&crd));
@@ -256,7 +256,7 @@ async fn release(ctx: &Ctx, name: &str, uid: &str) {
 }
 
 /// Runs the controller until shutdown.
-pub async fn run(ctx: Arc<Ctx>) {
+pub(crate) async fn run(ctx: Arc<Ctx>) {
     let cleaning = Arc::new(Mutex::new(HashSet::new()));
     let mut rx = ctx.store.hub().subscribe(&key());
     for crd in ctx.store.list(&key(), None).1 {

@@ -57,7 +57,7 @@ fn obj_ref(res: &ResKey, obj: &serde_json::Value) -> ObjRef {
 }
 
 /// Deletes every Event not written for `ttl`, until shutdown.
-pub async fn run(ctx: Arc<Ctx>, ttl: Duration) {
+pub(crate) async fn run(ctx: Arc<Ctx>, ttl: Duration) {
     drop_unshared(&ctx).await;
     let resources = event_resources();
     let mut rx = ctx.store.hub().subscribe_all();

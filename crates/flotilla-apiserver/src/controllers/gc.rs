@@ -264,7 +264,7 @@ async fn process_owner(ctx: &Ctx, r: &ObjRef, deps: &[ObjRef]) {
 }
 
 /// Runs the collector until shutdown.
-pub async fn run(ctx: Arc<Ctx>) {
+pub(crate) async fn run(ctx: Arc<Ctx>) {
     let mut rx = ctx.store.hub().subscribe_all();
     let mut gc = Gc::default();
     gc.resync(&ctx);

@@ -3,12 +3,12 @@
 //! ServiceAccount token secrets and Event expiry. They read the store and write through the registry
 //! (`crate::registry`), never through the HTTP handlers.
 
-pub mod crd;
-pub mod events;
-pub mod gc;
-pub mod namespace;
-pub mod published;
-pub mod serviceaccount;
+pub(crate) mod crd;
+pub(crate) mod events;
+pub(crate) mod gc;
+pub(crate) mod namespace;
+pub(crate) mod published;
+pub(crate) mod serviceaccount;
 
 use std::sync::Arc;
 
@@ -22,7 +22,7 @@ use crate::status::ApiResult;
 
 /// Creates an object of the resource `group/version/plural` if it is missing, through the registry's create
 /// preparation; a resource the catalogue does not serve is skipped.
-pub async fn ensure(
+pub(crate) async fn ensure(
     ctx: &Ctx,
     group: &str,
     version: &str,
@@ -52,7 +52,7 @@ fn node(name: &str, cpu: &str, memory: &str) -> Value {
 }
 
 /// Bootstraps built-in objects, registers stored CRDs and starts every internal controller.
-pub async fn start(ctx: &Arc<Ctx>, config: &ServerConfig) -> Result<(), Error> {
+pub(crate) async fn start(ctx: &Arc<Ctx>, config: &ServerConfig) -> Result<(), Error> {
     let fail = |what: &str| {
         let what = what.to_string();
         move |e: crate::status::ApiError| Error::Bootstrap {
@@ -115,6 +115,6 @@ pub async fn start(ctx: &Arc<Ctx>, config: &ServerConfig) -> Result<(), Error> {
 }
 
 /// Storage key of namespaces.
-pub fn namespaces_key() -> ResKey {
+pub(crate) fn namespaces_key() -> ResKey {
     ResKey::new("", "namespaces")
 }

@@ -97,7 +97,7 @@ fn handle(ctx: &Arc<Ctx>, ns: &Value, busy: &Arc<Mutex<HashSet<String>>>) {
 }
 
 /// Runs the controller until shutdown.
-pub async fn run(ctx: Arc<Ctx>) {
+pub(crate) async fn run(ctx: Arc<Ctx>) {
     let busy = Arc::new(Mutex::new(HashSet::new()));
     let mut rx = ctx.store.hub().subscribe(&namespaces_key());
     for ns in ctx.store.list(&namespaces_key(), None).1 {

@@ -20,9 +20,9 @@ use crate::registry::{self, Outcome};
 use crate::watch::hub::{Event, EventType};
 
 /// Name of the ConfigMap holding the cluster CA in every namespace.
-pub const ROOT_CA_CONFIGMAP: &str = "kube-root-ca.crt";
+pub(crate) const ROOT_CA_CONFIGMAP: &str = "kube-root-ca.crt";
 /// The `kubernetes` Service's cluster IP: the first host of the service CIDR, which allocation skips.
-pub const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
+pub(crate) const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
 const KUBERNETES: &str = "kubernetes";
 const DEFAULT_SERVICE_ACCOUNT: &str = "default";
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
@@ -149,7 +149,7 @@ async fn reconcile_namespace(ctx: &Ctx, ns: &str) {
 /// Creates kube-apiserver's `cluster-admin` ClusterRole and its binding to `system:masters` where missing, as
 /// its RBAC bootstrap does at every start (roles are stored, not enforced, but installers and `kubectl
 /// describe` name them).
-pub async fn bootstrap_rbac(ctx: &Ctx) {
+pub(crate) async fn bootstrap_rbac(ctx: &Ctx) {
     let meta = json!({"name": "cluster-admin",
         "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
         "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}});
@@ -166,7 +166,7 @@ pub async fn bootstrap_rbac(ctx: &Ctx) {
 
 /// Publishes the `default` ServiceAccount and CA ConfigMap in every active namespace and the `kubernetes`
 /// Service and endpoints.
-pub async fn resync(ctx: &Ctx) {
+pub(crate) async fn resync(ctx: &Ctx) {
     for ns in ctx.store.list(&namespaces_key(), None).1 {
         if let Some(name) = meta::meta_str(&ns, "name") {
             reconcile_namespace(ctx, name).await;
@@ -208,7 +208,7 @@ fn work_for(ev: Result<Arc<Event>, RecvError>) -> Option<Work> {
 }
 
 /// Creates the published objects, then keeps them until shutdown.
-pub async fn run(ctx: Arc<Ctx>) {
+pub(crate) async fn run(ctx: Arc<Ctx>) {
     let hub = ctx.store.hub();
     let mut rx: Vec<broadcast::Receiver<Arc<Event>>> = [
         namespaces_key(),

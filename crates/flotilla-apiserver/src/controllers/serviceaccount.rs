@@ -79,7 +79,7 @@ async fn sync(ctx: &Ctx) {
 }
 
 /// Runs the controller until shutdown.
-pub async fn run(ctx: Arc<Ctx>) {
+pub(crate) async fn run(ctx: Arc<Ctx>) {
     let mut secrets = ctx.store.hub().subscribe(&ResKey::new("", "secrets"));
     let mut sas = ctx
         .store

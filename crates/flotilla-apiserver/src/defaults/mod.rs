@@ -11,7 +11,7 @@ mod pod;
 mod service;
 pub(crate) mod status;
 
-pub use status::fill as fill_status;
+pub(crate) use status::fill as fill_status;
 
 use crate::kind_info::KindInfo;
 use base64::Engine;
@@ -20,20 +20,14 @@ use std::collections::HashSet;
 
 /// Sets a new Pod's initial status (`phase: Pending` and its `qosClass`), as upstream's create strategy does
 /// once the client's status is dropped; call it at that point of a Pod create.
-pub fn initial_pod_status(pod: &mut Value) {
+pub(crate) fn initial_pod_status(pod: &mut Value) {
     pod::initial_status(pod);
-}
-
-/// A Pod's QoS class (`Guaranteed`, `Burstable` or `BestEffort`) from its containers' cpu and memory requests
-/// and limits.
-pub fn qos_class(pod: &Value) -> &'static str {
-    pod::qos_class(pod)
 }
 
 /// Addresses and ports already taken, so Service allocation picks free ones. The caller fills them from the
 /// Services it stores; allocation adds what it hands out.
 #[derive(Debug, Clone, Default)]
-pub struct Allocations {
+pub(crate) struct Allocations {
     /// Cluster IPs in use.
     pub cluster_ips: HashSet<String>,
     /// Node ports in use.
@@ -46,7 +40,7 @@ pub struct Allocations {
 /// Guarantees: only absent (or, for fields Go does not distinguish, empty) fields are set; running it twice
 /// changes nothing more; a Service without a cluster IP gets the lowest free one of 10.96.0.0/12 from
 /// `allocations`.
-pub fn apply(object: &mut Value, kind: &KindInfo<'_>, allocations: &mut Allocations) {
+pub(crate) fn apply(object: &mut Value, kind: &KindInfo<'_>, allocations: &mut Allocations) {
     if kind.is_custom() {
         return;
     }

@@ -110,7 +110,7 @@ fn zero(kind: &KindInfo<'_>) -> Option<(Value, &'static [&'static str])> {
 /// it when it has no status), as decoding into the Go type and encoding again would.
 ///
 /// Guarantees: values present are kept; a kind without a status struct is left alone; idempotent.
-pub fn fill(object: &mut Value, kind: &KindInfo<'_>) {
+pub(crate) fn fill(object: &mut Value, kind: &KindInfo<'_>) {
     let Some((zero, times)) = zero(kind) else {
         return;
     };

@@ -6,7 +6,7 @@ use super::Req;
 use crate::status::{ApiError, ApiResult};
 
 /// The media type of the request without parameters, lower-cased.
-pub fn media_type(req: &Req) -> String {
+pub(crate) fn media_type(req: &Req) -> String {
     req.content_type
         .as_deref()
         .unwrap_or("")
@@ -18,7 +18,7 @@ pub fn media_type(req: &Req) -> String {
 }
 
 /// Decodes a create/update body (JSON, YAML or, for built-in kinds, protobuf) into a JSON object.
-pub fn decode_object(req: &Req, custom: bool) -> ApiResult<Value> {
+pub(crate) fn decode_object(req: &Req, custom: bool) -> ApiResult<Value> {
     if req.body.is_empty() {
         return Err(ApiError::bad_request("the request body is empty"));
     }
@@ -58,7 +58,7 @@ fn decode_protobuf(req: &Req) -> ApiResult<Value> {
 }
 
 /// Decodes an optional DeleteOptions body (JSON or protobuf); an empty body is `None`.
-pub fn decode_delete_options(req: &Req) -> ApiResult<Option<Value>> {
+pub(crate) fn decode_delete_options(req: &Req) -> ApiResult<Option<Value>> {
     if req.body.is_empty() || req.body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }

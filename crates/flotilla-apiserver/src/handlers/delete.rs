@@ -37,7 +37,7 @@ fn propagation(policy: Option<&str>, orphan: Option<bool>) -> ApiResult<Propagat
 }
 
 /// DeleteOptions from the body when present, else from the query (spec §7.10).
-pub fn parse_opts(req: &Req) -> ApiResult<DeleteOpts> {
+pub(crate) fn parse_opts(req: &Req) -> ApiResult<DeleteOpts> {
     if let Some(b) = body::decode_delete_options(req)? {
         let dry: Vec<&str> = b
             .get("dryRun")
@@ -94,7 +94,7 @@ fn requester(req: &Req, body: &Value) -> registry::Requester {
 }
 
 /// The `Status` a completed deletion returns.
-pub fn success_status(info: &ResourceInfo, obj: &Value) -> Value {
+pub(crate) fn success_status(info: &ResourceInfo, obj: &Value) -> Value {
     let mut details =
         json!({"name": meta::meta_str(obj, "name").unwrap_or(""), "kind": info.plural});
     if !info.group.is_empty() {
@@ -107,7 +107,7 @@ pub fn success_status(info: &ResourceInfo, obj: &Value) -> Value {
 }
 
 /// DELETE of one object.
-pub async fn delete(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
+pub(crate) async fn delete(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
     let name = req.rp.name.clone().unwrap_or_default();
     let opts = parse_opts(req)?;
     let w = registry::delete(ctx, info, req.ns(), &name, &opts).await?;
@@ -121,7 +121,7 @@ pub async fn delete(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
 }
 
 /// DELETE of a collection.
-pub async fn delete_collection(
+pub(crate) async fn delete_collection(
     ctx: &Ctx,
     info: &Arc<ResourceInfo>,
     req: &Req,

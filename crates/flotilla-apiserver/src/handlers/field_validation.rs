@@ -12,7 +12,7 @@ use crate::status::{ApiError, ApiResult};
 ///
 /// # Errors
 /// 422 on `<options_kind>` for a value other than `Ignore`, `Warn` or `Strict`.
-pub fn mode(req: &Req, options_kind: &str) -> ApiResult<Mode> {
+pub(crate) fn mode(req: &Req, options_kind: &str) -> ApiResult<Mode> {
     match req.query.get("fieldValidation").unwrap_or("") {
         "" | "Warn" => Ok(Mode::Warn),
         "Ignore" => Ok(Mode::Ignore),
@@ -31,7 +31,7 @@ pub fn mode(req: &Req, options_kind: &str) -> ApiResult<Mode> {
 }
 
 /// Adds one `Warning: 299 - "<text>"` header per finding to a response.
-pub fn annotate(findings: &Findings, mut response: Response) -> Response {
+pub(crate) fn annotate(findings: &Findings, mut response: Response) -> Response {
     for w in findings.warnings() {
         let text = format!("299 - \"{}\"", w.replace('\\', "\\\\").replace('"', "\\\""));
         if let Ok(v) = HeaderValue::from_str(&text) {

@@ -10,7 +10,7 @@ use crate::selector::Selector;
 use crate::status::{ApiError, ApiResult};
 
 /// A parsed filter.
-pub struct Filter {
+pub(crate) struct Filter {
     namespace: Option<String>,
     labels: Option<Selector>,
     fields: Option<FieldSelector>,
@@ -18,7 +18,7 @@ pub struct Filter {
 
 impl Filter {
     /// Parses the namespace from the path and the selectors from the query (400 on bad selectors).
-    pub fn parse(info: &ResourceInfo, req: &Req) -> ApiResult<Self> {
+    pub(crate) fn parse(info: &ResourceInfo, req: &Req) -> ApiResult<Self> {
         let labels = match req
             .query
             .get("labelSelector")
@@ -46,17 +46,17 @@ impl Filter {
     }
 
     /// Whether a label or field selector is set (no `remainingItemCount` then).
-    pub fn has_selector(&self) -> bool {
+    pub(crate) fn has_selector(&self) -> bool {
         self.labels.is_some() || self.fields.is_some()
     }
 
     /// The namespace the request is scoped to.
-    pub fn namespace(&self) -> Option<&str> {
+    pub(crate) fn namespace(&self) -> Option<&str> {
         self.namespace.as_deref()
     }
 
     /// Whether an object passes the filter.
-    pub fn matches(&self, obj: &Value) -> bool {
+    pub(crate) fn matches(&self, obj: &Value) -> bool {
         if let Some(ns) = &self.namespace
             && obj
                 .pointer("/metadata/namespace")

@@ -1,15 +1,15 @@
 //! Resource handlers: one module per verb family, sharing request context and rendering.
 
-pub mod body;
-pub mod delete;
-pub mod field_validation;
-pub mod filter;
-pub mod openapi;
-pub mod read;
-pub mod review;
-pub mod scale;
-pub mod token;
-pub mod write;
+pub(crate) mod body;
+pub(crate) mod delete;
+pub(crate) mod field_validation;
+pub(crate) mod filter;
+pub(crate) mod openapi;
+pub(crate) mod read;
+pub(crate) mod review;
+pub(crate) mod scale;
+pub(crate) mod token;
+pub(crate) mod write;
 
 use std::sync::Arc;
 
@@ -27,7 +27,7 @@ use crate::status::{ApiError, ApiResult, json_response};
 use crate::table::{self, IncludeObject, TableOptions};
 
 /// A resource request, parsed.
-pub struct Req {
+pub(crate) struct Req {
     /// HTTP method.
     pub method: Method,
     /// Parsed path.
@@ -49,7 +49,7 @@ pub struct Req {
 impl Req {
     /// Who sends the request, as admission and the kinds that record their requester see them
     /// (`system:anonymous` on public paths).
-    pub fn user_info(&self) -> crate::admission::webhooks::UserInfo {
+    pub(crate) fn user_info(&self) -> crate::admission::webhooks::UserInfo {
         let username = self.user.as_deref().unwrap_or("system:anonymous");
         crate::admission::webhooks::UserInfo {
             username: username.to_string(),
@@ -59,7 +59,7 @@ impl Req {
 
     /// The requester of a create, update or patch: the user, and the write options of the query
     /// (`dryRun`, `fieldManager`, `fieldValidation`) as admission webhooks are told them.
-    pub fn requester(&self) -> crate::registry::Requester {
+    pub(crate) fn requester(&self) -> crate::registry::Requester {
         let mut options = serde_json::Map::new();
         let dry_run = self.query.all("dryRun");
         if !dry_run.is_empty() {
@@ -77,12 +77,12 @@ impl Req {
     }
 
     /// Namespace from the path, or `""`.
-    pub fn ns(&self) -> &str {
+    pub(crate) fn ns(&self) -> &str {
         self.rp.namespace.as_deref().unwrap_or("")
     }
 
     /// Whether `dryRun=All` was requested (422 for other values).
-    pub fn dry_run(&self, options_kind: &str) -> ApiResult<bool> {
+    pub(crate) fn dry_run(&self, options_kind: &str) -> ApiResult<bool> {
         let values = self.query.all("dryRun");
         for v in &values {
             if *v != "All" {
@@ -97,7 +97,7 @@ impl Req {
     }
 
     /// The field manager: `fieldManager` or the User-Agent up to the first `/`.
-    pub fn field_manager(&self) -> String {
+    pub(crate) fn field_manager(&self) -> String {
         if let Some(m) = self.query.get("fieldManager").filter(|m| !m.is_empty()) {
             return m.to_string();
         }
@@ -141,7 +141,7 @@ fn deprecation(info: &ResourceInfo) -> Option<&'static str> {
 }
 
 /// Routes a resource request to its handler.
-pub async fn handle(ctx: &Arc<Ctx>, req: Req) -> ApiResult<Response> {
+pub(crate) async fn handle(ctx: &Arc<Ctx>, req: Req) -> ApiResult<Response> {
     let info = resolve(ctx, &req.rp)?;
     let mut response = dispatch(ctx, &info, req).await?;
     if let Some(text) = deprecation(&info)
@@ -199,25 +199,25 @@ fn verb_name(m: &Method, collection: bool) -> &'static str {
 }
 
 /// Output allowed for object and list reads.
-pub const READ_OUTPUTS: Allowed = Allowed {
+pub(crate) const READ_OUTPUTS: Allowed = Allowed {
     table: true,
     metadata: true,
     discovery: false,
 };
 
 /// Negotiates the output of a read.
-pub fn output(req: &Req) -> ApiResult<Output> {
+pub(crate) fn output(req: &Req) -> ApiResult<Output> {
     negotiate(req.accept.as_deref(), READ_OUTPUTS)
 }
 
 /// The object as served at `info`'s version: read-time defaults of custom resources, then the version
 /// conversion (`crate::registry::shape::converted`).
-pub fn served(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
+pub(crate) fn served(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
     shape::converted(info, &shape::on_read(info, obj.clone()))
 }
 
 /// PartialObjectMetadata of an object.
-pub fn partial_metadata(obj: &Value, version: &str) -> Value {
+pub(crate) fn partial_metadata(obj: &Value, version: &str) -> Value {
     json!({
         "kind": "PartialObjectMetadata",
         "apiVersion": format!("meta.k8s.io/{version}"),
@@ -226,7 +226,7 @@ pub fn partial_metadata(obj: &Value, version: &str) -> Value {
 }
 
 /// Renders one object for a response.
-pub fn render(info: &ResourceInfo, obj: &Arc<Value>, out: &Output) -> Arc<Value> {
+pub(crate) fn render(info: &ResourceInfo, obj: &Arc<Value>, out: &Output) -> Arc<Value> {
     match out {
         Output::Metadata(v) => Arc::new(partial_metadata(obj, v)),
         _ => served(info, obj),
@@ -234,7 +234,7 @@ pub fn render(info: &ResourceInfo, obj: &Arc<Value>, out: &Output) -> Arc<Value>
 }
 
 /// How a request wants Table responses rendered (`as=Table;v=...` and `includeObject`).
-pub struct TableRender {
+pub(crate) struct TableRender {
     api_version: String,
     include: IncludeObject,
 }
@@ -244,7 +244,7 @@ impl TableRender {
     ///
     /// # Errors
     /// 400 for an unknown `includeObject`.
-    pub fn new(req: &Req, version: &str) -> ApiResult<Self> {
+    pub(crate) fn new(req: &Req, version: &str) -> ApiResult<Self> {
         let include = IncludeObject::parse(req.query.get("includeObject").unwrap_or(""))
             .map_err(ApiError::bad_request)?;
         Ok(Self {
@@ -254,7 +254,7 @@ impl TableRender {
     }
 
     /// A Table of `objects` (stored form) with `metadata` as the table's list metadata.
-    pub fn render(
+    pub(crate) fn render(
         &self,
         info: &ResourceInfo,
         objects: &[Arc<Value>],
@@ -276,6 +276,6 @@ impl TableRender {
 }
 
 /// A JSON response for one object.
-pub fn object_response(code: StatusCode, info: &ResourceInfo, obj: &Arc<Value>) -> Response {
+pub(crate) fn object_response(code: StatusCode, info: &ResourceInfo, obj: &Arc<Value>) -> Response {
     json_response(code, &served(info, obj))
 }

@@ -35,7 +35,7 @@ fn wants_protobuf(accept: Option<&str>) -> bool {
 ///
 /// # Errors
 /// 404 for anything but `/v2`, `/v3` and a served `/v3/<group-version>`.
-pub fn serve(ctx: &Ctx, rest: &str, accept: Option<&str>) -> ApiResult<Response> {
+pub(crate) fn serve(ctx: &Ctx, rest: &str, accept: Option<&str>) -> ApiResult<Response> {
     let infos = ctx.catalog.all();
     let resources = served(&infos);
     let rest = rest.trim_end_matches('/');

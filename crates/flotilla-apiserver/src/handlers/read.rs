@@ -16,7 +16,7 @@ use crate::status::{ApiError, ApiResult, json_response};
 use crate::watch::hub::TooOld;
 
 /// Parses a resourceVersion parameter (400 when not a decimal number).
-pub fn parse_rv(raw: Option<&str>) -> ApiResult<Option<u64>> {
+pub(crate) fn parse_rv(raw: Option<&str>) -> ApiResult<Option<u64>> {
     match raw {
         None | Some("") => Ok(None),
         Some(s) => s
@@ -27,7 +27,7 @@ pub fn parse_rv(raw: Option<&str>) -> ApiResult<Option<u64>> {
 }
 
 /// GET of one object.
-pub fn get(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
+pub(crate) fn get(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
     let out = output(req)?;
     let name = req.rp.name.as_deref().unwrap_or("");
     if let Some(rv) = parse_rv(req.query.get("resourceVersion"))? {
@@ -130,7 +130,7 @@ fn too_old_continue() -> ApiError {
 }
 
 /// LIST of a collection.
-pub async fn list(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
+pub(crate) async fn list(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
     let out = output(req)?;
     validate_list_options(req)?;
     let filter = Filter::parse(info, req)?;
@@ -238,7 +238,7 @@ pub async fn list(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Respon
 }
 
 /// Serialises a list without building one large tree.
-pub fn list_response(
+pub(crate) fn list_response(
     kind: &str,
     api_version: &str,
     meta: &Value,

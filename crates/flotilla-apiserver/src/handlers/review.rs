@@ -28,7 +28,7 @@ const REVIEWS: [(&str, &str); 6] = [
 ];
 
 /// Whether `info` is a create-only review resource.
-pub fn is_review(info: &ResourceInfo) -> bool {
+pub(crate) fn is_review(info: &ResourceInfo) -> bool {
     !info.custom
         && REVIEWS
             .iter()
@@ -133,7 +133,7 @@ fn evaluate(ctx: &Ctx, info: &ResourceInfo, obj: &Value, user: &str, ns: &str) -
 /// # Errors
 /// `405` for any other method or an object path; the body's decoding errors; `422` for an access review
 /// without exactly one kind of attributes or, for SubjectAccessReviews, without a user or group.
-pub fn create(ctx: &Arc<Ctx>, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
+pub(crate) fn create(ctx: &Arc<Ctx>, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
     if req.method != Method::POST || req.rp.name.is_some() || req.rp.sub.is_some() {
         let verb = if req.rp.name.is_some() { "get" } else { "list" };
         return Err(ApiError::method_not_allowed(

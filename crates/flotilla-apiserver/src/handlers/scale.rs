@@ -18,7 +18,7 @@ use crate::registry::scale::{self, scale_of};
 use crate::status::{ApiError, ApiResult, json_response};
 
 /// GET .../scale.
-pub fn get(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
+pub(crate) fn get(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
     let name = req.rp.name.as_deref().unwrap_or("");
     let obj = ctx
         .store
@@ -50,14 +50,14 @@ async fn write_scale(
 }
 
 /// PUT .../scale.
-pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
+pub(crate) async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
     let body = body::decode_object(req, true)?;
     let manager = req.field_manager();
     write_scale(ctx, info, req, &manager, move |_| Ok(body.clone())).await
 }
 
 /// PATCH .../scale: the patch applies to the `autoscaling/v1` Scale view, whose new replicas reach the parent.
-pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
+pub(crate) async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
     let scale_kind = KindInfo::builtin("autoscaling", "v1", "Scale", info.namespaced);
     let ptype = patching::negotiate(&body::media_type(req), &scale_kind)?;
     let manager = req.field_manager();

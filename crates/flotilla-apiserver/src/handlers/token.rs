@@ -33,7 +33,7 @@ fn invalid(name: &str, value: i64, detail: &str) -> ApiError {
 /// # Errors
 /// `404` for a missing ServiceAccount; `400` for a body of another kind; `422` for a lifetime under ten minutes
 /// or over 2^32 seconds; the body's decoding errors.
-pub fn create(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
+pub(crate) fn create(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
     let name = req.rp.name.clone().unwrap_or_default();
     let ns = req.ns().to_string();
     let account = ctx

@@ -24,7 +24,7 @@ fn answer(code: StatusCode, info: &ResourceInfo, saved: &Saved) -> Response {
 }
 
 /// POST to a collection.
-pub async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
+pub(crate) async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
     if info.namespaced && req.rp.namespace.is_none() {
         return Err(ApiError::method_not_allowed(
             "create",
@@ -56,7 +56,7 @@ fn endpoint(req: &Req) -> Endpoint {
 }
 
 /// PUT of an object, its status, or a namespace's finalize subresource.
-pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
+pub(crate) async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
     let name = req.rp.name.clone().unwrap_or_default();
     let dry_run = req.dry_run("UpdateOptions")?;
     let obj = body::decode_object(req, info.custom)?;
@@ -78,7 +78,7 @@ pub async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult
 }
 
 /// PATCH of an object or its status.
-pub async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
+pub(crate) async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
     let name = req.rp.name.clone().unwrap_or_default();
     let ptype = patching::negotiate(&body::media_type(req), &info.kind_info())?;
     let force = req.query.flag("force").map_err(ApiError::bad_request)?;

@@ -18,17 +18,17 @@ use serde_json::{Map, Value, json};
 
 /// The media type client-go puts in `Accept` to ask for the protobuf v2 document. Its `@` is not valid in a
 /// MIME subtype, so it must never be sent back as a `Content-Type`: see [`V2_PROTOBUF_RESPONSE_CONTENT_TYPE`].
-pub const V2_PROTOBUF_CONTENT_TYPE: &str =
+pub(crate) const V2_PROTOBUF_CONTENT_TYPE: &str =
     "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
 
 /// The `Content-Type` of a protobuf v2 response, as kube-openapi sends it: client-go parses response content
 /// types with Go's `mime.ParseMediaType`, which rejects the `@` of the Accept form with "unexpected content
 /// after media subtype".
-pub const V2_PROTOBUF_RESPONSE_CONTENT_TYPE: &str =
+pub(crate) const V2_PROTOBUF_RESPONSE_CONTENT_TYPE: &str =
     "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
 /// Whether an `Accept` header asks for the protobuf v2 document (either spelling, parameters ignored).
-pub fn accepts_v2_protobuf(accept: &str) -> bool {
+pub(crate) fn accepts_v2_protobuf(accept: &str) -> bool {
     accept
         .split(',')
         .filter_map(|range| range.split(';').next())
@@ -44,7 +44,7 @@ const TITLE: &str = "Flotilla";
 
 /// A resource the server serves, as the documents need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ServedResource<'a> {
+pub(crate) struct ServedResource<'a> {
     /// API group, empty for the core group.
     pub group: &'a str,
     /// Version.
@@ -61,7 +61,7 @@ pub struct ServedResource<'a> {
 
 impl ServedResource<'_> {
     /// `api/v1` or `apis/<group>/<version>`: the group-version key of the v3 index.
-    pub fn group_version_path(&self) -> String {
+    pub(crate) fn group_version_path(&self) -> String {
         if self.group.is_empty() {
             format!("api/{}", self.version)
         } else {
@@ -123,7 +123,7 @@ const PATCH_QUERY_PARAMETERS: [(&str, &str); 4] = [
 ];
 
 /// The `/openapi/v2` document as JSON.
-pub fn v2_json(resources: &[ServedResource<'_>], server_version: &str) -> Value {
+pub(crate) fn v2_json(resources: &[ServedResource<'_>], server_version: &str) -> Value {
     let mut paths = Map::new();
     for r in resources {
         let params: Vec<Value> = PATCH_QUERY_PARAMETERS
@@ -151,12 +151,12 @@ pub fn v2_json(resources: &[ServedResource<'_>], server_version: &str) -> Value 
 
 /// The `/openapi/v2` document as gnostic protobuf, for
 /// `Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf`.
-pub fn v2_protobuf(resources: &[ServedResource<'_>], server_version: &str) -> Vec<u8> {
+pub(crate) fn v2_protobuf(resources: &[ServedResource<'_>], server_version: &str) -> Vec<u8> {
     proto::document(resources, server_version)
 }
 
 /// The `/openapi/v3` index: one entry per served group version, with a content hash in the URL.
-pub fn v3_root(resources: &[ServedResource<'_>], server_version: &str) -> Value {
+pub(crate) fn v3_root(resources: &[ServedResource<'_>], server_version: &str) -> Value {
     let mut paths = Map::new();
     for gv in group_version_paths(resources) {
         if let Some(doc) = v3_group_version(resources, &gv, server_version) {
@@ -172,7 +172,7 @@ pub fn v3_root(resources: &[ServedResource<'_>], server_version: &str) -> Value 
 
 /// The `/openapi/v3/<group_version_path>` document (`group_version_path` as in the index: `api/v1`,
 /// `apis/apps/v1`), or `None` when nothing is served there.
-pub fn v3_group_version(
+pub(crate) fn v3_group_version(
     resources: &[ServedResource<'_>],
     group_version_path: &str,
     server_version: &str,

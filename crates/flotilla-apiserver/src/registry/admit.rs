@@ -18,7 +18,7 @@ use crate::status::ApiResult;
 
 /// One write's attributes, for its admission webhooks.
 #[derive(Clone, Copy)]
-pub struct Admission<'a> {
+pub(crate) struct Admission<'a> {
     /// The server.
     pub ctx: &'a Ctx,
     /// The resource written.
@@ -37,7 +37,7 @@ pub struct Admission<'a> {
 
 impl<'a> Admission<'a> {
     /// The admission of a write by `requester`, or `None` for the server's own writes.
-    pub fn of(
+    pub(crate) fn of(
         ctx: &'a Ctx,
         info: &'a ResourceInfo,
         ns: &'a str,
@@ -81,7 +81,7 @@ impl<'a> Admission<'a> {
     /// # Errors
     /// A webhook's denial or failure (per its failurePolicy), a patch that does not apply, or a patched object
     /// that no longer decodes.
-    pub async fn mutate(
+    pub(crate) async fn mutate(
         &self,
         operation: Operation,
         old: Option<&Value>,
@@ -106,7 +106,7 @@ impl<'a> Admission<'a> {
     ///
     /// # Errors
     /// A webhook's denial or failure (per its failurePolicy).
-    pub async fn validate(
+    pub(crate) async fn validate(
         &self,
         operation: Operation,
         old: Option<&Value>,

@@ -23,7 +23,7 @@ const GENERATE_ATTEMPTS: usize = 8;
 ///
 /// # Errors
 /// 400 when the object names another version or kind.
-pub fn check_type(info: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
+pub(crate) fn check_type(info: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
     let want_av = info.api_version();
     let av = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
@@ -44,7 +44,11 @@ pub fn check_type(info: &ResourceInfo, obj: &mut Value) -> ApiResult<()> {
 ///
 /// # Errors
 /// 400 when the body names another namespace.
-pub fn check_namespace_field(info: &ResourceInfo, obj: &mut Value, ns: &str) -> ApiResult<()> {
+pub(crate) fn check_namespace_field(
+    info: &ResourceInfo,
+    obj: &mut Value,
+    ns: &str,
+) -> ApiResult<()> {
     let meta = meta::meta_mut(obj)?;
     if !info.namespaced {
         meta.remove("namespace");
@@ -118,7 +122,7 @@ fn admit_custom(ctx: &Ctx, info: &ResourceInfo, name: &str) -> ApiResult<()> {
 ///
 /// # Errors
 /// 404 for a missing namespace, 403 for a terminating namespace or CRD.
-pub fn admit_create(ctx: &Ctx, info: &ResourceInfo, ns: &str, name: &str) -> ApiResult<()> {
+pub(crate) fn admit_create(ctx: &Ctx, info: &ResourceInfo, ns: &str, name: &str) -> ApiResult<()> {
     admit_namespace(ctx, info, ns, name)?;
     admit_custom(ctx, info, name)
 }
@@ -131,7 +135,7 @@ pub fn admit_create(ctx: &Ctx, info: &ResourceInfo, ns: &str, name: &str) -> Api
 /// # Errors
 /// What each step refuses: 400 for a malformed object, 403 from admission, 422 from validation, a webhook's
 /// denial or failure.
-pub async fn prepare_new(
+pub(crate) async fn prepare_new(
     ctx: &Ctx,
     info: &ResourceInfo,
     obj: &mut Value,
@@ -168,7 +172,7 @@ pub async fn prepare_new(
 ///
 /// # Errors
 /// 422 without a name or generateName, 409 when the name is taken, and what preparation refuses.
-pub async fn create(
+pub(crate) async fn create(
     ctx: &Ctx,
     info: &ResourceInfo,
     ns: &str,
@@ -297,7 +301,7 @@ pub async fn create(
 ///
 /// # Errors
 /// What preparation refuses, and store failures.
-pub async fn ensure(ctx: &Ctx, info: &ResourceInfo, mut obj: Value) -> ApiResult<()> {
+pub(crate) async fn ensure(ctx: &Ctx, info: &ResourceInfo, mut obj: Value) -> ApiResult<()> {
     let ns = meta::meta_str(&obj, "namespace").unwrap_or("").to_string();
     let name = meta::meta_str(&obj, "name").unwrap_or("").to_string();
     if ctx.store.get(&info.key(), &ns, &name).is_some() {

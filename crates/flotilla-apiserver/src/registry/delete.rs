@@ -14,13 +14,13 @@ use crate::status::{ApiError, ApiResult};
 use crate::store::Written;
 
 /// Finalizer the garbage collector honours for foreground deletion.
-pub const FOREGROUND: &str = "foregroundDeletion";
+pub(crate) const FOREGROUND: &str = "foregroundDeletion";
 /// Finalizer the garbage collector honours for orphaning.
-pub const ORPHAN: &str = "orphan";
+pub(crate) const ORPHAN: &str = "orphan";
 
 /// Propagation policy of a deletion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Propagation {
+pub(crate) enum Propagation {
     /// Delete now; dependents later.
     Background,
     /// Dependents first.
@@ -31,7 +31,7 @@ pub enum Propagation {
 
 /// Decoded DeleteOptions.
 #[derive(Debug, Clone)]
-pub struct DeleteOpts {
+pub(crate) struct DeleteOpts {
     /// Propagation.
     pub propagation: Propagation,
     /// uid precondition.
@@ -130,7 +130,7 @@ fn decide(info: &ResourceInfo, name: &str, cur: &Value, opts: &DeleteOpts) -> Ap
 ///
 /// # Errors
 /// 404 when it is missing, 409 when a precondition fails, 403 for a namespace that may not be deleted.
-pub async fn delete(
+pub(crate) async fn delete(
     ctx: &Ctx,
     info: &ResourceInfo,
     ns: &str,

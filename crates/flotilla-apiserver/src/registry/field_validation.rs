@@ -7,7 +7,7 @@ use crate::status::{ApiError, ApiResult};
 
 /// The `fieldValidation` directive of a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Drop unknown fields silently.
     Ignore,
     /// Drop them and warn (the default).
@@ -19,14 +19,14 @@ pub enum Mode {
 
 /// What one write learned about unknown fields.
 #[derive(Debug, Default)]
-pub struct Findings {
+pub(crate) struct Findings {
     mode: Mode,
     warnings: Vec<String>,
 }
 
 impl Findings {
     /// Findings collected under `mode`.
-    pub fn new(mode: Mode) -> Self {
+    pub(crate) fn new(mode: Mode) -> Self {
         Self {
             mode,
             warnings: Vec::new(),
@@ -37,7 +37,7 @@ impl Findings {
     ///
     /// # Errors
     /// 400 `strict decoding error: unknown field "<path>", ...` under `Strict`.
-    pub fn unknown(&mut self, paths: Vec<String>) -> ApiResult<()> {
+    pub(crate) fn unknown(&mut self, paths: Vec<String>) -> ApiResult<()> {
         if paths.is_empty() {
             return Ok(());
         }
@@ -59,12 +59,12 @@ impl Findings {
     }
 
     /// The warnings, one per unknown field.
-    pub fn warnings(&self) -> &[String] {
+    pub(crate) fn warnings(&self) -> &[String] {
         &self.warnings
     }
 
     /// Forgets the warnings of an earlier attempt at the same write, which is about to be prepared again.
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         self.warnings.clear();
     }
 }

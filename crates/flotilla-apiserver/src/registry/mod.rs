@@ -11,14 +11,14 @@
 //! own preconditions (a `resourceVersion` in the body, DeleteOptions' preconditions) are checked inside the
 //! preparation against the object actually replaced, so they fail with 409 and are never retried into success.
 
-pub mod admit;
-pub mod create;
-pub mod delete;
-pub mod field_validation;
-pub mod patching;
-pub mod scale;
-pub mod shape;
-pub mod update;
+pub(crate) mod admit;
+pub(crate) mod create;
+pub(crate) mod delete;
+pub(crate) mod field_validation;
+pub(crate) mod patching;
+pub(crate) mod scale;
+pub(crate) mod shape;
+pub(crate) mod update;
 
 use std::sync::Arc;
 
@@ -30,13 +30,13 @@ use crate::status::{ApiError, ApiResult};
 use crate::store::{Change, CommitError, Expect, Store, Written, compact};
 use field_validation::{Findings, Mode};
 
-pub use create::{create, ensure};
-pub use delete::delete;
-pub use update::{patch, update};
+pub(crate) use create::{create, ensure};
+pub(crate) use delete::delete;
+pub(crate) use update::{patch, update};
 
 /// What a preparation decides, given the current object.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Store this object (create or replace).
     Put(Value),
     /// Remove the object.
@@ -47,7 +47,7 @@ pub enum Outcome {
 
 /// How a caller writes.
 #[derive(Debug, Clone, Copy)]
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     /// `dryRun=All`: prepare and answer, store nothing.
     pub dry_run: bool,
     /// The field manager the write records in `managedFields`.
@@ -61,7 +61,7 @@ pub struct Options<'a> {
 
 /// Who sends a write and the options they sent with it, as admission webhooks are told (`userInfo`, `options`).
 #[derive(Debug, Clone, Default)]
-pub struct Requester {
+pub(crate) struct Requester {
     /// The user.
     pub user: UserInfo,
     /// The request's CreateOptions, UpdateOptions or DeleteOptions as JSON (without apiVersion and kind).
@@ -70,7 +70,7 @@ pub struct Requester {
 
 /// What a write stored, and what decoding learned about unknown fields on the way (for `Warning` headers).
 #[derive(Debug)]
-pub struct Saved {
+pub(crate) struct Saved {
     /// The store's answer.
     pub written: Written,
     /// Unknown fields dropped under `fieldValidation=Warn`.
@@ -88,7 +88,7 @@ pub struct Saved {
 /// # Errors
 /// `prepare`'s error; `503` once the durable store is failing; `500` when the commit cannot be persisted, or
 /// when `prepare` declines or deletes a missing object.
-pub async fn guaranteed_update<F>(
+pub(crate) async fn guaranteed_update<F>(
     store: &Store,
     res: &ResKey,
     ns: &str,
@@ -115,7 +115,7 @@ where
 ///
 /// (A closure that returns a future borrowing its own state cannot be proven `Send` for every lifetime of its
 /// argument by today's compiler, so the loop lives at the caller.)
-pub struct Attempts<'a> {
+pub(crate) struct Attempts<'a> {
     store: &'a Store,
     res: &'a ResKey,
     ns: &'a str,
@@ -129,7 +129,7 @@ impl<'a> Attempts<'a> {
     ///
     /// # Errors
     /// `503` once the durable store is failing (not for dry runs).
-    pub fn start(
+    pub(crate) fn start(
         store: &'a Store,
         res: &'a ResKey,
         ns: &'a str,
@@ -151,7 +151,7 @@ impl<'a> Attempts<'a> {
     }
 
     /// Reads the current object, as clients see it (`managedFields` expanded), to prepare the write from.
-    pub fn read(&mut self) -> Option<Arc<Value>> {
+    pub(crate) fn read(&mut self) -> Option<Arc<Value>> {
         self.read = self.store.get(self.res, self.ns, self.name);
         self.read.as_ref().map(compact::expanded)
     }
@@ -162,7 +162,7 @@ impl<'a> Attempts<'a> {
     ///
     /// # Errors
     /// `500` when the commit cannot be persisted, or when the preparation declines or deletes a missing object.
-    pub async fn commit(&mut self, outcome: Outcome) -> ApiResult<Option<Written>> {
+    pub(crate) async fn commit(&mut self, outcome: Outcome) -> ApiResult<Option<Written>> {
         let read = &self.read;
         let change = match (outcome, read) {
             (Outcome::Unchanged, Some(current)) => {

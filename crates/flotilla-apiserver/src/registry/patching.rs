@@ -17,7 +17,7 @@ fn patch_error(e: PatchError) -> ApiError {
 
 /// The patch type of a request's Content-Type; 415 listing the kind's accepted types otherwise (so strategic
 /// merge patch on a custom resource is refused as the real server refuses it).
-pub fn negotiate(content_type: &str, kind: &KindInfo<'_>) -> ApiResult<PatchType> {
+pub(crate) fn negotiate(content_type: &str, kind: &KindInfo<'_>) -> ApiResult<PatchType> {
     match PatchType::from_content_type(content_type) {
         Some(t) if PatchType::supported(kind).contains(&t) => Ok(t),
         _ => Err(patch_error(PatchError::UnsupportedMediaType {
@@ -31,7 +31,7 @@ pub fn negotiate(content_type: &str, kind: &KindInfo<'_>) -> ApiResult<PatchType
 
 /// Checks the PATCH query options (`fieldManager` required for apply, `force` only for apply, `dryRun`,
 /// `fieldValidation`), worded as upstream.
-pub fn validate_options(
+pub(crate) fn validate_options(
     ptype: PatchType,
     manager: Option<&str>,
     force: Option<bool>,
@@ -44,7 +44,7 @@ pub fn validate_options(
 /// Who writes: the field manager, and whether the write is a server-side apply (which records its own
 /// ownership) or an ordinary update.
 #[derive(Debug, Clone, Copy)]
-pub struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     /// Field manager.
     pub manager: &'a str,
     /// Whether the new object came out of server-side apply and already carries its `managedFields`.
@@ -67,7 +67,7 @@ fn reset_fields(info: &ResourceInfo, ep: Endpoint) -> &'static [&'static str] {
 
 /// One PATCH request as the patch engines need it.
 #[derive(Debug, Clone, Copy)]
-pub struct PatchInput<'a> {
+pub(crate) struct PatchInput<'a> {
     /// Patch type from the Content-Type.
     pub ptype: PatchType,
     /// Raw patch body.
@@ -83,7 +83,7 @@ pub struct PatchInput<'a> {
 ///
 /// # Errors
 /// The Status the real server answers for the patch failure (400, 409 apply conflict, 413, 415, 422).
-pub fn apply_to(
+pub(crate) fn apply_to(
     info: &ResourceInfo,
     kind: &KindInfo<'_>,
     live: Option<&Value>,
@@ -111,7 +111,7 @@ pub fn apply_to(
 
 /// Records the writer's field ownership in `new` (the object about to be stored): an `Update` entry for every
 /// write but server-side apply, whose result already carries its `Apply` entry.
-pub fn record_ownership(
+pub(crate) fn record_ownership(
     info: &ResourceInfo,
     live: Option<&Value>,
     new: &mut Value,

@@ -62,7 +62,7 @@ fn paths(info: &ResourceInfo) -> ApiResult<&ScalePaths> {
 ///
 /// # Errors
 /// 404 when the kind has no scale subresource.
-pub fn scale_of(info: &ResourceInfo, obj: &Value) -> ApiResult<Value> {
+pub(crate) fn scale_of(info: &ResourceInfo, obj: &Value) -> ApiResult<Value> {
     let p = paths(info)?;
     let spec = obj
         .pointer(&pointer(&p.spec_replicas))
@@ -103,7 +103,7 @@ pub fn scale_of(info: &ResourceInfo, obj: &Value) -> ApiResult<Value> {
 /// # Errors
 /// 404 when the parent is missing or has no scale subresource, 409 on a stale `resourceVersion` in the Scale,
 /// what `desired` refuses and what the parent's update refuses.
-pub async fn update(
+pub(crate) async fn update(
     ctx: &Ctx,
     info: &ResourceInfo,
     ns: &str,

@@ -23,7 +23,7 @@ fn is_service(info: &ResourceInfo) -> bool {
 
 /// Shapes the objects of one write: for Services it gathers the cluster IPs and node ports in use and holds
 /// the allocation lock until the write is done, so two concurrent creates never get the same address.
-pub struct Shaper {
+pub(crate) struct Shaper {
     alloc: Allocations,
     findings: Findings,
     _allocating: Option<OwnedMutexGuard<()>>,
@@ -31,7 +31,7 @@ pub struct Shaper {
 
 impl Shaper {
     /// A shaper for a write to `info` under `fieldValidation` `mode`.
-    pub async fn new(ctx: &Ctx, info: &ResourceInfo, mode: Mode) -> Self {
+    pub(crate) async fn new(ctx: &Ctx, info: &ResourceInfo, mode: Mode) -> Self {
         if !is_service(info) {
             return Self {
                 alloc: Allocations::default(),
@@ -76,7 +76,7 @@ impl Shaper {
     ///
     /// # Errors
     /// 400 for a value of the wrong type in a built-in kind, or for unknown fields under `Strict`.
-    pub fn decode(
+    pub(crate) fn decode(
         &mut self,
         info: &ResourceInfo,
         obj: &mut Value,
@@ -105,12 +105,12 @@ impl Shaper {
 
     /// Starts another attempt at the same write (after a conflicting commit): what the earlier attempt
     /// learned about unknown fields is found again.
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         self.findings.restart();
     }
 
     /// What the write learned about unknown fields (for the response's `Warning` headers).
-    pub fn into_findings(self) -> Findings {
+    pub(crate) fn into_findings(self) -> Findings {
         self.findings
     }
 }
@@ -132,7 +132,7 @@ fn keep_allocated(old: &Value, new: &mut Value) {
 
 /// A stored custom resource as read: its schema's defaults applied (a default added to the CRD later shows on
 /// old objects). Built-ins and schemas without defaults come back as they are.
-pub fn on_read(info: &ResourceInfo, obj: Arc<Value>) -> Arc<Value> {
+pub(crate) fn on_read(info: &ResourceInfo, obj: Arc<Value>) -> Arc<Value> {
     let kind = info.kind_info();
     let Some(schema) = kind.crd_schema() else {
         return obj;
@@ -146,7 +146,7 @@ pub fn on_read(info: &ResourceInfo, obj: Arc<Value>) -> Arc<Value> {
 /// to): `events.k8s.io` Events are renamed from the stored core shape (`crate::event_views`), `autoscaling/v1`
 /// HPAs converted from `v2` (`crate::hpa`); custom resources stored in another version only change
 /// `apiVersion` (conversion strategy `None`).
-pub fn converted(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
+pub(crate) fn converted(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
     let want = info.api_version();
     if crate::event_views::serves_view(info) && crate::event_views::is_core_shape(obj) {
         return Arc::new(crate::event_views::to_view(obj, &want));

@@ -45,7 +45,7 @@ fn check_precondition(
 /// How an update arrives: its endpoint, its writer and, for requests (not the server's own writes), its
 /// admission webhooks.
 #[derive(Clone, Copy)]
-pub struct Via<'a> {
+pub(crate) struct Via<'a> {
     /// The endpoint.
     pub ep: Endpoint,
     /// Who writes, for managed fields.
@@ -59,7 +59,7 @@ pub struct Via<'a> {
 ///
 /// # Errors
 /// What decoding, the kind's hooks, validation and the webhooks refuse.
-pub async fn finish_update(
+pub(crate) async fn finish_update(
     ctx: &Ctx,
     info: &ResourceInfo,
     cur: &Arc<Value>,
@@ -124,7 +124,7 @@ pub async fn finish_update(
 /// # Errors
 /// 400 when the body names another object, 404 when it is missing, 409 on a stale `resourceVersion`, and what
 /// preparation refuses.
-pub async fn update(
+pub(crate) async fn update(
     ctx: &Ctx,
     info: &ResourceInfo,
     ns: &str,
@@ -194,7 +194,7 @@ pub async fn update(
 /// 404 when the object is missing (and the patch cannot create it), the patch engines' refusals (400, 409
 /// apply conflict, 415, 422), 409 on a stale `resourceVersion` in the patched object, and what preparation
 /// refuses.
-pub async fn patch(
+pub(crate) async fn patch(
     ctx: &Ctx,
     info: &ResourceInfo,
     ns: &str,

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// Applies the `default`s of `schema` to `object` wherever the field is absent, or `null` without
 /// `nullable: true`, then recurses, so defaults inside defaulted values apply too.
-pub fn apply_defaults(object: &mut Value, schema: &Value) {
+pub(crate) fn apply_defaults(object: &mut Value, schema: &Value) {
     match object {
         Value::Object(map) => {
             if let Some(props) = schema.get("properties").and_then(Value::as_object) {

@@ -11,16 +11,18 @@ mod default;
 mod prune;
 mod validate;
 
-pub use default::apply_defaults;
-pub use prune::prune;
-pub use validate::validate;
+pub(crate) use default::apply_defaults;
+pub(crate) use prune::prune;
+pub(crate) use validate::validate;
 
+#[cfg(test)]
 use crate::kind_info::KindInfo;
+#[cfg(test)]
 use crate::validation::FieldError;
 use serde_json::Value;
 
 /// The fields ObjectMeta has; anything else under `metadata` is dropped as the real server's decoding drops it.
-pub const OBJECT_META_FIELDS: &[&str] = &[
+pub(crate) const OBJECT_META_FIELDS: &[&str] = &[
     "name",
     "generateName",
     "namespace",
@@ -44,7 +46,9 @@ pub const OBJECT_META_FIELDS: &[&str] = &[
 /// then); kinds without a schema (built-ins, or a CRD version without `openAPIV3Schema`) are left alone.
 ///
 /// Errors: the validation errors, for [`crate::validation::invalid_status`].
-pub fn process_write(object: &mut Value, kind: &KindInfo<'_>) -> Vec<FieldError> {
+// The registry runs these steps itself, between its own; this composition states the order for the tests.
+#[cfg(test)]
+pub(crate) fn process_write(object: &mut Value, kind: &KindInfo<'_>) -> Vec<FieldError> {
     let Some(schema) = kind.crd_schema() else {
         return Vec::new();
     };
@@ -54,7 +58,8 @@ pub fn process_write(object: &mut Value, kind: &KindInfo<'_>) -> Vec<FieldError>
 }
 
 /// Applies defaults to a stored custom resource being read (pruning and validation already happened on write).
-pub fn process_read(object: &mut Value, kind: &KindInfo<'_>) {
+#[cfg(test)]
+pub(crate) fn process_read(object: &mut Value, kind: &KindInfo<'_>) {
     if let Some(schema) = kind.crd_schema() {
         apply_defaults(object, schema);
     }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 /// objects (with `metadata` reduced to ObjectMeta's fields); `x-kubernetes-preserve-unknown-fields: true` keeps
 /// unspecified fields at that level while specified ones are still pruned below; `null`s of non-nullable fields
 /// without a default are dropped, as upstream drops them.
-pub fn prune(object: &mut Value, schema: &Value) {
+pub(crate) fn prune(object: &mut Value, schema: &Value) {
     if let Value::Object(map) = object {
         prune_map(map, schema, true);
     }

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 ///
 /// Guarantees: `metadata` at the root is skipped (ObjectMeta has its own validation); errors carry field paths
 /// such as `spec.items[1].name`, in document order.
-pub fn validate(object: &Value, schema: &Value) -> Vec<FieldError> {
+pub(crate) fn validate(object: &Value, schema: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if let Value::Object(map) = object {
         validate_object_fields(map, schema, "", true, &mut errors);

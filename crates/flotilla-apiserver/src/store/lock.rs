@@ -25,13 +25,13 @@ mod owner {
     }
 
     /// A number naming the current thread, never 0.
-    pub fn current() -> u64 {
+    pub(super) fn current() -> u64 {
         ID.with(|id| *id)
     }
 }
 
 /// A mutex that refuses re-entry from its holder in debug builds.
-pub struct StoreLock<T> {
+pub(super) struct StoreLock<T> {
     inner: Mutex<T>,
     /// The holder's thread number, 0 when free.
     #[cfg(debug_assertions)]
@@ -39,7 +39,7 @@ pub struct StoreLock<T> {
 }
 
 /// Access to the locked value; unlocks on drop.
-pub struct Guard<'a, T> {
+pub(super) struct Guard<'a, T> {
     guard: MutexGuard<'a, T>,
     #[cfg(debug_assertions)]
     owner: &'a AtomicU64,
@@ -47,7 +47,7 @@ pub struct Guard<'a, T> {
 
 impl<T> StoreLock<T> {
     /// A lock around `value`.
-    pub fn new(value: T) -> Self {
+    pub(super) fn new(value: T) -> Self {
         Self {
             inner: Mutex::new(value),
             #[cfg(debug_assertions)]
@@ -60,7 +60,7 @@ impl<T> StoreLock<T> {
     ///
     /// # Panics
     /// In debug builds, when the calling thread already holds the lock (which would deadlock).
-    pub fn lock(&self) -> Guard<'_, T> {
+    pub(super) fn lock(&self) -> Guard<'_, T> {
         #[cfg(debug_assertions)]
         assert_ne!(
             self.owner.load(Ordering::Relaxed),

@@ -136,7 +136,7 @@ fn series(ev: &Value, errors: &mut Vec<FieldError>) {
 }
 
 /// Validates an Event in the stored core shape; `strict` when written through `events.k8s.io`, `old` on updates.
-pub fn validate_event(ev: &Value, old: Option<&Value>, strict: bool) -> Vec<FieldError> {
+pub(crate) fn validate_event(ev: &Value, old: Option<&Value>, strict: bool) -> Vec<FieldError> {
     let mut errors = Vec::new();
     legacy(ev, &mut errors);
     if !strict {

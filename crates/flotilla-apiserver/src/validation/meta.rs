@@ -9,11 +9,11 @@ use crate::kind_info::KindInfo;
 use serde_json::{Map, Value};
 
 /// Largest total size of all annotation keys and values of one object, in bytes.
-pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
+pub(crate) const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
 /// Which syntax a kind's object names follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameRule {
+pub(crate) enum NameRule {
     /// DNS-1123 subdomain: most kinds and all custom resources.
     Dns1123Subdomain,
     /// DNS-1123 label: Namespaces.
@@ -30,7 +30,7 @@ pub enum NameRule {
 impl NameRule {
     /// The rule the real server applies to names of `kind`: its built-in entry's (`crate::builtins`), DNS-1123
     /// subdomains for custom resources.
-    pub fn for_kind(kind: &KindInfo<'_>) -> Self {
+    pub(crate) fn for_kind(kind: &KindInfo<'_>) -> Self {
         if kind.is_custom() {
             return Self::Dns1123Subdomain;
         }
@@ -40,7 +40,7 @@ impl NameRule {
     }
 
     /// Problems with `name`; with `prefix` it is a `generateName` prefix, which may end in `-`.
-    pub fn check(self, name: &str, prefix: bool) -> Vec<String> {
+    pub(crate) fn check(self, name: &str, prefix: bool) -> Vec<String> {
         // A generateName prefix gets random characters appended, so a trailing dash is fine.
         let masked;
         let name = if prefix && name.len() > 1 && name.ends_with('-') {
@@ -101,7 +101,7 @@ fn string_map<'v>(
 ///
 /// Guarantees: errors come in upstream's order with its field paths (`metadata.labels`, not per key) and
 /// messages, ready for [`super::invalid_status`].
-pub fn validate_object_meta(object: &Value, kind: &KindInfo<'_>) -> Vec<FieldError> {
+pub(crate) fn validate_object_meta(object: &Value, kind: &KindInfo<'_>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let empty = Map::new();
     let meta = match object.get("metadata") {
@@ -359,7 +359,7 @@ fn validate_managed_fields(entries: Option<&Value>) -> Vec<FieldError> {
 ///
 /// Assumes the caller already restored what upstream silently restores before validating (creationTimestamp,
 /// deletionTimestamp, deletionGracePeriodSeconds, an empty uid).
-pub fn validate_object_meta_update(new: &Value, old: &Value) -> Vec<FieldError> {
+pub(crate) fn validate_object_meta_update(new: &Value, old: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let get = |o: &Value, k: &str| {
         o.pointer(&format!("/metadata/{k}"))

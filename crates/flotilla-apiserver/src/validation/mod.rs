@@ -6,14 +6,12 @@
 //! `<Kind[.group]> "<name>" is invalid: <errors>` and one cause per error.
 
 mod event;
-pub mod format;
+pub(crate) mod format;
 mod meta;
 
-pub use event::validate_event;
+pub(crate) use event::validate_event;
 
-pub use meta::{
-    NameRule, TOTAL_ANNOTATION_SIZE_LIMIT, validate_object_meta, validate_object_meta_update,
-};
+pub(crate) use meta::{NameRule, validate_object_meta, validate_object_meta_update};
 
 use kube::core::Status;
 use kube::core::response::{StatusCause, StatusDetails};
@@ -224,7 +222,7 @@ impl fmt::Display for FieldError {
 }
 
 /// Joins two JSON field paths with a dot, leaving out empty parts and not doubling dots before `[`.
-pub fn join_path(prefix: &str, rest: &str) -> String {
+pub(crate) fn join_path(prefix: &str, rest: &str) -> String {
     match (prefix.is_empty(), rest.is_empty()) {
         (true, _) => rest.to_string(),
         (_, true) => prefix.to_string(),
@@ -244,7 +242,7 @@ fn render_value(value: &Value) -> String {
 }
 
 /// Upstream's aggregate error text: one message as is, several deduplicated inside `[a, b]`.
-pub fn aggregate_message(errors: &[FieldError]) -> String {
+pub(crate) fn aggregate_message(errors: &[FieldError]) -> String {
     let mut seen: Vec<String> = Vec::new();
     for e in errors {
         let msg = e.to_string();
@@ -264,7 +262,7 @@ pub fn aggregate_message(errors: &[FieldError]) -> String {
 /// Guarantees: message `<Kind[.group]> "<name>" is invalid: <aggregate>`, reason `Invalid`, code 422,
 /// `details.kind` is the Kind (not the plural, unlike NotFound) and one cause per error, in order. The Status
 /// carries no `kind`/`apiVersion`; the HTTP layer adds them when it serialises.
-pub fn invalid_status(kind: &str, group: &str, name: &str, errors: &[FieldError]) -> Status {
+pub(crate) fn invalid_status(kind: &str, group: &str, name: &str, errors: &[FieldError]) -> Status {
     let qualified = if group.is_empty() {
         kind.to_string()
     } else {

@@ -12,11 +12,11 @@ use tokio::sync::broadcast;
 use crate::catalog::ResKey;
 
 /// How many events each resource keeps for resumes, at most.
-pub const HISTORY_PER_RESOURCE: usize = 8192;
+pub(crate) const HISTORY_PER_RESOURCE: usize = 8192;
 /// How much stored JSON each resource's history holds, at most (the newest event is always kept). Every
 /// retained version of an object is a whole `serde_json::Value`, several times its JSON size in memory, so
 /// a count alone lets a resource of large objects (Works carry their manifests) hold hundreds of megabytes.
-pub const HISTORY_BYTES_PER_RESOURCE: usize = 2 << 20;
+pub(crate) const HISTORY_BYTES_PER_RESOURCE: usize = 2 << 20;
 /// Capacity of each watcher's queue; a watcher further behind is closed and must resume.
 const CHANNEL_CAPACITY: usize = 4096;
 
@@ -74,7 +74,7 @@ struct Inner {
 }
 
 /// A live receiver of one resource's events.
-pub type Subscription = broadcast::Receiver<Arc<Event>>;
+pub(crate) type Subscription = broadcast::Receiver<Arc<Event>>;
 
 /// The watch hub.
 pub struct Hub {

@@ -1,4 +1,4 @@
 //! Watch: the event hub with bounded history and the streaming watch handler (spec §8).
 
-pub mod hub;
-pub mod stream;
+pub(crate) mod hub;
+pub(crate) mod stream;

@@ -24,7 +24,7 @@ use crate::store::{WatchRefused, WatchStart, compact};
 use crate::watch::hub::{Event, EventType};
 
 /// Annotation marking the end of the initial events of a streaming list.
-pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+pub(crate) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
 fn validate(req: &Req) -> ApiResult<(Option<bool>, bool)> {
     let q = &req.query;
@@ -198,7 +198,11 @@ fn streaming(rx: mpsc::Receiver<Bytes>) -> Response {
 }
 
 /// GET of a collection with `watch=true`.
-pub async fn watch(ctx: &Arc<Ctx>, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
+pub(crate) async fn watch(
+    ctx: &Arc<Ctx>,
+    info: &Arc<ResourceInfo>,
+    req: &Req,
+) -> ApiResult<Response> {
     let out = output(req)?;
     let (send_initial, bookmarks) = validate(req)?;
     let filter = Filter::parse(info, req)?;

@@ -12,7 +12,7 @@ use super::compare::covers;
 /// One known difference.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The case's name, or `*` for a defect that shows in many cases.
     pub case: String,
     /// The step's name (`setup-<i>` for a setup step), or `*` for every step.
@@ -27,7 +27,7 @@ pub struct Entry {
 }
 
 /// Loads the allowlist and checks that every entry has a reason.
-pub fn load(path: &Path) -> Result<Vec<Entry>, String> {
+pub(crate) fn load(path: &Path) -> Result<Vec<Entry>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let entries: Option<Vec<Entry>> =
@@ -47,7 +47,7 @@ pub fn load(path: &Path) -> Result<Vec<Entry>, String> {
 }
 
 /// Tracks which entries and pointers covered something during a run.
-pub struct Matcher<'a> {
+pub(crate) struct Matcher<'a> {
     entries: &'a [Entry],
     /// (entry index, pointer index or None for a whole-step entry) that covered a difference.
     used: BTreeSet<(usize, Option<usize>)>,
@@ -55,7 +55,7 @@ pub struct Matcher<'a> {
 
 impl<'a> Matcher<'a> {
     /// A matcher over `entries`.
-    pub fn new(entries: &'a [Entry]) -> Self {
+    pub(crate) fn new(entries: &'a [Entry]) -> Self {
         Self {
             entries,
             used: BTreeSet::new(),
@@ -64,7 +64,7 @@ impl<'a> Matcher<'a> {
 
     /// The reason of the first entry covering a difference at `pointer` in `case`/`step`, if any. Every
     /// covering entry counts as used, so a specific entry and a wildcard one can both stay.
-    pub fn allow(&mut self, case: &str, step: &str, pointer: &str) -> Option<&'a str> {
+    pub(crate) fn allow(&mut self, case: &str, step: &str, pointer: &str) -> Option<&'a str> {
         let mut reason = None;
         for (i, e) in self.entries.iter().enumerate() {
             if (e.case != "*" && e.case != case) || (e.step != "*" && e.step != step) {
@@ -87,7 +87,7 @@ impl<'a> Matcher<'a> {
 
     /// Entries, or pointers of entries, that covered nothing, among those whose case ran (wildcard entries
     /// only when the whole corpus ran).
-    pub fn stale(&self, ran: &BTreeSet<String>, whole_corpus: bool) -> Vec<String> {
+    pub(crate) fn stale(&self, ran: &BTreeSet<String>, whole_corpus: bool) -> Vec<String> {
         let mut out = Vec::new();
         for (i, e) in self.entries.iter().enumerate() {
             let judged = if e.case == "*" {
@@ -118,7 +118,7 @@ impl<'a> Matcher<'a> {
 
 /// An allowlist covering every difference of a run, for a person to edit into the real one: existing reasons
 /// are kept, new differences get `TODO`. Written when `FLOTILLA_DIFF_SKELETON` names a file.
-pub fn skeleton(outcomes: &[super::report::Outcome], entries: &[Entry]) -> String {
+pub(crate) fn skeleton(outcomes: &[super::report::Outcome], entries: &[Entry]) -> String {
     let mut matcher = Matcher::new(entries);
     let mut out = String::new();
     for o in outcomes.iter().filter(|o| !o.differences.is_empty()) {

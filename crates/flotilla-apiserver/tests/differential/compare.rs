@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// One place where the documents differ.
 #[derive(Debug, Clone)]
-pub struct Difference {
+pub(crate) struct Difference {
     /// JSON pointer into the documents (`/body/metadata/labels/app`).
     pub pointer: String,
     /// The embedded server's value, `None` when absent.
@@ -16,7 +16,7 @@ pub struct Difference {
 
 /// Every difference between `embedded` and `real`, in document order. Objects are compared key by key and
 /// arrays element by element, so a missing field is one difference rather than a changed parent.
-pub fn differences(embedded: &Value, real: &Value) -> Vec<Difference> {
+pub(crate) fn differences(embedded: &Value, real: &Value) -> Vec<Difference> {
     let mut out = Vec::new();
     walk(String::new(), Some(embedded), Some(real), &mut out);
     out
@@ -47,13 +47,13 @@ fn walk(pointer: String, e: Option<&Value>, r: Option<&Value>, out: &mut Vec<Dif
 }
 
 /// A JSON pointer token: `~` and `/` escaped (label keys and annotations contain `/`).
-pub fn escape(key: &str) -> String {
+pub(crate) fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
 /// Whether `pattern` covers `pointer`: it matches the pointer or one of its parents, where a `*` token matches
 /// any one token and a `**` token any number of tokens (zero included).
-pub fn covers(pattern: &str, pointer: &str) -> bool {
+pub(crate) fn covers(pattern: &str, pointer: &str) -> bool {
     let p: Vec<&str> = pattern.split('/').skip(1).collect();
     let q: Vec<&str> = pointer.split('/').skip(1).collect();
     covers_tokens(&p, &q)

@@ -11,7 +11,7 @@ use serde_json::Value;
 /// One case: a name that is also its namespace, optional setup and the compared steps.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Case {
+pub(crate) struct Case {
     /// Unique across the corpus and a DNS label: it names the case's namespace on both servers.
     pub name: String,
     /// What the case shows, for a reader of the corpus (not used by the runner).
@@ -30,7 +30,7 @@ pub struct Case {
 /// One request to both servers: exactly one of an HTTP request (`method` and `path`), `kubectl` or `alpn`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Step {
+pub(crate) struct Step {
     /// Unique within the case; the allowlist names steps by it. Setup steps may leave it out.
     #[serde(default)]
     pub name: Option<String>,
@@ -88,7 +88,7 @@ pub struct Step {
 /// What a step's comparison covers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Compare {
+pub(crate) enum Compare {
     /// The normalised response.
     #[default]
     Response,
@@ -98,7 +98,7 @@ pub enum Compare {
 
 /// What a step sends, borrowed from the step.
 #[derive(Debug, Clone, Copy)]
-pub enum Action<'a> {
+pub(crate) enum Action<'a> {
     /// A raw HTTP request.
     Http {
         /// The method.
@@ -116,7 +116,7 @@ pub enum Action<'a> {
 
 impl Step {
     /// What the step sends; `None` when the step names no action or more than one.
-    pub fn action(&self) -> Option<Action<'_>> {
+    pub(crate) fn action(&self) -> Option<Action<'_>> {
         match (
             &self.method,
             &self.path,
@@ -136,7 +136,7 @@ impl Step {
 /// When an `until` step is done: every given part must hold.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Until {
+pub(crate) struct Until {
     /// The response status code (or kubectl exit code).
     #[serde(default)]
     pub status: Option<i64>,
@@ -154,7 +154,7 @@ pub struct Until {
 
 impl Case {
     /// The case's steps paired with their names; setup steps are called `setup-<i>`.
-    pub fn named_steps(&self) -> impl Iterator<Item = (String, &Step, bool)> {
+    pub(crate) fn named_steps(&self) -> impl Iterator<Item = (String, &Step, bool)> {
         let setup = self.setup.iter().enumerate().map(|(i, s)| {
             (
                 s.name.clone().unwrap_or_else(|| format!("setup-{i}")),
@@ -171,7 +171,7 @@ impl Case {
 }
 
 /// Loads every `*.yaml` file under `dir`, in name order, and checks the corpus' own rules.
-pub fn load(dir: &Path) -> Result<Vec<Case>, String> {
+pub(crate) fn load(dir: &Path) -> Result<Vec<Case>, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot read corpus directory {}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -250,7 +250,7 @@ fn check(cases: &[Case]) -> Result<(), String> {
 
 /// Replaces `{name}` with its value for every variable; unknown `{...}` stay as they are, so JSON in raw
 /// bodies passes through.
-pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> String {
+pub(crate) fn substitute(text: &str, vars: &BTreeMap<String, String>) -> String {
     let mut out = text.to_string();
     for (k, v) in vars {
         out = out.replace(&format!("{{{k}}}"), v);
@@ -259,7 +259,7 @@ pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> String {
 }
 
 /// Substitutes variables in every string of a JSON value (keys included).
-pub fn substitute_value(value: &Value, vars: &BTreeMap<String, String>) -> Value {
+pub(crate) fn substitute_value(value: &Value, vars: &BTreeMap<String, String>) -> Value {
     match value {
         Value::String(s) => Value::String(substitute(s, vars)),
         Value::Array(a) => Value::Array(a.iter().map(|v| substitute_value(v, vars)).collect()),

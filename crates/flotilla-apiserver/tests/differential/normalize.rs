@@ -51,7 +51,7 @@ const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
 /// Stand-ins for one case on one server.
 #[derive(Default)]
-pub struct Normalizer {
+pub(crate) struct Normalizer {
     /// uid -> stand-in.
     uids: HashMap<String, String>,
     /// resourceVersion -> stand-in, for versions met outside an object's metadata.
@@ -68,7 +68,7 @@ pub struct Normalizer {
 
 impl Normalizer {
     /// The comparable document of a reply.
-    pub fn reply(&mut self, reply: &Reply, watch: bool, until_met: bool) -> Value {
+    pub(crate) fn reply(&mut self, reply: &Reply, watch: bool, until_met: bool) -> Value {
         let mut doc = match reply {
             Reply::Http {
                 status,
@@ -111,7 +111,7 @@ impl Normalizer {
 
     /// The comparable document of a reply that must not count as a sighting of the resourceVersions it shows
     /// (uids and generated names it shows are still learnt).
-    pub fn reply_unsighted(&mut self, reply: &Reply, watch: bool, until_met: bool) -> Value {
+    pub(crate) fn reply_unsighted(&mut self, reply: &Reply, watch: bool, until_met: bool) -> Value {
         let sightings = self.last_rv.clone();
         let doc = self.reply(reply, watch, until_met);
         self.last_rv = sightings;
@@ -195,12 +195,12 @@ impl Normalizer {
 
     /// Learns the `generateName` prefixes a request carries (its JSON body, or kubectl's stdin), so that a
     /// generated name is recognised even where only an error message shows it.
-    pub fn learn_request(&mut self, body: &Value) {
+    pub(crate) fn learn_request(&mut self, body: &Value) {
         self.learn_prefixes(body);
     }
 
     /// A JSON value: first learns the generated names and identities it carries, then rewrites it.
-    pub fn value(&mut self, mut v: Value) -> Value {
+    pub(crate) fn value(&mut self, mut v: Value) -> Value {
         self.learn_prefixes(&v);
         self.learn_identities(&v);
         self.rewrite(&mut v, None);

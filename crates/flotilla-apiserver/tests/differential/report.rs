@@ -9,7 +9,7 @@ use super::compare::Difference;
 use super::corpus::{Action, Step};
 
 /// One step's comparison.
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The corpus file (without `.yaml`).
     pub file: String,
     /// The case's name.
@@ -29,7 +29,7 @@ pub struct Outcome {
 }
 
 /// The request of a step as the corpus writes it (variables unsubstituted).
-pub fn describe(step: &Step) -> String {
+pub(crate) fn describe(step: &Step) -> String {
     let mut out = String::new();
     match step.action() {
         Some(Action::Http { method, path }) => {
@@ -69,7 +69,7 @@ pub fn describe(step: &Step) -> String {
 }
 
 /// The failure text for one step's unallowed differences.
-pub fn explain(outcome: &Outcome, unallowed: &[&Difference]) -> String {
+pub(crate) fn explain(outcome: &Outcome, unallowed: &[&Difference]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -120,7 +120,7 @@ fn clip(s: &str, n: usize) -> String {
 
 /// A unified-style diff of two texts by lines (longest common subsequence), with three lines of context
 /// around each change.
-pub fn line_diff(a: &str, b: &str) -> String {
+pub(crate) fn line_diff(a: &str, b: &str) -> String {
     let a: Vec<&str> = a.lines().collect();
     let b: Vec<&str> = b.lines().collect();
     // lcs[i][j]: length of the longest common subsequence of a[i..] and b[j..].

@@ -19,7 +19,7 @@ const WATCH_GRACE: Duration = Duration::from_secs(10);
 
 /// What one server answered to one step.
 #[derive(Debug, Clone)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// An HTTP response; `body` is the whole body (every line of a watch stream).
     Http {
         /// Status code.
@@ -48,7 +48,7 @@ pub enum Reply {
 
 impl Reply {
     /// The status code, kubectl exit code, or -1.
-    pub fn code(&self) -> i64 {
+    pub(crate) fn code(&self) -> i64 {
         match self {
             Reply::Http { status, .. } => i64::from(*status),
             Reply::Kubectl { exit, .. } => i64::from(*exit),
@@ -58,7 +58,7 @@ impl Reply {
     }
 
     /// Whether a setup step succeeded.
-    pub fn succeeded(&self) -> bool {
+    pub(crate) fn succeeded(&self) -> bool {
         match self {
             Reply::Http { status, .. } => (200..300).contains(status),
             Reply::Kubectl { exit, .. } => *exit == 0,
@@ -68,7 +68,7 @@ impl Reply {
     }
 
     /// The body (or kubectl's stdout) parsed as JSON, if it is JSON.
-    pub fn json(&self) -> Option<Value> {
+    pub(crate) fn json(&self) -> Option<Value> {
         match self {
             Reply::Http { body, .. } => serde_json::from_str(body).ok(),
             Reply::Kubectl { stdout, .. } => serde_json::from_str(stdout).ok(),
@@ -78,11 +78,11 @@ impl Reply {
 }
 
 /// Variables a case's steps see on one server: `ns` and everything captured so far.
-pub type Vars = BTreeMap<String, String>;
+pub(crate) type Vars = BTreeMap<String, String>;
 
 /// Runs `step` against `target`, repeating it under `until` until the condition holds or its deadline
 /// passes, and records its captures in `vars`. Returns the last reply and whether `until` was met.
-pub async fn run(step: &Step, target: &Target, ns: &str, vars: &mut Vars) -> (Reply, bool) {
+pub(crate) async fn run(step: &Step, target: &Target, ns: &str, vars: &mut Vars) -> (Reply, bool) {
     let deadline = Instant::now() + Duration::from_secs(step.timeout.unwrap_or(20));
     let (reply, met) = loop {
         let reply = run_once(step, target, ns, vars).await;
@@ -124,7 +124,7 @@ async fn run_once(step: &Step, target: &Target, ns: &str, vars: &Vars) -> Reply 
 }
 
 /// Whether `reply` meets `until`.
-pub fn holds(until: &Until, reply: &Reply) -> bool {
+pub(crate) fn holds(until: &Until, reply: &Reply) -> bool {
     if until.status.is_some_and(|s| s != reply.code()) {
         return false;
     }
@@ -159,7 +159,7 @@ fn contains(actual: &Value, expected: &Value) -> bool {
 /// Whether a request path may be a watch (its body is a stream of events ended by `timeoutSeconds`): the
 /// legacy `/watch/` prefix, or any `watch` parameter but the false ones (kube-apiserver starts a watch for
 /// values it cannot parse).
-pub fn is_watch(path: &str) -> bool {
+pub(crate) fn is_watch(path: &str) -> bool {
     let (route, _) = path.split_once('?').unwrap_or((path, ""));
     if route.starts_with("/api/v1/watch/")
         || (route.starts_with("/apis/") && route.split('/').nth(4) == Some("watch"))
@@ -269,7 +269,7 @@ fn watch_timeout(path: &str) -> Duration {
 }
 
 /// The kubectl under test: PyPI's 1.37 when the test environment provides it, `kubectl` on PATH otherwise.
-pub fn kubectl_bin() -> String {
+pub(crate) fn kubectl_bin() -> String {
     std::env::var("FLOTILLA_TEST_KUBECTL_NEW").unwrap_or_else(|_| "kubectl".to_string())
 }
 

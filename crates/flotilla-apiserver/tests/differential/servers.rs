@@ -11,10 +11,10 @@ use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 use serde_json::Value;
 
 /// The name of the real cluster (also its kubeconfig context) and of the embedded server's context.
-pub const CLUSTER: &str = "diff";
+pub(crate) const CLUSTER: &str = "diff";
 
 /// One server as the runner sees it.
-pub struct Target {
+pub(crate) struct Target {
     /// `embedded` or `kube-apiserver`, for messages.
     pub label: &'static str,
     /// Sends raw requests with the kubeconfig's credentials.
@@ -33,7 +33,11 @@ pub struct Target {
 
 impl Target {
     /// A target from a kubeconfig file; `label` names it in messages.
-    pub async fn from_kubeconfig(label: &'static str, kubeconfig: PathBuf, scratch: &Path) -> Self {
+    pub(crate) async fn from_kubeconfig(
+        label: &'static str,
+        kubeconfig: PathBuf,
+        scratch: &Path,
+    ) -> Self {
         let text = std::fs::read_to_string(&kubeconfig).expect("kubeconfig is readable");
         let doc: Value = flotilla_yaml::from_str(&text).expect("kubeconfig is YAML");
         let cluster = &doc["clusters"][0]["cluster"];
@@ -67,7 +71,7 @@ impl Target {
 
     /// The variables every case starts with on this server: `ns`, and the webhook's `webhook-url` (this
     /// server's prefix) and `webhook-ca` (its `caBundle`).
-    pub fn initial_vars(&self, ns: &str) -> std::collections::BTreeMap<String, String> {
+    pub(crate) fn initial_vars(&self, ns: &str) -> std::collections::BTreeMap<String, String> {
         let mut vars = std::collections::BTreeMap::from([("ns".to_string(), ns.to_string())]);
         if let Some(webhook) = &self.webhook {
             vars.insert("webhook-url".into(), webhook.url(self.label));
@@ -78,7 +82,7 @@ impl Target {
 }
 
 /// The embedded server, fresh as a control plane is: no seeded Nodes.
-pub async fn start_embedded(dir: &Path) -> (RunningServer, Target) {
+pub(crate) async fn start_embedded(dir: &Path) -> (RunningServer, Target) {
     let config = ServerConfig::new(
         "127.0.0.1:0".parse().expect("address"),
         dir.join("embedded"),
@@ -93,7 +97,7 @@ pub async fn start_embedded(dir: &Path) -> (RunningServer, Target) {
 }
 
 /// A real control plane started by `hack/kube.sh`; stops it when dropped, on failure too.
-pub struct RealCluster {
+pub(crate) struct RealCluster {
     state: PathBuf,
     script: PathBuf,
 }
@@ -101,7 +105,7 @@ pub struct RealCluster {
 impl RealCluster {
     /// Starts the cluster with its state under `dir`, after checking that the binaries are built (starting one
     /// must never begin a 13-minute build inside a test). Returns the cluster and its kubeconfig.
-    pub fn start(dir: &Path) -> Result<(Self, PathBuf), String> {
+    pub(crate) fn start(dir: &Path) -> Result<(Self, PathBuf), String> {
         let root = repo_root();
         let script = root.join("hack/kube.sh");
         check_binaries(&root)?;
@@ -128,7 +132,7 @@ impl RealCluster {
     }
 
     /// Stops the cluster's processes.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         let _ = Command::new("bash")
             .arg(&self.script)
             .arg("down")
@@ -137,7 +141,7 @@ impl RealCluster {
     }
 
     /// The state directory, which holds the processes' logs.
-    pub fn state(&self) -> &Path {
+    pub(crate) fn state(&self) -> &Path {
         &self.state
     }
 }
@@ -149,7 +153,7 @@ impl Drop for RealCluster {
 }
 
 /// The repository root (this crate sits in `crates/flotilla-apiserver`).
-pub fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
@@ -195,7 +199,7 @@ fn check_binaries(root: &Path) -> Result<(), String> {
 }
 
 /// A rustls client configuration trusting only `ca_pem` and offering `alpn`.
-pub fn tls_client(ca_pem: &[u8], alpn: &[String]) -> Arc<rustls::ClientConfig> {
+pub(crate) fn tls_client(ca_pem: &[u8], alpn: &[String]) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for cert in rustls_pemfile::certs(&mut &ca_pem[..]) {
         roots

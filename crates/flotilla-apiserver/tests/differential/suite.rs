@@ -17,7 +17,7 @@ use super::servers::Target;
 
 /// Everything a run produced.
 #[derive(Default)]
-pub struct Run {
+pub(crate) struct Run {
     /// One per step of every case, setup included.
     pub outcomes: Vec<Outcome>,
     /// Errors of the corpus or the harness (not differences between the servers): they are never allowlisted.
@@ -31,7 +31,7 @@ pub struct Run {
 }
 
 /// Runs `cases`, `parallel` at a time; the steps of one case run in order, each on both servers at once.
-pub async fn run(cases: &[Case], embedded: &Target, real: &Target, parallel: usize) -> Run {
+pub(crate) async fn run(cases: &[Case], embedded: &Target, real: &Target, parallel: usize) -> Run {
     // Start the cases that wait longest first, so that their waits overlap the rest instead of ending the run.
     let mut by_cost: Vec<&Case> = cases.iter().collect();
     by_cost.sort_by_key(|c| std::cmp::Reverse(cost(c)));
@@ -238,7 +238,7 @@ async fn prepare_namespace(target: &Target, ns: &str) -> Result<(), String> {
 
 /// The verdict: the failure text for unallowed differences, stale allowlist entries and corpus errors, or
 /// `None` when the run passes. Also returns how many differences the allowlist covered.
-pub fn judge(run: &Run, allowlist: &[Entry]) -> (Option<String>, usize) {
+pub(crate) fn judge(run: &Run, allowlist: &[Entry]) -> (Option<String>, usize) {
     let mut matcher = Matcher::new(allowlist);
     let mut failures = Vec::new();
     let mut allowed = 0;

@@ -22,7 +22,7 @@ use tokio_rustls::TlsAcceptor;
 type Seen = Arc<Mutex<BTreeMap<String, Vec<Value>>>>;
 
 /// The running webhook.
-pub struct WebhookServer {
+pub(crate) struct WebhookServer {
     addr: SocketAddr,
     ca_pem: String,
     seen: Seen,
@@ -77,7 +77,7 @@ fn answer(hook: &str, request: &Value) -> Value {
 
 impl WebhookServer {
     /// Starts the webhook on a free port of 127.0.0.1.
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         let certs =
             flotilla_apiserver::server::tls::ensure(dir.path(), &[]).expect("webhook certificates");
@@ -147,18 +147,18 @@ impl WebhookServer {
     }
 
     /// The URL prefix `server` calls the webhook at.
-    pub fn url(&self, server: &str) -> String {
+    pub(super) fn url(&self, server: &str) -> String {
         format!("https://127.0.0.1:{}/{server}", self.addr.port())
     }
 
     /// The webhook's CA as a `caBundle`.
-    pub fn ca_bundle(&self) -> String {
+    pub(super) fn ca_bundle(&self) -> String {
         b64(self.ca_pem.as_bytes())
     }
 
     /// The AdmissionReview requests `server` sent about objects of namespace `ns` since the last call, in the
     /// order they arrived, each with the `hook` it reached.
-    pub fn take(&self, server: &str, ns: &str) -> Vec<Value> {
+    pub(super) fn take(&self, server: &str, ns: &str) -> Vec<Value> {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(all) = seen.get_mut(server) else {
             return Vec::new();

@@ -11,17 +11,17 @@ use serde_json::{Value, json};
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 
 /// Starts a server on a free port with two seeded nodes.
-pub async fn start(dir: &Path) -> (RunningServer, Client) {
+pub(crate) async fn start(dir: &Path) -> (RunningServer, Client) {
     start_on(dir, "127.0.0.1:0".parse().expect("addr")).await
 }
 
 /// Starts a server on `addr` (a fixed port lets a client outlive a restart).
-pub async fn start_on(dir: &Path, addr: SocketAddr) -> (RunningServer, Client) {
+pub(crate) async fn start_on(dir: &Path, addr: SocketAddr) -> (RunningServer, Client) {
     start_with(dir, addr, |_| {}).await
 }
 
 /// Starts a server on `addr` with two seeded nodes and `adjust` applied to its configuration.
-pub async fn start_with(
+pub(crate) async fn start_with(
     dir: &Path,
     addr: SocketAddr,
     adjust: impl FnOnce(&mut ServerConfig),
@@ -35,12 +35,12 @@ pub async fn start_with(
 }
 
 /// A kube-rs client using the server's kubeconfig.
-pub async fn client_for(server: &RunningServer) -> Client {
+pub(crate) async fn client_for(server: &RunningServer) -> Client {
     flotilla_testing::client_from_yaml(&server.kubeconfig("flotilla"), None).await
 }
 
 /// Polls `f` until it holds, failing after 15 s.
-pub async fn eventually<F, Fut>(what: &str, mut f: F)
+pub(crate) async fn eventually<F, Fut>(what: &str, mut f: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
@@ -53,7 +53,7 @@ where
 }
 
 /// A ConfigMap named `name` with extra metadata merged in.
-pub fn mk_cm(name: &str, metadata: Value) -> ConfigMap {
+pub(crate) fn mk_cm(name: &str, metadata: Value) -> ConfigMap {
     let mut m = json!({"name": name});
     if let (Some(m), Some(extra)) = (m.as_object_mut(), metadata.as_object()) {
         m.extend(extra.clone());

@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
-pub use flotilla_testing::kubectl::*;
+pub(crate) use flotilla_testing::kubectl::*;
 
 /// A server running on its own runtime, and a directory for its data, kubeconfig and manifests.
-pub struct Harness {
+pub(crate) struct Harness {
     pub rt: tokio::runtime::Runtime,
     server: Option<RunningServer>,
     pub kubeconfig: PathBuf,
@@ -17,7 +17,7 @@ pub struct Harness {
 
 impl Harness {
     /// Starts a server with one seeded node.
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -38,12 +38,12 @@ impl Harness {
     }
 
     /// The port the server listens on.
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.server.as_ref().map_or(0, |s| s.local_addr().port())
     }
 
     /// Writes `content` to `name` in the test directory and returns its path.
-    pub fn file(&self, name: &str, content: &str) -> String {
+    pub(crate) fn file(&self, name: &str, content: &str) -> String {
         let path = self.dir.path().join(name);
         std::fs::write(&path, content).unwrap();
         path.to_string_lossy().into_owned()

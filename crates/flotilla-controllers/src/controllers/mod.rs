@@ -1,13 +1,13 @@
 //! The controllers, one module each (controllers spec §3, §5–§10). Each exposes `NAME` and a `run` function
 //! taking the shared [`crate::Context`] and a shutdown token; the manager starts them.
 
-pub mod binding;
-pub mod binding_status;
-pub mod cluster;
-pub mod cluster_status;
-pub mod dependencies;
-pub mod detector;
-pub mod execution;
-pub mod namespace_sync;
-pub mod policy_normaliser;
-pub mod work_status;
+pub(crate) mod binding;
+pub(crate) mod binding_status;
+pub(crate) mod cluster;
+pub(crate) mod cluster_status;
+pub(crate) mod dependencies;
+pub(crate) mod detector;
+pub(crate) mod execution;
+pub(crate) mod namespace_sync;
+pub(crate) mod policy_normaliser;
+pub(crate) mod work_status;

@@ -22,12 +22,12 @@ use crate::runtime::{Action, Change, Controller, Informer};
 use crate::works::{DesiredWork, create_or_update_work, decorate_manifest};
 
 /// Name of the controller (metrics).
-pub const NAME: &str = "namespace-sync-controller";
+pub(crate) const NAME: &str = "namespace-sync-controller";
 
 /// Whether a namespace is propagated automatically: not reserved, not `default`, not matching a skip pattern,
 /// not being deleted, and not labelled `namespace.karmada.io/skip-auto-propagation: "true"`
 /// (case-insensitive).
-pub fn propagated(ctx_options: &crate::context::Options, namespace: &Namespace) -> bool {
+pub(crate) fn propagated(ctx_options: &crate::context::Options, namespace: &Namespace) -> bool {
     let name = namespace.name_any();
     let opted_out = namespace
         .labels()
@@ -41,7 +41,7 @@ pub fn propagated(ctx_options: &crate::context::Options, namespace: &Namespace) 
 
 /// The Work carrying `namespace` to `cluster` (before ClusterOverridePolicies, which the caller applies to
 /// `manifest` first).
-pub fn namespace_work(
+pub(crate) fn namespace_work(
     namespace: &Namespace,
     cluster: &str,
     manifest: Value,
@@ -84,7 +84,7 @@ struct NamespaceSync {
 }
 
 /// Runs the namespace sync controller until `shutdown` is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(NamespaceSync {
         namespaces: ctx.informers.typed(),
         clusters: ctx.informers.typed(),

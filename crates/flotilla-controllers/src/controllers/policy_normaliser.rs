@@ -21,7 +21,7 @@ use crate::runtime::{Action, Controller};
 use crate::update::{Edit, Part};
 
 /// Name of the controller (metrics).
-pub const NAME: &str = "policy-normaliser";
+pub(crate) const NAME: &str = "policy-normaliser";
 
 /// Concurrent normalisations per policy kind (each is one small write).
 const WORKERS: usize = 2;
@@ -31,7 +31,7 @@ const WORKERS: usize = 2;
 /// A policy without our finalizer at generation 1 is new: it gets a fresh id even if the user wrote one
 /// (Karmada overwrites any user value on CREATE). Later, a missing id is restored with a fresh one and a
 /// missing finalizer re-added unless the policy is being deleted.
-pub fn normalise(meta: &mut ObjectMeta, id_label: &str, finalizer: &str) -> bool {
+pub(crate) fn normalise(meta: &mut ObjectMeta, id_label: &str, finalizer: &str) -> bool {
     let deleting = meta.deletion_timestamp.is_some();
     let has_finalizer = meta
         .finalizers
@@ -60,7 +60,7 @@ fn needs_normalising<K: Resource>(obj: &K, id_label: &str, finalizer: &str) -> b
 }
 
 /// Runs the normaliser until `shutdown` is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     tokio::join!(
         normaliser::<PropagationPolicy>(
             &ctx,

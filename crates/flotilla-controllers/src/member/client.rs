@@ -38,7 +38,7 @@ fn warn_insecure_once(cluster: &str) {
 }
 
 /// A kubeconfig (as JSON) reaching `cluster` with `token` and the PEM `ca_bundle`.
-pub fn kubeconfig_for(
+pub(crate) fn kubeconfig_for(
     cluster: &Cluster,
     token: &str,
     ca_bundle: Option<&[u8]>,
@@ -64,20 +64,12 @@ pub fn kubeconfig_for(
     })
 }
 
-/// A client for `cluster` using the credentials in `secret`.
+/// A client for a member from its Cluster and Secret, which sets `rejected` whenever the member answers 401
+/// Unauthorized (the credentials in the Secret were rotated or revoked), so the owner can rebuild the client.
 ///
 /// # Errors
 /// `MemberClient` naming the field at fault: an `apiEndpoint` that is not a URL with a host, a Secret
 /// without `token`, or without `caBundle` when TLS verification is on.
-pub async fn build_client(cluster: &Cluster, secret: &Secret, timeout: Duration) -> Result<Client> {
-    build_watched_client(cluster, secret, timeout, Arc::default()).await
-}
-
-/// As [`build_client`], and sets `rejected` whenever the member answers 401 Unauthorized (the credentials in
-/// the Secret were rotated or revoked), so the owner can rebuild the client from the Secret.
-///
-/// # Errors
-/// As [`build_client`].
 pub(super) async fn build_watched_client(
     cluster: &Cluster,
     secret: &Secret,

@@ -18,8 +18,6 @@ use kube::api::DynamicObject;
 use kube::core::GroupVersionKind;
 use kube::{Api, Client, ResourceExt};
 
-pub use client::{build_client, kubeconfig_for};
-
 use client::build_watched_client;
 
 use crate::discovery::{ServedResource, resolve_kind};
@@ -29,7 +27,7 @@ use crate::resources::dynamic_api;
 use crate::runtime::{Informer, Informers};
 
 /// Called for every member informer when it starts: `(cluster, resource, informer)`.
-pub type InformerHook =
+pub(crate) type InformerHook =
     Arc<dyn Fn(&str, &ServedResource, &Arc<Informer<DynamicObject>>) + Send + Sync>;
 
 /// One member cluster: its client, informers and served resources.

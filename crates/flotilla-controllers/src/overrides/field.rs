@@ -9,7 +9,7 @@ use super::patches::{operation, pointer};
 
 /// The document format of a field overrider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DocumentFormat {
+pub(super) enum DocumentFormat {
     /// The field holds JSON (`json` operations).
     Json,
     /// The field holds YAML (`yaml` operations).

@@ -14,7 +14,7 @@ const NAME_MAX_LEN: usize = 255;
 
 /// Why a string is not an image reference.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ImageParseError {
+pub(crate) enum ImageParseError {
     /// The reference is empty.
     #[error("repository name must have at least one component")]
     Empty,
@@ -34,7 +34,7 @@ pub enum ImageParseError {
 
 /// An image reference split into the parts an ImageOverrider changes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ImageRef {
+pub(crate) struct ImageRef {
     /// The registry host (with port), e.g. `registry.k8s.io` or `localhost:5000`; empty when none.
     pub registry: String,
     /// The repository path, e.g. `library/nginx`.
@@ -50,7 +50,7 @@ impl ImageRef {
     ///
     /// # Errors
     /// [`ImageParseError`] when the string is not a valid reference.
-    pub fn parse(image: &str) -> Result<ImageRef, ImageParseError> {
+    pub(crate) fn parse(image: &str) -> Result<ImageRef, ImageParseError> {
         if image.is_empty() {
             return Err(ImageParseError::Empty);
         }
@@ -97,7 +97,7 @@ impl ImageRef {
     }
 
     /// The tag, or the digest when there is no tag.
-    pub fn tag_or_digest(&self) -> &str {
+    pub(crate) fn tag_or_digest(&self) -> &str {
         if self.tag.is_empty() {
             &self.digest
         } else {
@@ -107,7 +107,7 @@ impl ImageRef {
 
     /// Sets the tag when `value` is a valid tag, else the digest when it is a valid digest; otherwise
     /// leaves the reference unchanged.
-    pub fn set_tag_or_digest(&mut self, value: &str) {
+    pub(crate) fn set_tag_or_digest(&mut self, value: &str) {
         if is_valid_tag(value) {
             self.tag = value.to_owned();
             self.digest.clear();
@@ -118,7 +118,7 @@ impl ImageRef {
     }
 
     /// Removes the tag, or the digest when there is no tag.
-    pub fn remove_tag_or_digest(&mut self) {
+    pub(crate) fn remove_tag_or_digest(&mut self) {
         if self.tag.is_empty() {
             self.digest.clear();
         } else {
@@ -127,7 +127,7 @@ impl ImageRef {
     }
 
     /// Applies one overrider to this reference.
-    pub fn apply(&mut self, overrider: &ImageOverrider) {
+    pub(crate) fn apply(&mut self, overrider: &ImageOverrider) {
         let value = overrider.value.as_str();
         match (overrider.component, overrider.operator) {
             (ImageComponent::Registry, OverriderOperator::Add) => self.registry.push_str(value),

@@ -18,13 +18,13 @@ use flotilla_api::policy::v1alpha1::{
 use serde::Serialize;
 use serde_json::Value;
 
-pub use image::{ImageParseError, ImageRef};
+pub(crate) use image::{ImageParseError, ImageRef};
 
 use crate::selector::{ImplicitPriority, TemplateRef, cluster_matches, selectors_priority};
 
 /// Which kind of override policy a rule came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// A ClusterOverridePolicy (applied first).
     Cluster,
     /// An OverridePolicy of the object's namespace (applied last, so it wins).
@@ -33,7 +33,7 @@ pub enum Scope {
 
 impl Scope {
     /// The policy kind, e.g. `ClusterOverridePolicy`.
-    pub fn kind(self) -> &'static str {
+    pub(crate) fn kind(self) -> &'static str {
         match self {
             Scope::Cluster => "ClusterOverridePolicy",
             Scope::Namespaced => "OverridePolicy",
@@ -41,7 +41,7 @@ impl Scope {
     }
 
     /// The Work annotation recording the rules applied from this scope.
-    pub fn annotation(self) -> &'static str {
+    pub(crate) fn annotation(self) -> &'static str {
         match self {
             Scope::Cluster => annotations::APPLIED_CLUSTER_OVERRIDES,
             Scope::Namespaced => annotations::APPLIED_OVERRIDES,
@@ -51,7 +51,7 @@ impl Scope {
 
 /// One override rule that was applied.
 #[derive(Clone, Debug, PartialEq)]
-pub struct AppliedRule {
+pub(crate) struct AppliedRule {
     /// The kind of policy.
     pub scope: Scope,
     /// The policy's namespace; empty for ClusterOverridePolicies.
@@ -64,7 +64,7 @@ pub struct AppliedRule {
 
 impl AppliedRule {
     /// The `ApplyOverridePolicySucceed` event message Karmada records on the template for this rule.
-    pub fn event_message(&self, cluster: &str) -> String {
+    pub(crate) fn event_message(&self, cluster: &str) -> String {
         match self.scope {
             Scope::Cluster => format!(
                 "Apply cluster override policy({}) for cluster({cluster}) succeed.",
@@ -80,7 +80,7 @@ impl AppliedRule {
 
 /// The rules applied to one object for one cluster, in application order.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct AppliedOverrides {
+pub(crate) struct AppliedOverrides {
     /// Every applied rule: ClusterOverridePolicy rules first, then OverridePolicy rules.
     pub rules: Vec<AppliedRule>,
 }
@@ -94,17 +94,15 @@ struct AppliedRecord<'a> {
 }
 
 impl AppliedOverrides {
-    /// Whether no rule applied.
-    pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
-    }
-
     /// The value of the scope's Work annotation: a JSON array of the scope's applied rules, stably sorted by
     /// policy name; `None` when no rule of that scope applied.
     ///
     /// # Errors
     /// Only if serialising the overriders fails, which plain API types never do.
-    pub fn annotation_value(&self, scope: Scope) -> Result<Option<String>, serde_json::Error> {
+    pub(crate) fn annotation_value(
+        &self,
+        scope: Scope,
+    ) -> Result<Option<String>, serde_json::Error> {
         let mut records: Vec<AppliedRecord<'_>> = self
             .rules
             .iter()
@@ -126,7 +124,7 @@ impl AppliedOverrides {
     ///
     /// # Errors
     /// As [`AppliedOverrides::annotation_value`].
-    pub fn annotations(&self) -> Result<BTreeMap<String, String>, serde_json::Error> {
+    pub(crate) fn annotations(&self) -> Result<BTreeMap<String, String>, serde_json::Error> {
         let mut out = BTreeMap::new();
         for scope in [Scope::Cluster, Scope::Namespaced] {
             if let Some(value) = self.annotation_value(scope)? {
@@ -139,7 +137,7 @@ impl AppliedOverrides {
 
 /// Why one overrider could not be applied.
 #[derive(Debug, thiserror::Error)]
-pub enum OverriderError {
+pub(crate) enum OverriderError {
     /// An image is not a valid image reference.
     #[error("failed to parse image {image:?} at {path}")]
     ParseImage {
@@ -215,7 +213,7 @@ pub enum OverriderError {
     "failed to apply {} {} for cluster {cluster}: overrideRules[{rule}].overriders.{overrider}[{index}]",
     .scope.kind(), qualified(.namespace, .policy)
 )]
-pub struct Error {
+pub(crate) struct Error {
     /// The kind of policy.
     pub scope: Scope,
     /// The policy's namespace; empty for ClusterOverridePolicies.
@@ -246,7 +244,7 @@ fn qualified(namespace: &str, name: &str) -> String {
 
 impl Error {
     /// The `ApplyOverridePolicyFailed` event message Karmada records on the template.
-    pub fn event_message(&self) -> String {
+    pub(crate) fn event_message(&self) -> String {
         match self.scope {
             Scope::Cluster => format!(
                 "Apply cluster override policy({}) for cluster({}) failed.",
@@ -284,7 +282,7 @@ struct Candidate<'a> {
 ///
 /// # Errors
 /// [`Error`] naming the policy, rule and overrider entry that failed; `object` is then unchanged.
-pub fn apply_overrides(
+pub(crate) fn apply_overrides(
     object: &mut Value,
     cluster: &Cluster,
     cluster_policies: &[ClusterOverridePolicy],

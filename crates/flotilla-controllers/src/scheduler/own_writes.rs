@@ -12,18 +12,18 @@ use super::controller::BindingKey;
 
 /// Per binding: the uid and the generation the scheduler's last result patch produced.
 #[derive(Default)]
-pub struct OwnWrites(Mutex<HashMap<BindingKey, (String, i64)>>);
+pub(super) struct OwnWrites(Mutex<HashMap<BindingKey, (String, i64)>>);
 
 impl OwnWrites {
     /// Records that the scheduler's result patch of `key` (object `uid`) produced `generation`.
-    pub fn record(&self, key: &BindingKey, uid: &str, generation: i64) {
+    pub(super) fn record(&self, key: &BindingKey, uid: &str, generation: i64) {
         self.lock()
             .insert(key.clone(), (uid.to_owned(), generation));
     }
 
     /// Whether generation `generation` of binding `key` (object `uid`) is the scheduler's own result patch.
     /// The record is used once: a later event of the same generation (a resync, a relist) triggers as usual.
-    pub fn take_own(&self, key: &BindingKey, uid: &str, generation: i64) -> bool {
+    pub(super) fn take_own(&self, key: &BindingKey, uid: &str, generation: i64) -> bool {
         let mut writes = self.lock();
         match writes.get(key) {
             Some((written_uid, written)) if written_uid == uid && *written == generation => {
@@ -39,7 +39,7 @@ impl OwnWrites {
     }
 
     /// Drops the record of a binding that is gone.
-    pub fn forget(&self, key: &BindingKey) {
+    pub(super) fn forget(&self, key: &BindingKey) {
         self.lock().remove(key);
     }
 

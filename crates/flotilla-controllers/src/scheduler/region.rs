@@ -3,7 +3,7 @@
 
 /// One region: its name, its cluster count (value) and its score (weight).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Group {
+pub(super) struct Group {
     /// Region name.
     pub name: String,
     /// Number of feasible clusters in the region.
@@ -26,7 +26,12 @@ struct Path {
 ///
 /// `min`/`max` bound the subset size (region constraint); `target` is the least total cluster count (the
 /// cluster constraint's `minGroups`).
-pub fn select_groups(mut groups: Vec<Group>, min: i64, max: i64, target: i64) -> Vec<String> {
+pub(super) fn select_groups(
+    mut groups: Vec<Group>,
+    min: i64,
+    max: i64,
+    target: i64,
+) -> Vec<String> {
     if groups.is_empty() {
         return Vec::new();
     }

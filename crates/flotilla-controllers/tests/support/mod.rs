@@ -21,15 +21,15 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
-pub use flotilla_testing::eventually;
+pub(crate) use flotilla_testing::eventually;
 
 /// A client for a running server.
-pub async fn client_for(server: &RunningServer, name: &str) -> Client {
+pub(crate) async fn client_for(server: &RunningServer, name: &str) -> Client {
     flotilla_testing::client_from_yaml(&server.kubeconfig(name), None).await
 }
 
 /// One member cluster.
-pub struct MemberEnv {
+pub(crate) struct MemberEnv {
     /// Its name.
     pub name: String,
     /// Its server.
@@ -40,7 +40,7 @@ pub struct MemberEnv {
 }
 
 /// The whole environment.
-pub struct Env {
+pub(crate) struct Env {
     /// The control plane.
     pub control: RunningServer,
     /// A client for the control plane.
@@ -53,7 +53,7 @@ pub struct Env {
 }
 
 /// Options that make controllers react quickly in tests.
-pub fn fast_options() -> Options {
+pub(crate) fn fast_options() -> Options {
     Options {
         backoff: Backoff {
             base: Duration::from_millis(50),
@@ -65,7 +65,7 @@ pub fn fast_options() -> Options {
     }
 }
 
-pub async fn start_server(dirs: &mut Vec<tempfile::TempDir>) -> RunningServer {
+pub(crate) async fn start_server(dirs: &mut Vec<tempfile::TempDir>) -> RunningServer {
     let dir = tempfile::tempdir().unwrap();
     let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path());
     config.nodes = 2;
@@ -74,7 +74,7 @@ pub async fn start_server(dirs: &mut Vec<tempfile::TempDir>) -> RunningServer {
 }
 
 /// Installs Karmada's CRDs and waits until they are served.
-pub async fn install_crds(client: &Client) {
+pub(crate) async fn install_crds(client: &Client) {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in flotilla_api::crds::all() {
         api.create(&PostParams::default(), &crd).await.unwrap();
@@ -101,7 +101,7 @@ pub async fn install_crds(client: &Client) {
 }
 
 /// Registers a member as `karmadactl join` does: Secret `karmada-cluster/<name>` and a Push Cluster.
-pub async fn register(control: &Client, name: &str, member: &RunningServer) {
+pub(crate) async fn register(control: &Client, name: &str, member: &RunningServer) {
     let namespaces: Api<Namespace> = Api::all(control.clone());
     let ns = Namespace {
         metadata: ObjectMeta {
@@ -157,12 +157,12 @@ pub async fn register(control: &Client, name: &str, member: &RunningServer) {
 
 impl Env {
     /// A control plane with CRDs, `members` registered members, and the manager with the native interpreter.
-    pub async fn start(members: usize) -> Env {
+    pub(crate) async fn start(members: usize) -> Env {
         Env::start_with(members, fast_options()).await
     }
 
     /// As [`Env::start`], with explicit controller options.
-    pub async fn start_with(members: usize, options: Options) -> Env {
+    pub(crate) async fn start_with(members: usize, options: Options) -> Env {
         let mut dirs = Vec::new();
         let control = start_server(&mut dirs).await;
         let client = client_for(&control, "karmada").await;
@@ -215,12 +215,12 @@ impl Env {
     }
 
     /// The member named `name`.
-    pub fn member(&self, name: &str) -> &MemberEnv {
+    pub(crate) fn member(&self, name: &str) -> &MemberEnv {
         self.members.iter().find(|m| m.name == name).unwrap()
     }
 
     /// Stops everything.
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(manager) = self.manager.take() {
             manager.shutdown().await.unwrap();
         }

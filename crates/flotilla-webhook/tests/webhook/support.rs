@@ -12,10 +12,10 @@ use k8s_openapi::api::admissionregistration::v1::WebhookClientConfig;
 use serde_json::{Value, json};
 
 /// The path every test server serves.
-pub const PATH: &str = "/hook";
+pub(crate) const PATH: &str = "/hook";
 
 /// A Workload like the walkthrough's, with 3 replicas of which `ready` are ready.
-pub fn mk_workload(ready: i64) -> Value {
+pub(crate) fn mk_workload(ready: i64) -> Value {
     json!({
         "apiVersion": "workload.example.io/v1alpha1",
         "kind": "Workload",
@@ -33,7 +33,7 @@ pub fn mk_workload(ready: i64) -> Value {
 }
 
 /// A TLS server on 127.0.0.1 serving `router`, its URL for [`PATH`] and the CA bundle that verifies it.
-pub struct TestServer {
+pub(crate) struct TestServer {
     /// The running server, held so it serves as long as the fixture lives.
     #[expect(dead_code, reason = "held for its Drop")]
     pub server: RunningServer,
@@ -44,7 +44,7 @@ pub struct TestServer {
 }
 
 /// Serves `router` over TLS with a fresh self-signed certificate for `hosts`.
-pub async fn serve_router(router: Router, hosts: &[&str]) -> TestServer {
+pub(crate) async fn serve_router(router: Router, hosts: &[&str]) -> TestServer {
     let generated = generate_self_signed(hosts).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let server = serve_tls(
@@ -62,12 +62,12 @@ pub async fn serve_router(router: Router, hosts: &[&str]) -> TestServer {
 }
 
 /// Serves an SDK handler on [`PATH`] over TLS for 127.0.0.1.
-pub async fn serve_handler<H: flotilla_webhook::Handler>(handler: H) -> TestServer {
+pub(crate) async fn serve_handler<H: flotilla_webhook::Handler>(handler: H) -> TestServer {
     serve_router(flotilla_webhook::router(PATH, handler), &["127.0.0.1"]).await
 }
 
 /// A rule for every operation on every kind.
-pub fn rule_all() -> RuleWithOperations {
+pub(crate) fn rule_all() -> RuleWithOperations {
     RuleWithOperations {
         operations: vec![InterpreterOperation::All],
         api_groups: vec!["*".into()],
@@ -77,7 +77,7 @@ pub fn rule_all() -> RuleWithOperations {
 }
 
 /// A configuration `config` with one webhook `hook` at `url`, trusting `ca`.
-pub fn mk_config(
+pub(crate) fn mk_config(
     config: &str,
     hook: &str,
     url: &str,
@@ -102,7 +102,7 @@ pub fn mk_config(
 }
 
 /// A webhook layer whose only webhook, `test/hook.example.com`, answers everything at `url`.
-pub fn layer_for(url: &str, ca: &[u8], timeout_seconds: Option<i32>) -> WebhookLayer {
+pub(crate) fn layer_for(url: &str, ca: &[u8], timeout_seconds: Option<i32>) -> WebhookLayer {
     let layer = WebhookLayer::new(None);
     layer.replace_all(vec![mk_config(
         "test",
@@ -116,7 +116,7 @@ pub fn layer_for(url: &str, ca: &[u8], timeout_seconds: Option<i32>) -> WebhookL
 }
 
 /// Calls the layer, expecting success.
-pub async fn call(layer: &WebhookLayer, request: Request) -> Response {
+pub(crate) async fn call(layer: &WebhookLayer, request: Request) -> Response {
     match layer.interpret(request).await {
         Ok(response) => response,
         Err(error) => panic!("webhook call failed: {}", error_chain(&error)),
@@ -124,7 +124,7 @@ pub async fn call(layer: &WebhookLayer, request: Request) -> Response {
 }
 
 /// Calls the layer, expecting a failure; returns the whole error chain.
-pub async fn call_err(layer: &WebhookLayer, request: Request) -> String {
+pub(crate) async fn call_err(layer: &WebhookLayer, request: Request) -> String {
     match layer.interpret(request).await {
         Ok(response) => panic!("webhook call unexpectedly succeeded: {response:?}"),
         Err(error) => error_chain(&error),
@@ -133,7 +133,7 @@ pub async fn call_err(layer: &WebhookLayer, request: Request) -> String {
 
 /// Asserts that `chain` names the test webhook and contains `reason`.
 #[track_caller]
-pub fn assert_names(chain: &str, webhook: &str, reason: &str) {
+pub(crate) fn assert_names(chain: &str, webhook: &str, reason: &str) {
     assert!(
         chain.contains(&format!("failed calling webhook \"{webhook}\"")),
         "webhook not named in: {chain}"
@@ -142,6 +142,6 @@ pub fn assert_names(chain: &str, webhook: &str, reason: &str) {
 }
 
 /// A raw HTTPS client trusting `ca` only, for posting to servers directly.
-pub fn raw_client(ca: &[u8]) -> reqwest::Client {
+pub(crate) fn raw_client(ca: &[u8]) -> reqwest::Client {
     flotilla_testing::https_client_trusting(ca)
 }

@@ -16,17 +16,17 @@ use std::time::Duration;
 
 use kube::Client;
 
-pub use flotilla_testing::eventually;
-pub use flotilla_testing::process::{Proc, free_port, start_ready};
+pub(crate) use flotilla_testing::eventually;
+pub(crate) use flotilla_testing::process::{Proc, free_port, start_ready};
 
 /// A client for `context` of the kubeconfig at `path`.
-pub async fn client(path: &Path, context: &str) -> Client {
+pub(crate) async fn client(path: &Path, context: &str) -> Client {
     flotilla_testing::client_from_file(path, Some(context)).await
 }
 
 /// Starts `flotilla apiserver` on `port` (0: any) with its data in `dir/data` and its kubeconfig written to
 /// `dir/kubeconfig`, plus `extra` arguments, and waits for its `ready:` line.
-pub fn start_apiserver(dir: &Path, port: u16, extra: &[&str]) -> Proc {
+pub(crate) fn start_apiserver(dir: &Path, port: u16, extra: &[&str]) -> Proc {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"));
     command
         .args(["apiserver", "--listen", &format!("127.0.0.1:{port}")])
@@ -42,7 +42,10 @@ pub fn start_apiserver(dir: &Path, port: u16, extra: &[&str]) -> Proc {
 
 /// `flotilla controller-manager` against the control plane of `karmada_config`, with its metrics on
 /// `metrics_port`; callers add their own flags and output handling, then spawn it.
-pub fn controller_manager(karmada_config: &Path, metrics_port: u16) -> std::process::Command {
+pub(crate) fn controller_manager(
+    karmada_config: &Path,
+    metrics_port: u16,
+) -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"));
     command
         .arg("controller-manager")
@@ -53,7 +56,7 @@ pub fn controller_manager(karmada_config: &Path, metrics_port: u16) -> std::proc
 }
 
 /// A running `flotilla up`, killed when dropped.
-pub struct Up {
+pub(crate) struct Up {
     child: Child,
     /// Its `karmada.config`.
     pub karmada: PathBuf,
@@ -80,7 +83,7 @@ fn lines(stream: impl std::io::Read + Send + 'static) -> Receiver<String> {
 }
 
 /// Starts `flotilla up --port 0 --data-dir DIR EXTRA...` and waits for its ready line.
-pub fn up(dir: &Path, extra: &[&str]) -> Up {
+pub(crate) fn up(dir: &Path, extra: &[&str]) -> Up {
     let mut child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
         .args(["up", "--port", "0", "--data-dir"])
         .arg(dir)
@@ -110,7 +113,7 @@ pub fn up(dir: &Path, extra: &[&str]) -> Up {
 
 impl Up {
     /// Sends SIGTERM and waits for a clean exit; returns the stderr lines not yet read by [`Up::progress`].
-    pub fn terminate(mut self) -> Vec<String> {
+    pub(crate) fn terminate(mut self) -> Vec<String> {
         let pid = self.child.id().to_string();
         assert!(
             Command::new("kill")
@@ -139,13 +142,13 @@ impl Up {
     }
 
     /// The stderr lines printed so far.
-    pub fn progress(&self) -> Vec<String> {
+    pub(crate) fn progress(&self) -> Vec<String> {
         self.stderr.try_iter().collect()
     }
 }
 
 /// A clean stop's log: no ERROR line, no colour codes (stderr is a pipe here, as in hack/local-up.sh).
-pub fn assert_clean(lines: &[String]) {
+pub(crate) fn assert_clean(lines: &[String]) {
     for line in lines {
         assert!(
             !line.contains('\u{1b}'),

@@ -28,14 +28,14 @@ struct Endpoint {
 
 /// HTTPS clients for webhooks, one per endpoint (a client keeps its connections).
 #[derive(Default)]
-pub struct Clients {
+pub(super) struct Clients {
     clients: Mutex<HashMap<Endpoint, reqwest::Client>>,
 }
 
 impl Clients {
     /// POSTs `review` to the webhook `client_config` names and returns its decoded reply; `Err` says why the call
     /// failed, in the words kube-apiserver's errors use.
-    pub async fn call(
+    pub(super) async fn call(
         &self,
         store: &Store,
         client_config: Option<&Value>,

@@ -18,7 +18,7 @@ pub(crate) struct FieldSet {
 
 impl FieldSet {
     /// A set holding just the path to this node.
-    pub fn leaf() -> Self {
+    pub(super) fn leaf() -> Self {
         Self {
             member: true,
             children: BTreeMap::new(),
@@ -26,12 +26,12 @@ impl FieldSet {
     }
 
     /// Whether no path at all is in the set.
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         !self.member && self.children.values().all(FieldSet::is_empty)
     }
 
     /// Adds `child` under `element`, merging with what is there.
-    pub fn insert(&mut self, element: String, child: FieldSet) {
+    pub(super) fn insert(&mut self, element: String, child: FieldSet) {
         if child.is_empty() {
             return;
         }
@@ -40,7 +40,7 @@ impl FieldSet {
     }
 
     /// Paths in either set.
-    pub fn union(&self, other: &FieldSet) -> FieldSet {
+    pub(super) fn union(&self, other: &FieldSet) -> FieldSet {
         let mut out = self.clone();
         out.member |= other.member;
         for (k, v) in &other.children {
@@ -55,7 +55,7 @@ impl FieldSet {
     }
 
     /// Paths in `self` but not in `other`.
-    pub fn difference(&self, other: &FieldSet) -> FieldSet {
+    pub(super) fn difference(&self, other: &FieldSet) -> FieldSet {
         let mut out = FieldSet {
             member: self.member && !other.member,
             children: BTreeMap::new(),
@@ -73,7 +73,7 @@ impl FieldSet {
     }
 
     /// Paths in both sets.
-    pub fn intersection(&self, other: &FieldSet) -> FieldSet {
+    pub(super) fn intersection(&self, other: &FieldSet) -> FieldSet {
         let mut out = FieldSet {
             member: self.member && other.member,
             children: BTreeMap::new(),
@@ -94,7 +94,7 @@ impl FieldSet {
     }
 
     /// Every member path, rendered as upstream prints paths (`.spec.containers[name="web"].image`), in order.
-    pub fn paths(&self) -> Vec<String> {
+    pub(super) fn paths(&self) -> Vec<String> {
         let mut out = Vec::new();
         self.collect_paths(String::new(), &mut out);
         out
@@ -110,7 +110,7 @@ impl FieldSet {
     }
 
     /// The `fieldsV1` JSON of this set.
-    pub fn to_fields_v1(&self) -> Value {
+    pub(super) fn to_fields_v1(&self) -> Value {
         let mut obj = Map::new();
         if self.member && !self.children.is_empty() {
             obj.insert(".".to_string(), Value::Object(Map::new()));
@@ -122,7 +122,7 @@ impl FieldSet {
     }
 
     /// Reads a `fieldsV1` JSON tree; `None` when it is not one.
-    pub fn from_fields_v1(value: &Value) -> Option<FieldSet> {
+    pub(super) fn from_fields_v1(value: &Value) -> Option<FieldSet> {
         let mut set = Self::read(value)?;
         // The root of a fieldsV1 document is never a path of its own.
         set.member = false;

@@ -16,7 +16,7 @@ pub(crate) struct ManagerId {
 impl ManagerId {
     /// Whether two entries belong to the same manager: Apply entries are one per manager and subresource,
     /// Update entries also per API version.
-    pub fn same(&self, other: &ManagerId) -> bool {
+    pub(super) fn same(&self, other: &ManagerId) -> bool {
         self.manager == other.manager
             && self.operation == other.operation
             && self.subresource == other.subresource

@@ -44,7 +44,7 @@ pub(crate) fn key_default(field: &str) -> Option<Value> {
 
 impl<'a> Shape<'a> {
     /// The shape of a whole object of `kind`.
-    pub fn root(kind: &KindInfo<'a>) -> Self {
+    pub(super) fn root(kind: &KindInfo<'a>) -> Self {
         match kind.crd_schema() {
             Some(schema) => Shape::Crd(schema),
             None if kind.is_custom() => Shape::Unknown,
@@ -57,7 +57,7 @@ impl<'a> Shape<'a> {
     }
 
     /// The shape of field `name` of the map at this node.
-    pub fn field(&self, name: &str, at_root: bool) -> Shape<'a> {
+    pub(super) fn field(&self, name: &str, at_root: bool) -> Shape<'a> {
         match *self {
             Shape::Builtin { ty, .. } => {
                 let (child, strategy) = schema::field(ty, name);
@@ -91,7 +91,7 @@ impl<'a> Shape<'a> {
     }
 
     /// The shape of the elements of the list at this node.
-    pub fn element(&self) -> Shape<'a> {
+    pub(super) fn element(&self) -> Shape<'a> {
         match *self {
             Shape::Builtin { ty, .. } => Shape::Builtin {
                 ty,
@@ -104,7 +104,7 @@ impl<'a> Shape<'a> {
     }
 
     /// The list type of the list at this node.
-    pub fn list_type(&self) -> ListType {
+    pub(super) fn list_type(&self) -> ListType {
         match *self {
             Shape::Builtin {
                 strategy: Strategy::Merge(Some(key)),
@@ -144,7 +144,7 @@ impl<'a> Shape<'a> {
     }
 
     /// Whether the map at this node is one value (owned and replaced as a whole).
-    pub fn atomic_map(&self) -> bool {
+    pub(super) fn atomic_map(&self) -> bool {
         match *self {
             Shape::Builtin { atomic, .. } => atomic,
             Shape::Crd(node) => {

@@ -16,7 +16,7 @@ use crate::works::{DesiredWork, decorate_manifest};
 
 /// One cluster a binding's Works go to, and the replicas assigned there.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     /// The cluster.
     pub cluster: String,
     /// Replicas for that cluster (0 for non-workloads).
@@ -25,7 +25,7 @@ pub struct Target {
 
 /// `spec.clusters`, then the clusters of `spec.requiredBy` snapshots not already listed (with the snapshot's
 /// replicas), in that order.
-pub fn targets(spec: &ResourceBindingSpec) -> Vec<Target> {
+pub(crate) fn targets(spec: &ResourceBindingSpec) -> Vec<Target> {
     let mut out: Vec<Target> = spec
         .clusters
         .iter()
@@ -49,7 +49,7 @@ pub fn targets(spec: &ResourceBindingSpec) -> Vec<Target> {
 
 /// Clusters that may hold a Work of the binding (§5.2 step 2): `spec.clusters`, every `requiredBy` cluster,
 /// and the `fromCluster` of graceful eviction tasks not purged `Directly`.
-pub fn expected_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
+pub(crate) fn expected_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
     let mut out: BTreeSet<String> = spec.clusters.iter().map(|c| c.name.clone()).collect();
     for snapshot in &spec.required_by {
         out.extend(snapshot.clusters.iter().map(|c| c.name.clone()));
@@ -63,7 +63,7 @@ pub fn expected_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
 }
 
 /// Clusters being evicted with `purgeMode: Directly` (§5.2 step 3).
-pub fn directly_purged_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
+pub(crate) fn directly_purged_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
     spec.graceful_eviction_tasks
         .iter()
         .filter(|t| t.purge_mode == Some(PurgeMode::Directly))
@@ -72,7 +72,7 @@ pub fn directly_purged_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> 
 }
 
 /// Whether the binding describes a workload (replicas, replica requirements or components).
-pub fn is_workload(spec: &ResourceBindingSpec) -> bool {
+pub(crate) fn is_workload(spec: &ResourceBindingSpec) -> bool {
     spec.replicas > 0 || spec.replica_requirements.is_some() || !spec.components.is_empty()
 }
 
@@ -86,7 +86,7 @@ fn is_divided(spec: &ResourceBindingSpec) -> bool {
 /// Job completions per cluster (§5.3 step 3): for a Divided Job with replicas and `spec.completions`, the
 /// completions divided over the targets with Webster, weighted by each target's replicas, tie-broken by the
 /// Job's UID. `None` when the rule does not apply.
-pub fn job_completions(
+pub(crate) fn job_completions(
     template: &Value,
     spec: &ResourceBindingSpec,
     targets: &[Target],
@@ -112,7 +112,7 @@ pub fn job_completions(
 }
 
 /// Sets a Job's `spec.completions` if the field exists.
-pub fn set_completions(object: &mut Value, completions: i64) {
+pub(crate) fn set_completions(object: &mut Value, completions: i64) {
     if let Some(field) = object.pointer_mut("/spec/completions")
         && field.is_number()
     {
@@ -122,7 +122,7 @@ pub fn set_completions(object: &mut Value, completions: i64) {
 
 /// The Work's conflict resolution (§5.3 step 7): the template's `work.karmada.io/conflict-resolution`
 /// annotation when it is `overwrite` or `abort`, else from the binding's `conflictResolution`.
-pub fn conflict_resolution(template: &Value, spec: &ResourceBindingSpec) -> &'static str {
+pub(crate) fn conflict_resolution(template: &Value, spec: &ResourceBindingSpec) -> &'static str {
     match objects::annotation(template, annotations::CONFLICT_RESOLUTION) {
         Some(annotations::CONFLICT_RESOLUTION_OVERWRITE) => {
             annotations::CONFLICT_RESOLUTION_OVERWRITE
@@ -143,7 +143,7 @@ pub fn conflict_resolution(template: &Value, spec: &ResourceBindingSpec) -> &'st
 }
 
 /// Whether dispatching to `cluster` is suspended (§5.3 step 10).
-pub fn suspend_dispatching(spec: &ResourceBindingSpec, cluster: &str) -> bool {
+pub(crate) fn suspend_dispatching(spec: &ResourceBindingSpec, cluster: &str) -> bool {
     spec.suspension.as_ref().is_some_and(|s| {
         s.policy.dispatching == Some(true)
             || s.policy
@@ -155,7 +155,7 @@ pub fn suspend_dispatching(spec: &ResourceBindingSpec, cluster: &str) -> bool {
 
 /// The binding a Work is built for.
 #[derive(Clone, Debug)]
-pub struct BindingInfo<'a> {
+pub(crate) struct BindingInfo<'a> {
     /// The binding's permanent-id label key and value.
     pub permanent_id: (&'static str, &'a str),
     /// Annotations naming the binding (namespace and name for an RB, name for a CRB).
@@ -168,7 +168,7 @@ pub struct BindingInfo<'a> {
 ///
 /// # Errors
 /// Only if the applied-overrides records cannot be serialised (never for API types).
-pub fn build_work(
+pub(crate) fn build_work(
     binding: &BindingInfo<'_>,
     template: &Value,
     cluster: &str,

@@ -2,7 +2,7 @@
 //! Work per target cluster, with replicas revised and overrides applied; orphan Works removed; on deletion,
 //! every Work removed before the binding's finalizer.
 
-pub mod build;
+pub(crate) mod build;
 mod reconcile;
 #[cfg(test)]
 mod tests;
@@ -24,10 +24,10 @@ use crate::selector::{TemplateRef, selectors_match};
 use crate::templates::{TemplateKey, with_type};
 
 /// Name of the controller (metrics, events `flotilla-binding-controller`).
-pub const NAME: &str = "binding-controller";
+pub(crate) const NAME: &str = "binding-controller";
 
 /// The binding controller's shared state.
-pub struct BindingController {
+pub(crate) struct BindingController {
     ctx: Context,
     recorder: EventRecorder,
     rb: Arc<Informer<ResourceBinding>>,
@@ -40,7 +40,7 @@ pub struct BindingController {
 
 /// Runs the binding controller (one for ResourceBindings, one for ClusterResourceBindings) until `shutdown`
 /// is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(BindingController {
         recorder: ctx.recorder(NAME),
         rb: ctx.informers.typed(),

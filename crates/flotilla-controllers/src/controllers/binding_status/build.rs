@@ -16,7 +16,7 @@ use crate::objects;
 /// Why a Work could not be aggregated.
 #[derive(Debug, thiserror::Error)]
 #[error("Work {work} has no manifest for {resource}")]
-pub struct NoManifest {
+pub(crate) struct NoManifest {
     /// `namespace/name` of the Work.
     pub work: String,
     /// The template it should carry.
@@ -27,7 +27,7 @@ pub struct NoManifest {
 ///
 /// # Errors
 /// [`NoManifest`] when a Work does not carry the template `resource` (namespace `namespace`).
-pub fn aggregated_items(
+pub(crate) fn aggregated_items(
     works: &[&Work],
     resource: &ObjectReference,
     namespace: &str,
@@ -106,7 +106,7 @@ pub fn aggregated_items(
 /// missing Work, counted from the binding's last schedule at `scheduled`). Aggregating then writes a status
 /// that the report, due within `patience`, supersedes; after `patience` the state is aggregated as it is, so
 /// a member that does not answer does not hold its binding's status back.
-pub fn reports_pending(
+pub(crate) fn reports_pending(
     works: &[&Work],
     expected: &BTreeSet<String>,
     scheduled: Option<jiff::Timestamp>,
@@ -140,7 +140,10 @@ pub fn reports_pending(
 
 /// The FullyApplied condition: True when every expected cluster has exactly one applied item and no item is
 /// for an unexpected cluster.
-pub fn fully_applied(items: &[AggregatedStatusItem], expected: &BTreeSet<String>) -> Condition {
+pub(crate) fn fully_applied(
+    items: &[AggregatedStatusItem],
+    expected: &BTreeSet<String>,
+) -> Condition {
     let ok = !expected.is_empty()
         && items.len() == expected.len()
         && items

@@ -1,7 +1,7 @@
 //! The binding status controllers (controllers spec §7.3): Works → `status.aggregatedStatus` and
 //! `FullyApplied` of ResourceBindings and ClusterResourceBindings → AggregateStatus → the template's status.
 
-pub mod build;
+pub(crate) mod build;
 #[cfg(test)]
 mod tests;
 
@@ -31,7 +31,7 @@ use crate::templates::{TemplateKey, with_type};
 use crate::update::{self, Edit, Part, Written};
 
 /// Name of the controller (metrics, events `flotilla-binding-status-controller`).
-pub const NAME: &str = "binding-status-controller";
+pub(crate) const NAME: &str = "binding-status-controller";
 
 /// How long Work status changes of one binding are gathered before it is aggregated.
 const COALESCE: Duration = Duration::from_millis(500);
@@ -63,7 +63,7 @@ fn binding_relevant<K: BindingObject>(change: &Change<'_, K>) -> bool {
 }
 
 /// Runs the binding status controllers until `shutdown` is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(BindingStatusController {
         recorder: ctx.recorder(NAME),
         rb: ctx.informers.typed(),

@@ -23,7 +23,7 @@ fn is(taint: &Taint, key: &str) -> bool {
 }
 
 /// The Ready condition's status, if the cluster has one.
-pub fn ready_status(cluster: &Cluster) -> Option<&str> {
+pub(crate) fn ready_status(cluster: &Cluster) -> Option<&str> {
     cluster
         .status
         .as_ref()?
@@ -38,7 +38,7 @@ pub fn ready_status(cluster: &Cluster) -> Option<&str> {
 /// Absent Ready: add not-ready. False: add not-ready, remove unreachable. Unknown: add unreachable, remove
 /// not-ready. True: remove both. Taints match by key and effect; added ones get `timeAdded = now`; other
 /// taints are kept in place.
-pub fn desired_taints(
+pub(crate) fn desired_taints(
     current: &[Taint],
     ready: Option<&str>,
     now: Timestamp,
@@ -63,7 +63,7 @@ pub fn desired_taints(
 }
 
 /// `key:effect` of each taint, for event messages.
-pub fn describe_taints(list: &[Taint]) -> String {
+pub(crate) fn describe_taints(list: &[Taint]) -> String {
     let parts: Vec<String> = list
         .iter()
         .map(|t| format!("{}:{}", t.key, t.effect))
@@ -85,7 +85,7 @@ fn range(name: &str, min: &str, max: &str) -> ResourceModelRange {
 /// The nine default resource models Karmada gives a Cluster created without any (controllers spec §1.6):
 /// grade 0 cpu [0,1) memory [0,4Gi); grade 1 cpu [1,2) memory [4Gi,16Gi); grades 2..7 cpu [2^(g-1),2^g)
 /// memory [2^(g+2)Gi,2^(g+3)Gi); grade 8 cpu ≥128 memory ≥1024Gi.
-pub fn default_resource_models() -> Vec<ResourceModel> {
+pub(crate) fn default_resource_models() -> Vec<ResourceModel> {
     let mut models = vec![
         ResourceModel {
             grade: 0,
@@ -119,7 +119,7 @@ pub fn default_resource_models() -> Vec<ResourceModel> {
 
 /// Karmada's API normalisation of given models: sorted by grade, the first grade's minimums 0 and the last
 /// grade's maximums the open bound. Returns whether anything changed.
-pub fn normalise_resource_models(models: &mut [ResourceModel]) -> bool {
+pub(crate) fn normalise_resource_models(models: &mut [ResourceModel]) -> bool {
     if models.is_empty() {
         return false;
     }

@@ -2,7 +2,7 @@
 //! Cluster, NoSchedule taints following its Ready condition, and the orderly removal of an unjoined cluster
 //! (execution namespace first, then waiting until no binding lists it).
 
-pub mod build;
+pub(crate) mod build;
 #[cfg(test)]
 mod tests;
 
@@ -32,7 +32,7 @@ use crate::runtime::{Action, Change, Controller, Informer};
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (metrics, events `flotilla-cluster-controller`).
-pub const NAME: &str = "cluster-controller";
+pub(crate) const NAME: &str = "cluster-controller";
 
 /// How often an unjoining cluster is re-checked (Karmada: 10 s; shorter here, unjoin waits on it).
 const CLEANUP_POLL: Duration = Duration::from_secs(2);
@@ -46,7 +46,7 @@ struct ClusterController {
 }
 
 /// Runs the cluster controller until `shutdown` is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ClusterController {
         recorder: ctx.recorder(NAME),
         clusters: ctx.informers.typed(),

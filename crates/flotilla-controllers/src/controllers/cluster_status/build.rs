@@ -20,7 +20,7 @@ use crate::discovery::Discovered;
 
 /// What the health probe saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Probe {
+pub(crate) enum Probe {
     /// No HTTP answer.
     Offline,
     /// An answer other than 200.
@@ -30,7 +30,7 @@ pub enum Probe {
 }
 
 /// The Ready condition a probe result stands for.
-pub fn ready_condition(probe: Probe) -> Condition {
+pub(crate) fn ready_condition(probe: Probe) -> Condition {
     match probe {
         Probe::Offline => new_condition(
             names::CLUSTER_READY,
@@ -56,14 +56,14 @@ pub fn ready_condition(probe: Probe) -> Condition {
 /// Remembers, per cluster, the last observed Ready status and since when, to hold a flip back until it has
 /// been stable for the success or failure threshold (Karmada's `thresholdAdjustedReadyCondition`).
 #[derive(Default)]
-pub struct Thresholds {
+pub(crate) struct Thresholds {
     entries: Mutex<HashMap<String, (String, Instant)>>,
 }
 
 impl Thresholds {
     /// The Ready condition to store: `observed`, unless it flips the stored condition between True and not
     /// True before the observation has been stable for the threshold (then the stored one).
-    pub fn adjust(
+    pub(crate) fn adjust(
         &self,
         cluster: &str,
         observed: Condition,
@@ -94,7 +94,7 @@ impl Thresholds {
     }
 
     /// Forgets a cluster.
-    pub fn forget(&self, cluster: &str) {
+    pub(crate) fn forget(&self, cluster: &str) {
         self.entries
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -103,7 +103,7 @@ impl Thresholds {
 }
 
 /// The member's API enablements, sorted by group version then resource name, without sub-resources.
-pub fn api_enablements(discovered: &Discovered) -> Vec<APIEnablement> {
+pub(crate) fn api_enablements(discovered: &Discovered) -> Vec<APIEnablement> {
     let mut by_gv: BTreeMap<String, Vec<APIResource>> = BTreeMap::new();
     for served in &discovered.resources {
         by_gv
@@ -128,7 +128,7 @@ pub fn api_enablements(discovered: &Discovered) -> Vec<APIEnablement> {
 }
 
 /// The `CompleteAPIEnablements` condition for what discovery returned.
-pub fn api_enablements_condition(enablements: &[APIEnablement], partial: bool) -> Condition {
+pub(crate) fn api_enablements_condition(enablements: &[APIEnablement], partial: bool) -> Condition {
     let kind = names::CLUSTER_COMPLETE_API_ENABLEMENTS;
     if enablements.is_empty() {
         new_condition(
@@ -165,7 +165,7 @@ fn node_ready(node: &Node) -> bool {
 }
 
 /// Total and ready node counts.
-pub fn node_summary(nodes: &[Node]) -> NodeSummary {
+pub(crate) fn node_summary(nodes: &[Node]) -> NodeSummary {
     let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
     NodeSummary {
         total_num: count(nodes.len()),
@@ -189,7 +189,7 @@ fn add_list(
 
 /// What one pod requests: the sum over containers, element-wise at least each init container's requests,
 /// plus the pod overhead (requests only; limits are not used here).
-pub fn pod_requests(pod: &Pod) -> Amounts {
+pub(crate) fn pod_requests(pod: &Pod) -> Amounts {
     let mut total = Amounts::new();
     let Some(spec) = &pod.spec else { return total };
     for container in &spec.containers {
@@ -237,7 +237,11 @@ fn add_pods(into: &mut Amounts, count: usize) {
 /// `allocatable` (Σ node allocatable), `allocating` (requests of pods not yet on a node, plus their count as
 /// `pods`), `allocated` (requests of running pods on nodes, plus their count), and, when the cluster has
 /// resource models, the node count per model grade.
-pub fn resource_summary(nodes: &[Node], pods: &[Pod], models: &[ResourceModel]) -> ResourceSummary {
+pub(crate) fn resource_summary(
+    nodes: &[Node],
+    pods: &[Pod],
+    models: &[ResourceModel],
+) -> ResourceSummary {
     let mut allocatable = Amounts::new();
     for node in nodes {
         add_list(

@@ -2,7 +2,7 @@
 //! `--cluster-status-update-frequency`, probe the member's health, keep the Ready condition (with flip
 //! thresholds), and while it is ready collect its version, API enablements, nodes and resources.
 
-pub mod build;
+pub(crate) mod build;
 #[cfg(test)]
 mod tests;
 
@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::runtime::{Action, Change, Controller, Informer};
 
 /// Name of the controller (metrics).
-pub const NAME: &str = "cluster-status-controller";
+pub(crate) const NAME: &str = "cluster-status-controller";
 
 struct ClusterStatusController {
     ctx: Context,
@@ -40,7 +40,7 @@ struct ClusterStatusController {
 }
 
 /// Runs the cluster status controller until `shutdown` is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ClusterStatusController {
         clusters: ctx.informers.typed(),
         thresholds: Thresholds::default(),
@@ -71,7 +71,7 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
 }
 
 /// GET `/readyz`, falling back to `/healthz` when the server has no `/readyz`.
-pub async fn probe(client: &Client, timeout: Duration) -> Probe {
+pub(crate) async fn probe(client: &Client, timeout: Duration) -> Probe {
     async fn get(client: &Client, path: &str) -> Option<u16> {
         let request = http::Request::get(path).body(Body::from(Vec::new())).ok()?;
         client

@@ -18,7 +18,7 @@ use crate::selector::label_selector_matches;
 
 /// Whether a dependency entry names an object (same apiVersion, kind and namespace, and the same name, or no
 /// name and a label selector matching `labels`).
-pub fn entry_matches(
+pub(crate) fn entry_matches(
     entry: &DependentObjectReference,
     api_version: &str,
     kind: &str,
@@ -39,7 +39,7 @@ pub fn entry_matches(
 }
 
 /// The dependencies recorded in an RB's `resourcebinding.karmada.io/dependencies` annotation.
-pub fn recorded_dependencies(rb: &ResourceBinding) -> Vec<DependentObjectReference> {
+pub(crate) fn recorded_dependencies(rb: &ResourceBinding) -> Vec<DependentObjectReference> {
     rb.annotations()
         .get(flotilla_api::names::annotations::DEPENDENCIES)
         .and_then(|text| serde_json::from_str(text).ok())
@@ -47,7 +47,7 @@ pub fn recorded_dependencies(rb: &ResourceBinding) -> Vec<DependentObjectReferen
 }
 
 /// The attached binding §8.3 wants for dependency object `dependency` of independent binding `independent`.
-pub fn desired_attached(
+pub(crate) fn desired_attached(
     independent: &ResourceBinding,
     independent_id: &str,
     dependency: &Value,
@@ -95,7 +95,7 @@ pub fn desired_attached(
 }
 
 /// The snapshot of an independent binding recorded in its dependencies' `requiredBy`.
-pub fn snapshot_of(independent: &ResourceBinding) -> BindingSnapshot {
+pub(crate) fn snapshot_of(independent: &ResourceBinding) -> BindingSnapshot {
     BindingSnapshot {
         namespace: independent.namespace().unwrap_or_default(),
         name: independent.name_any(),
@@ -105,7 +105,7 @@ pub fn snapshot_of(independent: &ResourceBinding) -> BindingSnapshot {
 
 /// Merges a snapshot into `requiredBy`: the entry of the same binding gets the new clusters, a new one is
 /// appended.
-pub fn merge_required_by(list: &mut Vec<BindingSnapshot>, snapshot: BindingSnapshot) {
+pub(crate) fn merge_required_by(list: &mut Vec<BindingSnapshot>, snapshot: BindingSnapshot) {
     match list
         .iter_mut()
         .find(|s| s.namespace == snapshot.namespace && s.name == snapshot.name)
@@ -117,7 +117,7 @@ pub fn merge_required_by(list: &mut Vec<BindingSnapshot>, snapshot: BindingSnaps
 
 /// What the referrers of a dependency-only binding say together: `Overwrite` if any says so, preserve if any
 /// does, and whether they disagreed.
-pub fn combined_policy(
+pub(crate) fn combined_policy(
     referrers: &[&ResourceBindingSpec],
 ) -> (ConflictResolution, Option<bool>, bool) {
     let overwrite = referrers
@@ -152,7 +152,7 @@ pub fn combined_policy(
 /// Detaches an attached binding from independent binding `namespace/name` (§8.4): drops its label and
 /// snapshot. Returns whether it changed; the caller recomputes the combined policy of dependency-only
 /// bindings.
-pub fn detach(attached: &mut ResourceBinding, namespace: &str, name: &str) -> bool {
+pub(crate) fn detach(attached: &mut ResourceBinding, namespace: &str, name: &str) -> bool {
     let label = depended_by_label_key(namespace, name);
     let had_label = attached.labels_mut().remove(&label).is_some();
     let before = attached.spec.required_by.len();

@@ -2,7 +2,7 @@
 //! objects the template depends on (InterpretDependency) get attached bindings whose `requiredBy` carries the
 //! independent binding's clusters, so the binding controller sends them along.
 
-pub mod build;
+pub(crate) mod build;
 #[cfg(test)]
 mod tests;
 
@@ -35,7 +35,7 @@ use crate::templates::{self, TemplateKey, with_type};
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (metrics, events `flotilla-dependencies-distributor`).
-pub const NAME: &str = "dependencies-distributor";
+pub(crate) const NAME: &str = "dependencies-distributor";
 
 struct Distributor {
     ctx: Context,
@@ -60,7 +60,7 @@ fn rb_relevant(change: &Change<'_, ResourceBinding>) -> bool {
 }
 
 /// Runs the distributor until `shutdown` is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let rb = ctx.informers.typed::<ResourceBinding>();
     let runner = Controller::new(NAME, &rb, &ctx);
     runner.reconcile_changes(&rb, rb_relevant);

@@ -16,7 +16,7 @@ use crate::names::binding_name;
 use crate::objects;
 
 /// Sets the claim of `policy` on a template; returns whether anything changed (§3.4 step 1).
-pub fn claim_template(template: &mut Value, policy: &Claim) -> bool {
+pub(crate) fn claim_template(template: &mut Value, policy: &Claim) -> bool {
     match policy {
         Claim::Namespaced {
             namespace,
@@ -62,7 +62,7 @@ pub fn claim_template(template: &mut Value, policy: &Claim) -> bool {
 }
 
 /// The label and annotation keys of a claim.
-pub fn claim_keys(claim: &Claim) -> (&'static str, &'static [&'static str]) {
+pub(crate) fn claim_keys(claim: &Claim) -> (&'static str, &'static [&'static str]) {
     match claim {
         Claim::Namespaced { .. } => (
             labels::PROPAGATION_POLICY_PERMANENT_ID,
@@ -86,7 +86,7 @@ fn claim_id(claim: &Claim) -> &str {
 
 /// Removes the claim of `policy` from an object's labels and annotations, only if the object still carries
 /// this policy's id (a fast delete and recreate must not strip a newer claim). Returns whether it changed.
-pub fn remove_claim_maps(
+pub(crate) fn remove_claim_maps(
     labels_map: &mut BTreeMap<String, String>,
     annotations_map: &mut BTreeMap<String, String>,
     policy: &Claim,
@@ -103,7 +103,7 @@ pub fn remove_claim_maps(
 }
 
 /// [`remove_claim_maps`] on an object in JSON form.
-pub fn remove_claim(object: &mut Value, policy: &Claim) -> bool {
+pub(crate) fn remove_claim(object: &mut Value, policy: &Claim) -> bool {
     let mut labels_map = objects::labels(object);
     let mut annotations_map = objects::annotations(object);
     if !remove_claim_maps(&mut labels_map, &mut annotations_map, policy) {
@@ -115,7 +115,7 @@ pub fn remove_claim(object: &mut Value, policy: &Claim) -> bool {
 }
 
 /// [`remove_claim_maps`] on typed metadata.
-pub fn remove_claim_meta(meta: &mut ObjectMeta, policy: &Claim) -> bool {
+pub(crate) fn remove_claim_meta(meta: &mut ObjectMeta, policy: &Claim) -> bool {
     let mut labels_map = meta.labels.clone().unwrap_or_default();
     let mut annotations_map = meta.annotations.clone().unwrap_or_default();
     if !remove_claim_maps(&mut labels_map, &mut annotations_map, policy) {
@@ -128,7 +128,7 @@ pub fn remove_claim_meta(meta: &mut ObjectMeta, policy: &Claim) -> bool {
 
 /// What InterpretReplica said about a template.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ReplicaInfo {
+pub(crate) struct ReplicaInfo {
     /// `spec.replicas` of the binding.
     pub replicas: i32,
     /// `spec.replicaRequirements` of the binding.
@@ -140,7 +140,7 @@ pub struct ReplicaInfo {
 ///
 /// `spec` must already carry the policy defaults. `priority` is the PriorityClass value when the policy asks
 /// for one.
-pub fn build_binding(
+pub(crate) fn build_binding(
     template: &Value,
     policy: &Claim,
     spec: &PropagationSpec,
@@ -233,7 +233,7 @@ pub fn build_binding(
 /// references replaced, the policy-derived spec fields replaced, `suspension` merged (the binding's own
 /// `scheduling` kept); `clusters`, `requiredBy`, `gracefulEvictionTasks`, `rescheduleTriggeredAt` and status
 /// untouched. For a PP-applied binding any CPP claim is removed.
-pub fn merge_binding(
+pub(crate) fn merge_binding(
     existing: (&mut ObjectMeta, &mut ResourceBindingSpec),
     desired: (&ObjectMeta, &ResourceBindingSpec),
     policy: &Claim,

@@ -24,7 +24,7 @@ const SKIPPED_GROUPS: [&str; 9] = [
 
 /// `--skipped-propagating-apis`, parsed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SkippedApis {
+pub(crate) struct SkippedApis {
     groups: BTreeSet<String>,
     group_versions: BTreeSet<String>,
     kinds: BTreeSet<(String, String)>,
@@ -33,7 +33,7 @@ pub struct SkippedApis {
 impl SkippedApis {
     /// Parses `;`-separated entries `group`, `group/version` or `group/version/Kind1,Kind2` (kinds compared
     /// case-insensitively; the core group is written as an empty group, e.g. `/v1/Pod`).
-    pub fn parse(spec: &str) -> Self {
+    pub(crate) fn parse(spec: &str) -> Self {
         let mut out = SkippedApis::default();
         for entry in spec.split(';').map(str::trim).filter(|e| !e.is_empty()) {
             let parts: Vec<&str> = entry.splitn(3, '/').collect();
@@ -76,7 +76,7 @@ fn group_version(group: &str, version: &str) -> String {
 
 /// Whether the detector watches this resource: the preferred version of its group, with list, watch and
 /// delete, not in a skipped group, not core `Event`, not `coordination.k8s.io/v1`, not skipped by the user.
-pub fn watchable(resource: &ServedResource, skipped: &SkippedApis) -> bool {
+pub(crate) fn watchable(resource: &ServedResource, skipped: &SkippedApis) -> bool {
     let r = &resource.resource;
     resource.preferred
         && ["list", "watch", "delete"]
@@ -90,7 +90,12 @@ pub fn watchable(resource: &ServedResource, skipped: &SkippedApis) -> bool {
 
 /// Whether a template event passes the detector's event filter: not in a reserved or skipped namespace, and
 /// not the API server's own `kube-system/ConfigMap/extension-apiserver-authentication`.
-pub fn template_event_passes(options: &Options, kind: &str, namespace: &str, name: &str) -> bool {
+pub(crate) fn template_event_passes(
+    options: &Options,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+) -> bool {
     if namespace_skipped(options, namespace) {
         return false;
     }
@@ -100,7 +105,7 @@ pub fn template_event_passes(options: &Options, kind: &str, namespace: &str, nam
 }
 
 /// Whether an update changed more than `status`, `metadata.managedFields` and `metadata.resourceVersion`.
-pub fn update_is_significant(old: &DynamicObject, new: &DynamicObject) -> bool {
+pub(crate) fn update_is_significant(old: &DynamicObject, new: &DynamicObject) -> bool {
     let strip = |obj: &DynamicObject| {
         let mut meta = obj.metadata.clone();
         meta.managed_fields = None;
@@ -117,7 +122,7 @@ pub fn update_is_significant(old: &DynamicObject, new: &DynamicObject) -> bool {
 /// Lazy activation (§3.8): whether two versions of a template are equal apart from what Karmada itself writes
 /// (status, managedFields, resourceVersion, generation, and `*.karmada.io*` labels and annotations other than
 /// the user's `namespace.karmada.io/skip-auto-propagation`), i.e. whether the change came from Karmada.
-pub fn changed_by_karmada(old: &DynamicObject, new: &DynamicObject) -> bool {
+pub(crate) fn changed_by_karmada(old: &DynamicObject, new: &DynamicObject) -> bool {
     let strip = |obj: &DynamicObject| {
         let mut meta = obj.metadata.clone();
         meta.managed_fields = None;
@@ -147,7 +152,7 @@ pub fn changed_by_karmada(old: &DynamicObject, new: &DynamicObject) -> bool {
 
 /// The claim a template carries, if any (controllers spec §3.2 steps 3–4).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Claim {
+pub(crate) enum Claim {
     /// Claimed by PropagationPolicy `namespace/name` with permanent id `id`.
     Namespaced {
         /// Policy namespace.
@@ -168,7 +173,7 @@ pub enum Claim {
 
 /// The claim on an object (template or binding) in JSON form: a PP claim needs both annotations and the
 /// label non-empty; a CPP claim needs the name annotation and the label.
-pub fn claim_of(object: &Value) -> Option<Claim> {
+pub(crate) fn claim_of(object: &Value) -> Option<Claim> {
     use crate::objects::{annotation, label};
     let non_empty = |v: Option<&str>| v.filter(|s| !s.is_empty()).map(str::to_owned);
     let pp = (

@@ -6,8 +6,8 @@
 //! before anything else acts on it); the detector never touches a binding's `clusters`, `requiredBy`,
 //! `gracefulEvictionTasks`, `rescheduleTriggeredAt` or status.
 
-pub mod build;
-pub mod filter;
+pub(crate) mod build;
+pub(crate) mod filter;
 mod policy;
 mod preemption;
 mod reconcile;
@@ -44,13 +44,13 @@ use crate::runtime::{self, Action, Change, Controller, Informer, Trigger};
 use crate::templates::{TemplateKey, with_type};
 
 /// Name of the controller (metrics, events `flotilla-resource-detector`).
-pub const NAME: &str = "resource-detector";
+pub(crate) const NAME: &str = "resource-detector";
 const POLICY_CONTROLLER: &str = "propagation-policy";
 
 /// One template to reconcile; `lazy` marks a change Karmada itself made to a template of a Lazy policy
 /// (§3.8), which only claims.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct TemplateItem {
+pub(crate) struct TemplateItem {
     /// The template.
     pub key: TemplateKey,
     /// Whether only the claim may be applied.
@@ -65,7 +65,7 @@ impl std::fmt::Display for TemplateItem {
 
 /// A PropagationPolicy (`namespace` set) or ClusterPropagationPolicy.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct PolicyKey {
+pub(crate) struct PolicyKey {
     /// Namespace of a PropagationPolicy; `None` for a ClusterPropagationPolicy.
     pub namespace: Option<String>,
     /// Name.
@@ -90,7 +90,7 @@ struct Watched {
 }
 
 /// The detector's shared state.
-pub struct Detector {
+pub(crate) struct Detector {
     ctx: Context,
     recorder: EventRecorder,
     waiting: Mutex<HashSet<TemplateKey>>,
@@ -111,7 +111,7 @@ pub struct Detector {
 }
 
 /// Runs the detector until `shutdown` is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let detector = Arc::new(Detector {
         recorder: ctx.recorder(NAME),
         waiting: Mutex::default(),

@@ -17,12 +17,12 @@ use crate::templates::TemplateKey;
 
 /// Per template: the version named in its binding and the fingerprint of that version.
 #[derive(Default)]
-pub struct ReferencedVersions(Mutex<HashMap<TemplateKey, (String, u64)>>);
+pub(super) struct ReferencedVersions(Mutex<HashMap<TemplateKey, (String, u64)>>);
 
 impl ReferencedVersions {
     /// The version the binding of `template` should name, and the template's fingerprint (for
     /// [`ReferencedVersions::record`]).
-    pub fn version_for(&self, key: &TemplateKey, template: &Value) -> (String, u64) {
+    pub(super) fn version_for(&self, key: &TemplateKey, template: &Value) -> (String, u64) {
         let print = fingerprint(template);
         match self.lock().get(key) {
             Some((version, recorded)) if *recorded == print => (version.clone(), print),
@@ -31,12 +31,12 @@ impl ReferencedVersions {
     }
 
     /// Records that the binding of `key` names `version`, of a template with fingerprint `print`.
-    pub fn record(&self, key: &TemplateKey, version: String, print: u64) {
+    pub(super) fn record(&self, key: &TemplateKey, version: String, print: u64) {
         self.lock().insert(key.clone(), (version, print));
     }
 
     /// Drops the record of a template that is gone.
-    pub fn forget(&self, key: &TemplateKey) {
+    pub(super) fn forget(&self, key: &TemplateKey) {
         self.lock().remove(key);
     }
 

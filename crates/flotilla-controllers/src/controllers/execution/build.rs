@@ -15,7 +15,11 @@ use crate::prune::prune_irrelevant_fields;
 ///
 /// # Errors
 /// [`Error::Conflict`] with Karmada's message otherwise.
-pub fn check_ownership(desired: &Value, observed: &Value, cluster: &str) -> Result<(), Error> {
+pub(crate) fn check_ownership(
+    desired: &Value,
+    observed: &Value,
+    cluster: &str,
+) -> Result<(), Error> {
     let managed = objects::label(observed, labels::MANAGED) == Some(labels::MANAGED_VALUE);
     let overwrite = objects::annotation(desired, annotations::CONFLICT_RESOLUTION)
         == Some(annotations::CONFLICT_RESOLUTION_OVERWRITE);
@@ -32,7 +36,7 @@ pub fn check_ownership(desired: &Value, observed: &Value, cluster: &str) -> Resu
 }
 
 /// Whether `observed` is managed by Flotilla (and may therefore be deleted).
-pub fn is_managed(observed: &Value) -> bool {
+pub(crate) fn is_managed(observed: &Value) -> bool {
     objects::label(observed, labels::MANAGED) == Some(labels::MANAGED_VALUE)
 }
 
@@ -40,7 +44,7 @@ pub fn is_managed(observed: &Value) -> bool {
 /// `resourceVersion`, `finalizers` and `ownerReferences` come from `observed`; observed annotations and labels
 /// not in `desired` are kept unless they were propagated before (listed in observed's managed-* annotation)
 /// and have since been removed from the template.
-pub fn retain_cluster_fields(desired: &mut Value, observed: &Value) {
+pub(crate) fn retain_cluster_fields(desired: &mut Value, observed: &Value) {
     let meta = objects::metadata_mut(desired);
     let observed_meta = observed.get("metadata").and_then(Value::as_object);
     for field in ["resourceVersion", "finalizers", "ownerReferences"] {
@@ -104,7 +108,7 @@ fn retain_map(
 /// The observed copy is pruned and retained exactly like `desired`; fields only the member has (defaults its
 /// API server filled in) do not count as a difference, everything `desired` says must match, and lists must
 /// match element for element.
-pub fn needs_update(desired: &Value, observed: &Value) -> bool {
+pub(crate) fn needs_update(desired: &Value, observed: &Value) -> bool {
     let mut normalised = observed.clone();
     prune_irrelevant_fields(&mut normalised);
     retain_cluster_fields(&mut normalised, observed);
@@ -113,7 +117,7 @@ pub fn needs_update(desired: &Value, observed: &Value) -> bool {
 
 /// Whether every field of `want` is present with an equal value in `have` (objects compared key by key,
 /// recursively; everything else compared exactly).
-pub fn is_subset(want: &Value, have: &Value) -> bool {
+pub(crate) fn is_subset(want: &Value, have: &Value) -> bool {
     match (want, have) {
         (Value::Object(want), Value::Object(have)) => {
             want.iter().all(|(key, value)| match have.get(key) {
@@ -157,7 +161,7 @@ const BOOKKEEPING_ANNOTATIONS: [&str; 9] = [
 
 /// The manifest of a Work being deleted with `preserveResourcesOnDeletion`, detached from Flotilla: without the
 /// policy claim (PP for namespaced objects, CPP for cluster-scoped ones) and every bookkeeping key.
-pub fn detached_manifest(manifest: &Value) -> Value {
+pub(crate) fn detached_manifest(manifest: &Value) -> Value {
     let mut out = manifest.clone();
     if objects::namespace(manifest).is_empty() {
         objects::remove_labels(&mut out, &[labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID]);
@@ -178,7 +182,7 @@ pub fn detached_manifest(manifest: &Value) -> Value {
 }
 
 /// A stable fingerprint of a manifest (what was last applied), for the version record.
-pub fn fingerprint(manifest: &Value) -> u64 {
+pub(crate) fn fingerprint(manifest: &Value) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = fnv::FnvHasher::default();
     // serde_json's Map is ordered by key (the `preserve_order` feature is off), so the text is canonical.

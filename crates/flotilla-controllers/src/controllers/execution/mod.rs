@@ -3,11 +3,11 @@
 //! when the Work goes, and corrects drift: member changes to what a Work owns, and deletions of member objects,
 //! bring the Work back for another sync (§6.5).
 
-pub mod build;
+pub(crate) mod build;
 mod reconcile;
 #[cfg(test)]
 mod tests;
-pub mod watcher;
+pub(crate) mod watcher;
 
 use std::sync::Arc;
 
@@ -26,11 +26,11 @@ use crate::runtime::{self, Change, Controller, Informer};
 use crate::templates::with_type;
 
 /// Name of the controller (metrics, events `flotilla-execution-controller`).
-pub const NAME: &str = "execution-controller";
+pub(crate) const NAME: &str = "execution-controller";
 
 /// A Work, by namespace and name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct WorkKey {
+pub(crate) struct WorkKey {
     /// The execution namespace.
     pub namespace: String,
     /// The Work's name.
@@ -44,7 +44,7 @@ impl std::fmt::Display for WorkKey {
 }
 
 /// The execution controller's shared state.
-pub struct ExecutionController {
+pub(crate) struct ExecutionController {
     ctx: Context,
     recorder: EventRecorder,
     works: Arc<Informer<Work>>,
@@ -53,7 +53,7 @@ pub struct ExecutionController {
 }
 
 /// Runs the execution controller until `shutdown` is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ExecutionController {
         recorder: ctx.recorder(NAME),
         works: ctx.informers.typed(),

@@ -19,7 +19,7 @@ use crate::templates::with_type;
 
 /// Identifies one member object.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct RecordKey {
+pub(crate) struct RecordKey {
     /// The member cluster.
     pub cluster: String,
     /// `apiVersion`.
@@ -34,7 +34,7 @@ pub struct RecordKey {
 
 impl RecordKey {
     /// The key of `object` in `cluster`.
-    pub fn of(cluster: &str, object: &Value) -> Self {
+    pub(crate) fn of(cluster: &str, object: &Value) -> Self {
         RecordKey {
             cluster: cluster.to_owned(),
             api_version: objects::api_version(object).to_owned(),
@@ -53,7 +53,7 @@ struct Record {
 
 /// What a write did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The object was created.
     Created,
     /// The object was updated.
@@ -63,14 +63,14 @@ pub enum Outcome {
 }
 
 /// Creates, updates and deletes member objects.
-pub struct ObjectWatcher {
+pub(crate) struct ObjectWatcher {
     interpreter: Arc<dyn Interpreter>,
     records: Mutex<HashMap<RecordKey, Record>>,
 }
 
 impl ObjectWatcher {
     /// A watcher using `interpreter` for Retain.
-    pub fn new(interpreter: Arc<dyn Interpreter>) -> Self {
+    pub(crate) fn new(interpreter: Arc<dyn Interpreter>) -> Self {
         ObjectWatcher {
             interpreter,
             records: Mutex::default(),
@@ -82,7 +82,7 @@ impl ObjectWatcher {
     }
 
     /// The resourceVersion Flotilla last wrote or saw for a member object.
-    pub fn recorded_version(&self, key: &RecordKey) -> Option<String> {
+    pub(crate) fn recorded_version(&self, key: &RecordKey) -> Option<String> {
         self.records().get(key).map(|r| r.resource_version.clone())
     }
 
@@ -96,16 +96,11 @@ impl ObjectWatcher {
         );
     }
 
-    /// Forgets every record of a cluster (it was removed).
-    pub fn forget_cluster(&self, cluster: &str) {
-        self.records().retain(|key, _| key.cluster != cluster);
-    }
-
     /// The member object for `manifest`: from the member informer when synced, else live.
     ///
     /// # Errors
     /// `Kube` when the live read fails for another reason than NotFound.
-    pub async fn observe(
+    pub(crate) async fn observe(
         &self,
         member: &Member,
         served: &ServedResource,
@@ -136,7 +131,7 @@ impl ObjectWatcher {
     ///
     /// # Errors
     /// `Conflict` for an unmanaged object the Work may not take over; interpreter and API errors.
-    pub async fn apply(
+    pub(crate) async fn apply(
         &self,
         member: &Member,
         served: &ServedResource,
@@ -191,7 +186,7 @@ impl ObjectWatcher {
     ///
     /// # Errors
     /// As [`ObjectWatcher::apply`].
-    pub async fn update(
+    pub(crate) async fn update(
         &self,
         member: &Member,
         served: &ServedResource,
@@ -237,7 +232,7 @@ impl ObjectWatcher {
     ///
     /// # Errors
     /// `Kube` when the delete fails for another reason than NotFound.
-    pub async fn delete(
+    pub(crate) async fn delete(
         &self,
         member: &Member,
         served: &ServedResource,

@@ -32,7 +32,7 @@ use crate::runtime::{Action, Change, Controller, Informer};
 use crate::templates::with_type;
 
 /// Name of the controller (metrics, events `flotilla-work-status-controller`).
-pub const NAME: &str = "work-status-controller";
+pub(crate) const NAME: &str = "work-status-controller";
 
 /// How long changes of a Work's member objects are gathered before their status is reflected.
 const COALESCE: Duration = Duration::from_millis(300);
@@ -45,7 +45,7 @@ struct WorkStatusController {
 }
 
 /// Runs the work status controller until `shutdown` is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(WorkStatusController {
         recorder: ctx.recorder(NAME),
         works: ctx.informers.typed(),
@@ -291,7 +291,7 @@ fn same_object(status: &ManifestStatus, manifest: &Value) -> bool {
 ///
 /// # Errors
 /// `Invalid` when no manifest of the Work has the object's apiVersion, kind, namespace and name.
-pub fn identifier(work: &Work, observed: &Value) -> Result<ResourceIdentifier> {
+pub(crate) fn identifier(work: &Work, observed: &Value) -> Result<ResourceIdentifier> {
     let same = |m: &Value| {
         objects::api_version(m) == objects::api_version(observed)
             && objects::kind(m) == objects::kind(observed)

@@ -55,12 +55,12 @@ impl Shared {
 }
 
 /// Resident set size of this process.
-pub fn rss_bytes() -> Option<u64> {
+pub(super) fn rss_bytes() -> Option<u64> {
     proc_status_kb("VmRSS:").map(|kb| kb * 1024)
 }
 
 /// Peak resident set size of this process.
-pub fn peak_rss_bytes() -> Option<u64> {
+pub(super) fn peak_rss_bytes() -> Option<u64> {
     proc_status_kb("VmHWM:").map(|kb| kb * 1024)
 }
 
@@ -76,7 +76,7 @@ fn proc_status_kb(key: &str) -> Option<u64> {
 }
 
 /// Bytes as MiB, one decimal.
-pub fn mb(bytes: u64) -> f64 {
+pub(super) fn mb(bytes: u64) -> f64 {
     (bytes as f64 / 1024.0 / 1024.0 * 10.0).round() / 10.0
 }
 
@@ -201,7 +201,7 @@ fn ms(d: Duration) -> u128 {
 ///
 /// # Errors
 /// When setting up fails or the deadline passes (with how far it got).
-pub async fn propagation(environment: &Environment, args: &Args) -> anyhow::Result<Value> {
+pub(super) async fn propagation(environment: &Environment, args: &Args) -> anyhow::Result<Value> {
     let members: Vec<String> = environment.members.iter().map(|m| m.name.clone()).collect();
     let control = environment.control_client.clone();
     setup(&control, &members).await?;

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::input::Document;
 
 /// The report for every document and whether any of them failed.
-pub fn check(documents: &[Document]) -> (String, bool) {
+pub(super) fn check(documents: &[Document]) -> (String, bool) {
     let customizations: Vec<ResourceInterpreterCustomization> = documents
         .iter()
         .filter_map(|d| customization(d).ok())

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// One document and where it came from.
 #[derive(Debug, Clone)]
-pub struct Document {
+pub(super) struct Document {
     /// The file it was read from (`-` for stdin).
     pub source: String,
     /// The document.
@@ -19,7 +19,7 @@ pub struct Document {
 
 /// Every document of every source; directories contribute their `.yaml`, `.yml` and `.json` files (sorted,
 /// and their subdirectories too with `recursive`).
-pub fn documents(sources: &[String], recursive: bool) -> anyhow::Result<Vec<Document>> {
+pub(super) fn documents(sources: &[String], recursive: bool) -> anyhow::Result<Vec<Document>> {
     let mut out = Vec::new();
     for source in sources {
         for file in files(source, recursive)? {
@@ -36,7 +36,7 @@ pub fn documents(sources: &[String], recursive: bool) -> anyhow::Result<Vec<Docu
 }
 
 /// The ResourceInterpreterCustomizations of `-f`; any other document is an error naming it.
-pub fn customizations(
+pub(super) fn customizations(
     sources: &[String],
     recursive: bool,
 ) -> anyhow::Result<Vec<flotilla_api::config::v1alpha1::ResourceInterpreterCustomization>> {
@@ -66,7 +66,7 @@ pub fn customizations(
 
 /// The single object of an object file (`--desired-file`, `--observed-file`), refused where karmadactl refuses it
 /// (metadata that does not decode as Kubernetes' `ObjectMeta`).
-pub fn single_object(source: &str) -> anyhow::Result<Value> {
+pub(super) fn single_object(source: &str) -> anyhow::Result<Value> {
     let documents = documents(&[source.to_owned()], false)?;
     let object = match documents.len() {
         1 => documents
@@ -82,7 +82,7 @@ pub fn single_object(source: &str) -> anyhow::Result<Value> {
 }
 
 /// The AggregatedStatusItems of a status file (`--status-file`), decoded as karmadactl decodes them.
-pub fn status_items(source: &str) -> anyhow::Result<Vec<AggregatedStatusItem>> {
+pub(super) fn status_items(source: &str) -> anyhow::Result<Vec<AggregatedStatusItem>> {
     documents(&[source.to_owned()], false)?
         .into_iter()
         .enumerate()
@@ -94,7 +94,7 @@ pub fn status_items(source: &str) -> anyhow::Result<Vec<AggregatedStatusItem>> {
 }
 
 /// Parses a YAML (or JSON, which is YAML) stream, skipping empty documents.
-pub fn parse_stream(text: &str) -> anyhow::Result<Vec<Value>> {
+pub(super) fn parse_stream(text: &str) -> anyhow::Result<Vec<Value>> {
     Ok(flotilla_yaml::from_str_multiple(text)?)
 }
 

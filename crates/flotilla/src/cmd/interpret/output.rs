@@ -7,7 +7,7 @@ use flotilla_interpreter::Explanation;
 use serde_json::Value;
 
 /// Renders results as the YAML stream.
-pub fn render(results: &[(&str, Value)]) -> anyhow::Result<String> {
+pub(super) fn render(results: &[(&str, Value)]) -> anyhow::Result<String> {
     let mut out = String::new();
     let n = results.len();
     for (i, (name, value)) in results.iter().enumerate() {
@@ -20,7 +20,7 @@ pub fn render(results: &[(&str, Value)]) -> anyhow::Result<String> {
 }
 
 /// `--explain`: the explanation as YAML comment lines, so the output stays a valid YAML stream.
-pub fn explain(explanation: &Explanation) -> String {
+pub(super) fn explain(explanation: &Explanation) -> String {
     explanation
         .to_string()
         .lines()
