@@ -114,6 +114,9 @@ impl EventRecorder {
 /// How long a published Event counts repeats (kube-runtime's and client-go's window).
 const SERIES_WINDOW: SignedDuration = SignedDuration::from_mins(6);
 
+/// How often expired series are dropped from memory.
+const SWEEP_INTERVAL: SignedDuration = SignedDuration::from_mins(1);
+
 /// What makes two Events the same: client-go's correlator counts a repeat only when everything but the time
 /// matches, the message included. (kube-runtime's `Recorder` leaves the note out, so a Warning whose cause
 /// changed kept counting under the old cause's message; that is why this loop does not use it.)
@@ -151,9 +154,15 @@ impl SeriesKey {
 
 async fn publish_loop(client: Client, mut rx: mpsc::Receiver<Pending>) {
     let mut series: HashMap<SeriesKey, K8sEvent> = HashMap::new();
+    let mut swept = Timestamp::now();
     while let Some(pending) = rx.recv().await {
         let now = Timestamp::now();
-        series.retain(|_, event| last_seen(event).is_some_and(|t| t + SERIES_WINDOW > now));
+        // Expired series are dropped once a minute, not on every Event: a burst of thousands of Events would
+        // otherwise scan the whole map each time. A series found expired before its sweep starts afresh.
+        if now.duration_since(swept) > SWEEP_INTERVAL {
+            series.retain(|_, event| !expired(event, now));
+            swept = now;
+        }
         let key = SeriesKey::of(&pending);
         let namespace = pending
             .reference
@@ -161,7 +170,7 @@ async fn publish_loop(client: Client, mut rx: mpsc::Receiver<Pending>) {
             .clone()
             .unwrap_or_else(|| "default".to_owned());
         let api: Api<K8sEvent> = Api::namespaced(client.clone(), &namespace);
-        let published = match series.get(&key) {
+        let published = match series.get(&key).filter(|event| !expired(event, now)) {
             Some(first) => {
                 let mut event = first.clone();
                 event.series = Some(EventSeries {
@@ -192,11 +201,13 @@ async fn publish_loop(client: Client, mut rx: mpsc::Receiver<Pending>) {
     }
 }
 
-fn last_seen(event: &K8sEvent) -> Option<Timestamp> {
-    match &event.series {
+/// Whether a published Event's series window has passed.
+fn expired(event: &K8sEvent, now: Timestamp) -> bool {
+    let last_seen = match &event.series {
         Some(series) => Some(series.last_observed_time.0),
         None => event.event_time.as_ref().map(|t| t.0),
-    }
+    };
+    last_seen.is_none_or(|t| t + SERIES_WINDOW <= now)
 }
 
 /// A new events.k8s.io/v1 Event, shaped as kube-runtime's `Recorder` shapes one.

@@ -119,6 +119,14 @@ pub async fn start(
     interpreter: Arc<dyn Interpreter>,
     options: ManagerOptions,
 ) -> Result<ManagerHandle, ManagerError> {
+    // Say which gates were switched that Flotilla has no feature for, rather than ignore them silently.
+    let ignored = options.controllers.feature_gates.without_effect();
+    if !ignored.is_empty() {
+        tracing::warn!(
+            gates = %ignored.join(","),
+            "these feature gates are set away from Karmada's defaults, but Flotilla does not have their features yet: the setting has no effect"
+        );
+    }
     let metrics = Metrics::new().map_err(ManagerError::Metrics)?;
     // Interpreter calls by layer, operation and kind are served at /metrics beside the controllers' series.
     interpreter

@@ -64,17 +64,6 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from(parsed).map_err(|_| format!("{text:?} is negative"))
 }
 
-/// Says which gates were switched that Flotilla has no feature for, rather than ignoring them silently.
-pub(crate) fn warn_without_effect(gates: &FeatureGates) {
-    let ignored = gates.without_effect();
-    if !ignored.is_empty() {
-        tracing::warn!(
-            gates = %ignored.join(","),
-            "these feature gates are set away from Karmada's defaults, but Flotilla does not have their features yet: the setting has no effect"
-        );
-    }
-}
-
 /// Runs the controllers until SIGINT or SIGTERM (or until leadership is lost).
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args
@@ -93,7 +82,6 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         feature_gates: args.feature_gates.clone(),
         ..Options::default()
     };
-    warn_without_effect(&args.feature_gates);
     let leader_election = if args.leader_elect {
         ensure_namespace(&client, namespaces::KARMADA_SYSTEM).await?;
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "flotilla".to_owned());

@@ -236,7 +236,6 @@ impl Environment {
             };
             options.controllers.cluster_status_update_frequency = CLUSTER_STATUS_INTERVAL;
             options.controllers.feature_gates = config.feature_gates.clone();
-            crate::cmd::controller_manager::warn_without_effect(&config.feature_gates);
             let manager = manager::start(control_client.clone(), Arc::new(interpreter), options)
                 .await
                 .context("failed to start the controllers")?;
