@@ -10,6 +10,7 @@ use regex::Regex;
 use crate::events::{EventRecorder, EventSink};
 use crate::features::FeatureGates;
 use crate::interpreter::Interpreter;
+use crate::kube_client::RateLimit;
 use crate::member::Members;
 use crate::metrics::Metrics;
 use crate::resources::Resources;
@@ -49,7 +50,11 @@ impl Context {
         Context {
             informers: Informers::new(client.clone(), "control-plane"),
             resources: Resources::new(client.clone()),
-            members: Members::new(client.clone(), options.member_request_timeout),
+            members: Members::new(
+                client.clone(),
+                options.member_request_timeout,
+                options.cluster_api,
+            ),
             client,
             events,
             metrics,
@@ -91,6 +96,8 @@ pub struct Options {
     pub scheduler_name: String,
     /// Karmada's feature gates (`--feature-gates`).
     pub feature_gates: FeatureGates,
+    /// Client-side rate limit of each member's client (`--cluster-api-qps`, `--cluster-api-burst`).
+    pub cluster_api: RateLimit,
 }
 
 impl Default for Options {
@@ -107,6 +114,7 @@ impl Default for Options {
             member_request_timeout: Duration::from_secs(32),
             scheduler_name: flotilla_api::policy::v1alpha1::DEFAULT_SCHEDULER_NAME.to_owned(),
             feature_gates: FeatureGates::default(),
+            cluster_api: RateLimit::default(),
         }
     }
 }

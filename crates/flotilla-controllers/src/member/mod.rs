@@ -22,6 +22,7 @@ use client::build_watched_client;
 
 use crate::discovery::{ServedResource, resolve_kind};
 use crate::error::{Error, Result};
+use crate::kube_client::RateLimit;
 use crate::objects::split_api_version;
 use crate::resources::dynamic_api;
 use crate::runtime::{Informer, Informers};
@@ -155,6 +156,7 @@ struct Entry {
 pub struct Members {
     control: Client,
     timeout: Duration,
+    limit: RateLimit,
     entries: Arc<Mutex<HashMap<String, Entry>>>,
     hooks: Arc<RwLock<Vec<InformerHook>>>,
     /// Set by [`Members::shutdown`]: members built afterwards (by a task still finishing) start no informers.
@@ -162,11 +164,13 @@ pub struct Members {
 }
 
 impl Members {
-    /// Member access reading credentials through `control` (the control-plane client).
-    pub fn new(control: Client, timeout: Duration) -> Self {
+    /// Member access reading credentials through `control` (the control-plane client); each member's
+    /// client times requests out after `timeout` and is rate limited by `limit`.
+    pub fn new(control: Client, timeout: Duration, limit: RateLimit) -> Self {
         Members {
             control,
             timeout,
+            limit,
             entries: Arc::default(),
             hooks: Arc::default(),
             closed: Arc::default(),
@@ -286,7 +290,8 @@ impl Members {
         };
         let secret_version = secret.resource_version().unwrap_or_default();
         let rejected = Arc::new(AtomicBool::new(false));
-        let client = build_watched_client(cluster, &secret, self.timeout, rejected.clone()).await?;
+        let client = build_watched_client(cluster, &secret, self.timeout, self.limit, rejected.clone())
+                .await?;
         let member = Arc::new(Member {
             cluster: name.clone(),
             client: client.clone(),

@@ -80,7 +80,11 @@ async fn a_401_from_the_member_rebuilds_the_client_with_the_rotated_secret() {
                  "secretRef": {"namespace": "karmada-cluster", "name": "m1"}},
     }))
     .unwrap();
-    let members = Members::new(control_client(tokens.clone()), Duration::from_secs(5));
+    let members = Members::new(
+        control_client(tokens.clone()),
+        Duration::from_secs(5),
+        RateLimit::default(),
+    );
 
     let first = members.get(&cluster).await.unwrap();
     let namespaces = |member: &Member| Api::<Namespace>::all(member.client.clone());

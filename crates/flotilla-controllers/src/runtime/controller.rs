@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::informer::{Change, Informer};
+use super::permits::Permits;
 use super::reconcile::{observed, reconcile_span};
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -185,7 +186,8 @@ where
     store: Store<K>,
     trigger: Trigger<K>,
     requests: mpsc::UnboundedReceiver<ScheduleRequest<ObjectRef<K>>>,
-    permits: Arc<Semaphore>,
+    workers: usize,
+    permits: Permits<K>,
     backoff: Backoff,
     metrics: Metrics,
     /// Turns true once the store is synced; the applier starts then.
@@ -198,7 +200,7 @@ where
     K::DynamicType: Eq + Hash,
 {
     name: &'static str,
-    permits: Arc<Semaphore>,
+    permits: Permits<K>,
     shutdown: CancellationToken,
     state: Arc<C>,
     reconcile: F,
@@ -251,7 +253,8 @@ where
                 }),
             },
             requests,
-            permits: Arc::new(Semaphore::new(workers.max(1))),
+            workers: workers.max(1),
+            permits: Permits::Shared(Arc::new(Semaphore::new(workers.max(1)))),
             backoff,
             metrics,
             synced: None,
@@ -261,7 +264,19 @@ where
     /// Concurrent reconciles, instead of the manager's `workers` option.
     #[must_use]
     pub fn workers(mut self, workers: usize) -> Self {
-        self.permits = Arc::new(Semaphore::new(workers.max(1)));
+        self.workers = workers.max(1);
+        self.permits = Permits::Shared(Arc::new(Semaphore::new(self.workers)));
+        self
+    }
+
+    /// Gives each partition of the objects (as `partition` names it) its own `workers` permits instead of one
+    /// pool for all: for objects that each belong to one member, so a slow member does not hold the others.
+    #[must_use]
+    pub fn per_partition(
+        mut self,
+        partition: impl Fn(&ObjectRef<K>) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.permits = Permits::partitioned(self.workers, Arc::new(partition));
         self
     }
 
@@ -269,7 +284,7 @@ where
     /// together act as one controller).
     #[must_use]
     pub fn permits(mut self, permits: Arc<Semaphore>) -> Self {
-        self.permits = permits;
+        self.permits = Permits::Shared(permits);
         self
     }
 
@@ -384,7 +399,7 @@ where
         let this = self.clone();
         let task = tokio::spawn(async move {
             let _permit = tokio::select! {
-                permit = this.permits.clone().acquire_owned() => permit.ok(),
+                permit = this.permits.acquire(&key) => permit,
                 // Shutting down: what has not started does not start.
                 () = this.shutdown.cancelled() => return None,
             };

@@ -4,6 +4,7 @@
 
 pub mod controller;
 pub mod informer;
+mod permits;
 pub mod reconcile;
 #[cfg(test)]
 mod tests;

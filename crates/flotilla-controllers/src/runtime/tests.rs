@@ -107,6 +107,20 @@ fn start(
     CancellationToken,
     tokio::task::JoinHandle<()>,
 ) {
+    start_with(names, workers, script, |controller| controller)
+}
+
+/// As [`start`], with the controller adjusted by `configure` before it runs.
+fn start_with(
+    names: &[&str],
+    workers: usize,
+    script: &Arc<Script>,
+    configure: impl FnOnce(Controller<ConfigMap>) -> Controller<ConfigMap>,
+) -> (
+    Trigger<ConfigMap>,
+    CancellationToken,
+    tokio::task::JoinHandle<()>,
+) {
     let mut writer: Writer<ConfigMap> = Writer::default();
     writer.apply_watcher_event(&Event::Init);
     for name in names {
@@ -114,8 +128,14 @@ fn start(
     }
     writer.apply_watcher_event(&Event::InitDone);
     let metrics = Metrics::new().unwrap();
-    let controller =
-        Controller::with_store("test", writer.as_reader(), (), workers, BACKOFF, metrics);
+    let controller = configure(Controller::with_store(
+        "test",
+        writer.as_reader(),
+        (),
+        workers,
+        BACKOFF,
+        metrics,
+    ));
     let trigger = controller.trigger();
     let shutdown = CancellationToken::new();
     let task = tokio::spawn({
@@ -208,6 +228,54 @@ async fn reconciles_take_their_turn_in_the_order_they_were_requested() {
         names,
         "first come, first served"
     );
+    shutdown.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_partition_whose_reconciles_hang_does_not_hold_the_others() {
+    let script = Arc::new(Script::default());
+    // Partitioned by the part of the name before `-`: `gate-1` and `gate-2` hang in partition `gate`.
+    let names = ["gate-1", "gate-2", "member2-a", "member2-b", "member3-a"];
+    let (trigger, shutdown, task) = start_with(&names, 1, &script, |controller| {
+        controller.per_partition(|key| key.name.split('-').next().unwrap_or_default().to_owned())
+    });
+    for name in names {
+        trigger.reconcile_ref(key(&trigger, name));
+    }
+    until("the other partitions' reconciles", || {
+        names[2..].iter().all(|n| script.runs(n).len() == 1)
+    })
+    .await;
+    assert_eq!(script.runs("gate-1").len(), 1, "the first of the hung partition runs");
+    assert!(
+        script.runs("gate-2").is_empty(),
+        "one worker per partition: gate-2 waits for gate-1"
+    );
+    script.gate.add_permits(2);
+    until("the hung partition's second reconcile", || {
+        script.runs("gate-2").len() == 1
+    })
+    .await;
+    shutdown.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_one_pool_a_hanging_reconcile_holds_the_rest() {
+    // The contrast that makes partitions worth having: one worker, shared by all.
+    let script = Arc::new(Script::default());
+    let names = ["gate-1", "member2-a"];
+    let (trigger, shutdown, task) = start(&names, 1, &script);
+    for name in names {
+        trigger.reconcile_ref(key(&trigger, name));
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    until("the gate to run", || script.runs("gate-1").len() == 1).await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(script.runs("member2-a").is_empty());
+    script.gate.add_permits(1);
+    until("the rest", || script.runs("member2-a").len() == 1).await;
     shutdown.cancel();
     task.await.unwrap();
 }

@@ -17,7 +17,7 @@ use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
 
 use super::karmada_webhook::{self, WebhookArgs};
-use super::kube_access::KubeAccess;
+use super::kube_access::{ApiRateLimits, KubeAccess};
 
 /// The Lease the managers elect their leader on.
 const LEASE_NAME: &str = "flotilla-controller-manager";
@@ -50,6 +50,9 @@ pub struct Args {
     /// Concurrent reconciles per controller.
     #[arg(long, default_value_t = 5)]
     pub concurrent_syncs: usize,
+    /// Client-side rate limits towards the control plane and the members.
+    #[command(flatten)]
+    pub rate_limits: ApiRateLimits,
     /// karmada-webhook's validations, served and registered.
     #[command(flatten)]
     pub webhook: WebhookArgs,
@@ -68,7 +71,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args
         .control_plane
-        .client()
+        .limited_client(args.rate_limits.kube_api())
         .await
         .context("failed to reach the control plane")?;
     let webhook = args.webhook.settings()?;
@@ -80,6 +83,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         skipped_propagating_apis: args.skipped_propagating_apis.clone(),
         cluster_status_update_frequency: args.cluster_status_update_frequency,
         feature_gates: args.feature_gates.clone(),
+        cluster_api: args.rate_limits.cluster_api(),
         ..Options::default()
     };
     let leader_election = if args.leader_elect {

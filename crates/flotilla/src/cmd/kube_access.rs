@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use flotilla_controllers::kube_client::{self, RateLimit};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 /// The flags that name the cluster a command talks to, spelled as kubectl spells them. `join` and `unjoin`
@@ -25,6 +26,52 @@ impl KubeAccess {
     /// As [`client`].
     pub async fn client(&self) -> anyhow::Result<kube::Client> {
         client(self.kubeconfig.as_deref(), self.context.as_deref()).await
+    }
+
+    /// As [`KubeAccess::client`], over HTTP/2 when the server offers it and rate limited by `limit`: the
+    /// client of a long-running controller.
+    ///
+    /// # Errors
+    /// As [`client`].
+    pub async fn limited_client(&self, limit: RateLimit) -> anyhow::Result<kube::Client> {
+        let config = config(self.kubeconfig.as_deref(), self.context.as_deref()).await?;
+        kube_client::client(config, limit).context("failed to create a client")
+    }
+}
+
+/// Client-side rate limits, named as Karmada's controller manager names them. A QPS of zero or less sets no
+/// limit.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ApiRateLimits {
+    /// Requests per second to the control plane's API server.
+    #[arg(long, default_value_t = RateLimit::DEFAULT.qps)]
+    pub kube_api_qps: f32,
+    /// Requests to the control plane's API server allowed at once above --kube-api-qps.
+    #[arg(long, default_value_t = RateLimit::DEFAULT.burst)]
+    pub kube_api_burst: u32,
+    /// Requests per second to each member cluster's API server.
+    #[arg(long, default_value_t = RateLimit::DEFAULT.qps)]
+    pub cluster_api_qps: f32,
+    /// Requests to each member cluster's API server allowed at once above --cluster-api-qps.
+    #[arg(long, default_value_t = RateLimit::DEFAULT.burst)]
+    pub cluster_api_burst: u32,
+}
+
+impl ApiRateLimits {
+    /// The control plane's limit.
+    pub fn kube_api(&self) -> RateLimit {
+        RateLimit {
+            qps: self.kube_api_qps,
+            burst: self.kube_api_burst,
+        }
+    }
+
+    /// Each member's limit.
+    pub fn cluster_api(&self) -> RateLimit {
+        RateLimit {
+            qps: self.cluster_api_qps,
+            burst: self.cluster_api_burst,
+        }
     }
 }
 

@@ -14,6 +14,8 @@ use std::time::Duration;
 use anyhow::Context;
 use flotilla_controllers::features::FeatureGates;
 
+use super::kube_access::ApiRateLimits;
+
 pub use env::{Environment, Member, UpConfig};
 
 /// Arguments of `flotilla up`.
@@ -48,6 +50,9 @@ pub struct Args {
     /// gate; here those whose feature Flotilla has).
     #[arg(long, default_value = "")]
     pub feature_gates: String,
+    /// Client-side rate limits of the controllers towards the control plane and the members.
+    #[command(flatten)]
+    pub rate_limits: ApiRateLimits,
 }
 
 /// `~/.flotilla`.
@@ -83,6 +88,8 @@ impl Args {
         config.feature_gates = FeatureGates::local_up()
             .with(&self.feature_gates)
             .context("invalid --feature-gates")?;
+        config.kube_api = self.rate_limits.kube_api();
+        config.cluster_api = self.rate_limits.cluster_api();
         Ok(config)
     }
 }

@@ -65,7 +65,10 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         () = controller.clusters.wait_synced() => {}
         () = shutdown.cancelled() => return,
     }
-    let runner = Controller::new(NAME, &controller.works, &controller.ctx);
+    // Works live in their member's execution namespace: each member gets its own turns, so a member that
+    // answers slowly does not hold the Works of the others.
+    let runner = Controller::new(NAME, &controller.works, &controller.ctx)
+        .per_partition(|work| work.namespace.clone().unwrap_or_default());
     runner.reconcile_changes(&controller.works, runtime::spec_changed);
     let trigger = runner.trigger();
     let watcher = Arc::downgrade(&controller.watcher);

@@ -52,7 +52,9 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         clusters: ctx.informers.typed(),
         ctx,
     });
-    let runner = Controller::new(NAME, &controller.works, &controller.ctx);
+    // As in the execution controller: a member that answers slowly holds only its own Works' turns.
+    let runner = Controller::new(NAME, &controller.works, &controller.ctx)
+        .per_partition(|work| work.namespace.clone().unwrap_or_default());
     let trigger = runner.trigger();
     controller
         .ctx

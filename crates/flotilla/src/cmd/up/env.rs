@@ -13,6 +13,7 @@ use anyhow::{Context, bail};
 use flotilla_simulator::{Simulator, SimulatorConfig};
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 use flotilla_controllers::features::FeatureGates;
+use flotilla_controllers::kube_client::RateLimit;
 use flotilla_controllers::join::{self, Registration};
 use flotilla_controllers::manager::{self, ManagerHandle, ManagerOptions};
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
@@ -54,6 +55,10 @@ pub struct UpConfig {
     pub events: bool,
     /// Karmada's feature gates the controllers run with.
     pub feature_gates: FeatureGates,
+    /// Client-side rate limit of the controllers towards the control plane (`--kube-api-qps`/`-burst`).
+    pub kube_api: RateLimit,
+    /// Client-side rate limit of the controllers towards each member (`--cluster-api-qps`/`-burst`).
+    pub cluster_api: RateLimit,
 }
 
 impl UpConfig {
@@ -71,6 +76,8 @@ impl UpConfig {
             controllers: true,
             events: true,
             feature_gates: FeatureGates::local_up(),
+            kube_api: RateLimit::default(),
+            cluster_api: RateLimit::default(),
         }
     }
 }
@@ -148,7 +155,7 @@ impl Environment {
         .await?;
         progress(&format!("control plane serving on {}", control.url()));
         let control_kubeconfig = control.kubeconfig(kubeconfigs::KARMADA_CONTEXT);
-        let control_client = kubeconfigs::client(&control_kubeconfig).await?;
+        let control_client = kubeconfigs::client(&control_kubeconfig, config.kube_api).await?;
 
         let mut members = Vec::with_capacity(config.members);
         for i in 1..=config.members {
@@ -156,7 +163,7 @@ impl Environment {
             let mut server_config = ServerConfig::new(listen(config.port, i)?, dir.join(&name));
             server_config.nodes = config.nodes_per_member;
             let server = start_server(server_config, &name).await?;
-            let client = kubeconfigs::client(&server.kubeconfig(&name)).await?;
+            let client = kubeconfigs::client(&server.kubeconfig(&name), config.cluster_api).await?;
             progress(&format!("{name} serving on {}", server.url()));
             members.push(Member {
                 name,
@@ -236,6 +243,7 @@ impl Environment {
             };
             options.controllers.cluster_status_update_frequency = CLUSTER_STATUS_INTERVAL;
             options.controllers.feature_gates = config.feature_gates.clone();
+            options.controllers.cluster_api = config.cluster_api;
             let manager = manager::start(control_client.clone(), Arc::new(interpreter), options)
                 .await
                 .context("failed to start the controllers")?;

@@ -2,6 +2,7 @@
 //! `karmada-apiserver`) and `members.config` (one context per member, named after it).
 
 use anyhow::Context;
+use flotilla_controllers::kube_client::{self, RateLimit};
 use serde_json::Value;
 
 /// Context name of the control plane in `karmada.config`.
@@ -38,17 +39,17 @@ pub fn merge(configs: &[String]) -> anyhow::Result<String> {
     flotilla_yaml::to_string(&merged).context("failed to encode the members kubeconfig")
 }
 
-/// A kube client for a kubeconfig document (its current context).
+/// A kube client for a kubeconfig document (its current context), rate limited by `limit`.
 ///
 /// # Errors
 /// When the kubeconfig cannot be parsed or a client cannot be built from it.
-pub async fn client(kubeconfig: &str) -> anyhow::Result<kube::Client> {
+pub async fn client(kubeconfig: &str, limit: RateLimit) -> anyhow::Result<kube::Client> {
     let file: kube::config::Kubeconfig =
         flotilla_yaml::from_str(kubeconfig).context("failed to parse a generated kubeconfig")?;
     let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
         .await
         .context("failed to load a generated kubeconfig")?;
-    kube::Client::try_from(config).context("failed to create a client")
+    kube_client::client(config, limit).context("failed to create a client")
 }
 
 #[cfg(test)]
