@@ -7,6 +7,7 @@ use std::time::Duration;
 use kube::Client;
 use regex::Regex;
 
+use crate::enabled_controllers::ControllerSelection;
 use crate::events::{EventRecorder, EventSink};
 use crate::features::FeatureGates;
 use crate::interpreter::Interpreter;
@@ -91,6 +92,8 @@ pub struct Options {
     pub scheduler_name: String,
     /// Karmada's feature gates (`--feature-gates`).
     pub feature_gates: FeatureGates,
+    /// Which of Karmada's controllers run (`--controllers`).
+    pub controllers: ControllerSelection,
 }
 
 impl Default for Options {
@@ -107,6 +110,7 @@ impl Default for Options {
             member_request_timeout: Duration::from_secs(32),
             scheduler_name: flotilla_api::policy::v1alpha1::DEFAULT_SCHEDULER_NAME.to_owned(),
             feature_gates: FeatureGates::default(),
+            controllers: ControllerSelection::default(),
         }
     }
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use flotilla_simulator::{Simulator, SimulatorConfig};
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
+use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
 use flotilla_controllers::join::{self, Registration};
 use flotilla_controllers::manager::{self, ManagerHandle, ManagerOptions};
@@ -236,6 +237,8 @@ impl Environment {
             };
             options.controllers.cluster_status_update_frequency = CLUSTER_STATUS_INTERVAL;
             options.controllers.feature_gates = config.feature_gates.clone();
+            // As Karmada's own deployment runs them (`--controllers=*,...,deploymentReplicasSyncer`).
+            options.controllers.controllers = ControllerSelection::karmada_deployment();
             let manager = manager::start(control_client.clone(), Arc::new(interpreter), options)
                 .await
                 .context("failed to start the controllers")?;
