@@ -19,7 +19,8 @@
 # Environment: FLOTILLA_LOCAL_UP_MODE, FLOTILLA_DATA_DIR (default ~/.flotilla), FLOTILLA_PROFILE (debug or release,
 # default debug: the first build is much faster), FLOTILLA_READY_TIMEOUT (seconds, default 60), KUBE_DIR (default
 # ~/.kube), FLOTILLA_BIN (a flotilla binary to use instead of building one), FLOTILLA_FEATURE_GATES (the controller
-# manager's --feature-gates, default AllAlpha=true,AllBeta=true as in Karmada's local-up).
+# manager's --feature-gates, default AllAlpha=true,AllBeta=true as in Karmada's local-up), FLOTILLA_CONTROLLERS (its
+# --controllers, default *,hpaScaleTargetMarker,deploymentReplicasSyncer as in Karmada's deployment).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)

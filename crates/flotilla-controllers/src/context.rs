@@ -7,6 +7,7 @@ use std::time::Duration;
 use kube::Client;
 use regex::Regex;
 
+use crate::enabled_controllers::ControllerSelection;
 use crate::events::{EventRecorder, EventSink};
 use crate::features::FeatureGates;
 use crate::interpreter::Interpreter;
@@ -98,6 +99,8 @@ pub struct Options {
     pub feature_gates: FeatureGates,
     /// Client-side rate limit of each member's client (`--cluster-api-qps`, `--cluster-api-burst`).
     pub cluster_api: RateLimit,
+    /// Which of Karmada's controllers run (`--controllers`).
+    pub controllers: ControllerSelection,
 }
 
 impl Default for Options {
@@ -115,6 +118,7 @@ impl Default for Options {
             scheduler_name: flotilla_api::policy::v1alpha1::DEFAULT_SCHEDULER_NAME.to_owned(),
             feature_gates: FeatureGates::default(),
             cluster_api: RateLimit::default(),
+            controllers: ControllerSelection::default(),
         }
     }
 }

@@ -25,6 +25,9 @@ pub enum Feature {
     /// `PropagationPolicyPreemption`: a policy with `spec.preemption: Always` takes templates over from policies
     /// of lower priority.
     PropagationPolicyPreemption,
+    /// `WorkloadAffinity`: bindings carry their `placement.workloadAffinity` groups and the scheduler keeps a
+    /// group's workloads together (affinity) or apart (anti-affinity).
+    WorkloadAffinity,
 }
 
 impl Feature {
@@ -34,6 +37,7 @@ impl Feature {
             Feature::PropagateDeps => "PropagateDeps",
             Feature::CustomizedClusterResourceModeling => "CustomizedClusterResourceModeling",
             Feature::PropagationPolicyPreemption => "PropagationPolicyPreemption",
+            Feature::WorkloadAffinity => "WorkloadAffinity",
         }
     }
 }
@@ -73,7 +77,7 @@ const GATES: &[Gate] = &[
     gate("ContextualLogging", true, Stage::Beta, false),
     gate("MultiplePodTemplatesScheduling", false, Stage::Alpha, false),
     gate("ControllerPriorityQueue", true, Stage::Beta, false),
-    gate("WorkloadAffinity", false, Stage::Alpha, false),
+    gate("WorkloadAffinity", false, Stage::Alpha, true),
     gate("SchedulingOvercommitProtection", false, Stage::Alpha, false),
 ];
 
@@ -224,8 +228,12 @@ mod tests {
     fn local_up_enables_only_what_flotilla_has() {
         let gates = FeatureGates::local_up();
         assert!(gates.enabled(Feature::PropagationPolicyPreemption));
+        assert!(gates.enabled(Feature::WorkloadAffinity));
         assert!(gates.without_effect().is_empty());
-        assert_eq!(gates.to_string(), "PropagationPolicyPreemption=true");
+        assert_eq!(
+            gates.to_string(),
+            "PropagationPolicyPreemption=true,WorkloadAffinity=true"
+        );
     }
 
     #[test]
@@ -235,7 +243,9 @@ mod tests {
                 .unwrap_or_default();
         assert!(!gates.enabled(Feature::PropagationPolicyPreemption));
         assert!(!gates.enabled(Feature::PropagateDeps));
-        assert!(gates.without_effect().contains(&"WorkloadAffinity"));
+        assert!(gates.enabled(Feature::WorkloadAffinity));
+        assert!(gates.without_effect().contains(&"MultiClusterService"));
+        assert!(!gates.without_effect().contains(&"WorkloadAffinity"));
         assert!(!gates.without_effect().contains(&"Failover"));
         let gates = FeatureGates::parse("AllAlpha=true,AllBeta=true").unwrap_or_default();
         assert!(gates.enabled(Feature::PropagationPolicyPreemption));

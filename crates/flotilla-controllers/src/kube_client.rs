@@ -105,7 +105,9 @@ pub fn builder(
     config: Config,
     limit: RateLimit,
 ) -> Result<ClientBuilder<ClientService>, ClientError> {
-    let limiter = limit.quota().map(|quota| Arc::new(RateLimiter::direct(quota)));
+    let limiter = limit
+        .quota()
+        .map(|quota| Arc::new(RateLimiter::direct(quota)));
     if config.proxy_url.is_some() {
         let builder = ClientBuilder::try_from(config)?;
         return Ok(builder
@@ -119,19 +121,19 @@ pub fn builder(
     let tls = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(config.rustls_client_config()?)
         .https_or_http();
-    let tls = match &config.tls_server_name {
-        Some(name) => {
-            let server_name = name
-                .clone()
-                .try_into()
-                .map_err(|err: rustls_pki_types::InvalidDnsNameError| ClientError::ServerName {
-                    name: name.clone(),
-                    reason: err.to_string(),
-                })?;
-            tls.with_server_name_resolver(FixedServerNameResolver::new(server_name))
-        }
-        None => tls,
-    };
+    let tls =
+        match &config.tls_server_name {
+            Some(name) => {
+                let server_name = name.clone().try_into().map_err(
+                    |err: rustls_pki_types::InvalidDnsNameError| ClientError::ServerName {
+                        name: name.clone(),
+                        reason: err.to_string(),
+                    },
+                )?;
+                tls.with_server_name_resolver(FixedServerNameResolver::new(server_name))
+            }
+            None => tls,
+        };
     let mut connector = TimeoutConnector::new(tls.enable_all_versions().wrap_connector(http));
     connector.set_read_timeout(config.read_timeout);
     connector.set_write_timeout(config.write_timeout);

@@ -12,6 +12,7 @@ pub(crate) mod conditions;
 pub mod context;
 pub(crate) mod controllers;
 pub(crate) mod discovery;
+pub mod enabled_controllers;
 pub mod error;
 pub(crate) mod events;
 pub mod features;

@@ -127,6 +127,13 @@ pub async fn start(
             "these feature gates are set away from Karmada's defaults, but Flotilla does not have their features yet: the setting has no effect"
         );
     }
+    let unswitchable = options.controllers.controllers.without_effect();
+    if !unswitchable.is_empty() {
+        tracing::warn!(
+            controllers = %unswitchable.join(","),
+            "these --controllers entries switch controllers Flotilla does not have or always runs: they have no effect"
+        );
+    }
     let metrics = Metrics::new().map_err(ManagerError::Metrics)?;
     // Interpreter calls by layer, operation and kind are served at /metrics beside the controllers' series.
     interpreter
@@ -291,6 +298,20 @@ async fn run(
                 &mut tasks,
                 controllers::dependencies::NAME,
                 Box::pin(controllers::dependencies::run(
+                    ctx.clone(),
+                    shutdown.clone(),
+                )),
+            );
+        }
+        if ctx
+            .options
+            .controllers
+            .enabled(controllers::replicas_syncer::CONTROLLER)
+        {
+            spawn(
+                &mut tasks,
+                controllers::replicas_syncer::NAME,
+                Box::pin(controllers::replicas_syncer::run(
                     ctx.clone(),
                     shutdown.clone(),
                 )),

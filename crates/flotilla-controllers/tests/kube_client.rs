@@ -98,14 +98,8 @@ async fn the_rate_limit_holds_requests_to_its_rate() {
     );
     // Without a limit nothing holds them: the same requests through an unlimited client finish, and the
     // limited client still serves after its bucket drained.
-    let unlimited = kube_client::client(
-        config(&server).await,
-        RateLimit {
-            qps: 0.0,
-            burst: 0,
-        },
-    )
-    .unwrap();
+    let unlimited =
+        kube_client::client(config(&server).await, RateLimit { qps: 0.0, burst: 0 }).unwrap();
     let requests = (0..12).map(|_| unlimited.send(version_request()));
     for response in futures::future::join_all(requests).await {
         assert!(response.unwrap().status().is_success());

@@ -10,4 +10,5 @@ pub(crate) mod detector;
 pub(crate) mod execution;
 pub(crate) mod namespace_sync;
 pub(crate) mod policy_normaliser;
+pub(crate) mod replicas_syncer;
 pub(crate) mod work_status;

@@ -290,7 +290,8 @@ impl Members {
         };
         let secret_version = secret.resource_version().unwrap_or_default();
         let rejected = Arc::new(AtomicBool::new(false));
-        let client = build_watched_client(cluster, &secret, self.timeout, self.limit, rejected.clone())
+        let client =
+            build_watched_client(cluster, &secret, self.timeout, self.limit, rejected.clone())
                 .await?;
         let member = Arc::new(Member {
             cluster: name.clone(),

@@ -247,7 +247,11 @@ async fn a_partition_whose_reconciles_hang_does_not_hold_the_others() {
         names[2..].iter().all(|n| script.runs(n).len() == 1)
     })
     .await;
-    assert_eq!(script.runs("gate-1").len(), 1, "the first of the hung partition runs");
+    assert_eq!(
+        script.runs("gate-1").len(),
+        1,
+        "the first of the hung partition runs"
+    );
     assert!(
         script.runs("gate-2").is_empty(),
         "one worker per partition: gate-2 waits for gate-1"

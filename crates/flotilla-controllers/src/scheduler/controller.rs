@@ -33,12 +33,14 @@ use super::decision::{
 };
 use super::own_writes::OwnWrites;
 use super::queue::{QueueTiming, Retry, SchedulingQueue, retry_of};
+use super::workload_affinity::{Assigning, WorkloadRules};
 use super::writeback::{
     condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
 };
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
+use crate::features::Feature;
 use crate::runtime::reconcile::{observed, reconcile_span};
 use crate::runtime::{Action, Change, Informer};
 use crate::update;
@@ -86,12 +88,17 @@ struct Scheduler {
     rb: Arc<Informer<ResourceBinding>>,
     crb: Arc<Informer<ClusterResourceBinding>>,
     clusters: Arc<Informer<Cluster>>,
-    options: ScheduleOptions,
+    options: ScheduleOptions<'static>,
     /// Bindings requeued because a member started serving their kind: scheduled even when §4.2 alone would
     /// leave them (a Divided result computed while that member lacked the kind is redone once).
     forced: Mutex<HashSet<BindingKey>>,
     /// The generations the scheduler's own result patches produced (not triggers; see [`OwnWrites`]).
     own_writes: OwnWrites,
+    /// Results written that the ResourceBinding cache may not show yet, for workload (anti-)affinity.
+    assigning: Assigning,
+    /// Held while a binding with workload affinity groups is scheduled and its result written, so two
+    /// workers never place two workloads of one group from the same view of it.
+    workload_groups: tokio::sync::Mutex<()>,
 }
 
 /// Runs the scheduler until `shutdown` is cancelled.
@@ -105,6 +112,8 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         options: ScheduleOptions::default(),
         forced: Mutex::default(),
         own_writes: OwnWrites::default(),
+        assigning: Assigning::default(),
+        workload_groups: tokio::sync::Mutex::new(()),
         ctx,
     });
     // Scheduling against a partial cluster list would drop clusters from results.
@@ -167,6 +176,12 @@ impl Scheduler {
     fn watch(self: &Arc<Self>) {
         let this = Arc::downgrade(self);
         self.rb.add_handler(move |change| {
+            if let (Some(this), Change::Deleted(rb)) = (this.upgrade(), change) {
+                this.assigning.forget(
+                    rb.metadata.namespace.as_deref().unwrap_or_default(),
+                    &rb.name_any(),
+                );
+            }
             if let Some(this) = this.upgrade()
                 && binding_trigger(this.scheduler_name(), &change)
                 && !this.own_result(&change)
@@ -416,13 +431,34 @@ impl Scheduler {
             namespace: &key.namespace,
             name: &key.name,
         };
-        let outcome = schedule_binding(
-            binding_ref,
-            binding.spec(),
-            &status,
-            &clusters,
-            self.options,
-        );
+        // Workload groups (ResourceBindings only, as in Karmada): the group's view is taken and the result
+        // written under one lock.
+        let grouped = !cluster_scoped
+            && self
+                .ctx
+                .options
+                .feature_gates
+                .enabled(Feature::WorkloadAffinity)
+            && binding.spec().workload_affinity_groups.is_some();
+        let _group_turn = if grouped {
+            Some(self.workload_groups.lock().await)
+        } else {
+            None
+        };
+        let rules = grouped
+            .then(|| self.rb.get(&key.namespace, &key.name))
+            .flatten()
+            .map(|rb| {
+                let peers = self.rb.list();
+                WorkloadRules::of(&rb, peers.iter().map(AsRef::as_ref), |peer| {
+                    self.assigning.targets(peer)
+                })
+            });
+        let options = ScheduleOptions {
+            workload_rules: rules.as_ref(),
+            ..self.options
+        };
+        let outcome = schedule_binding(binding_ref, binding.spec(), &status, &clusters, options);
         for message in &outcome.term_failures {
             self.event(binding, false, events::SCHEDULE_BINDING_FAILED, message);
         }
@@ -459,6 +495,14 @@ impl Scheduler {
                     self.own_writes.forget(&key);
                     Error::kube("patch", describe.clone(), source)
                 })?;
+            if grouped && let Some(result) = &outcome.clusters {
+                self.assigning.record(
+                    &key.namespace,
+                    &key.name,
+                    patched.metadata.resource_version.as_deref(),
+                    result.iter().map(|t| t.name.clone()).collect(),
+                );
+            }
             resource_version = patched.metadata.resource_version;
             // The patch moved the generation by this result alone, so the status can observe the new
             // generation at once instead of in a second status write after the spec change comes back

@@ -13,17 +13,20 @@ use super::defaults::default_placement;
 use super::estimate::allocatable_replicas;
 use super::filter::{FitError, filter};
 use super::select::{Candidate, NO_OVERFLOW_MATCH, compare, select_clusters};
+use super::workload_affinity::WorkloadRules;
 use crate::selector::cluster_matches;
 
 /// The score `ClusterLocality` gives clusters already in `spec.clusters`.
 const LOCALITY_SCORE: i64 = 100;
 
-/// Scheduler switches.
+/// Scheduler switches, and what the other workloads of the binding's groups allow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ScheduleOptions {
+pub struct ScheduleOptions<'a> {
     /// Karmada's `--enable-empty-workload-propagation`: selected clusters that got 0 replicas stay in the
     /// result with 0 replicas.
     pub enable_empty_workload_propagation: bool,
+    /// The binding's workload affinity and anti-affinity rules (gate `WorkloadAffinity`); `None`: no rules.
+    pub workload_rules: Option<&'a WorkloadRules>,
 }
 
 /// What kind of failure a schedule attempt ended in; decides the `Scheduled` reason and the retry.
@@ -114,7 +117,7 @@ pub fn schedule_once<C: Borrow<Cluster>>(
     status: &ResourceBindingStatus,
     affinity_name: &str,
     clusters: &[C],
-    options: ScheduleOptions,
+    options: ScheduleOptions<'_>,
 ) -> Result<Vec<TargetCluster>, ScheduleError> {
     let mut diagnosis = BTreeMap::new();
     let mut feasible: Vec<&Cluster> = Vec::new();
@@ -123,7 +126,14 @@ pub fn schedule_once<C: Borrow<Cluster>>(
         if cluster.metadata.deletion_timestamp.is_some() {
             continue;
         }
-        match filter(spec, placement, affinity_name, cluster) {
+        let name = cluster.metadata.name.as_deref().unwrap_or_default();
+        let targeted = spec.clusters.iter().any(|t| t.name == name);
+        let workload_rules = || {
+            options
+                .workload_rules
+                .map_or(Ok(()), |rules| rules.check(name, targeted))
+        };
+        match filter(spec, placement, affinity_name, cluster).and_then(|()| workload_rules()) {
             Ok(()) => feasible.push(cluster),
             Err(reason) => {
                 diagnosis.insert(cluster.metadata.name.clone().unwrap_or_default(), reason);
@@ -255,7 +265,7 @@ pub fn schedule_binding<C: Borrow<Cluster>>(
     spec: &ResourceBindingSpec,
     status: &ResourceBindingStatus,
     clusters: &[C],
-    options: ScheduleOptions,
+    options: ScheduleOptions<'_>,
 ) -> Outcome {
     let mut placement = spec.placement.clone().unwrap_or_default();
     default_placement(&mut placement);

@@ -18,6 +18,7 @@ pub mod queue;
 mod region;
 pub mod select;
 pub mod webster;
+pub mod workload_affinity;
 pub mod writeback;
 
 pub use self::core::{

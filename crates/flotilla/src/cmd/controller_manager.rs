@@ -9,6 +9,7 @@ use anyhow::Context;
 use flotilla_api::names::namespaces;
 use flotilla_controllers::Options;
 use flotilla_controllers::context::compile_namespace_patterns;
+use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
 use flotilla_controllers::leader::LeaderElection;
 use flotilla_controllers::manager::{self, ManagerOptions};
@@ -47,6 +48,10 @@ pub struct Args {
     /// defaults.
     #[arg(long, default_value = "", value_parser = FeatureGates::parse)]
     pub feature_gates: FeatureGates,
+    /// Karmada's controllers to run: `*` (those on by default), `name`, `-name`; Flotilla switches
+    /// `deploymentReplicasSyncer` (off by default, as in Karmada) and names the entries it cannot honour.
+    #[arg(long, default_value = "*", value_parser = ControllerSelection::parse)]
+    pub controllers: ControllerSelection,
     /// Concurrent reconciles per controller.
     #[arg(long, default_value_t = 5)]
     pub concurrent_syncs: usize,
@@ -84,6 +89,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         cluster_status_update_frequency: args.cluster_status_update_frequency,
         feature_gates: args.feature_gates.clone(),
         cluster_api: args.rate_limits.cluster_api(),
+        controllers: args.controllers.clone(),
         ..Options::default()
     };
     let leader_election = if args.leader_elect {

@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use flotilla_api::names::{annotations, finalizers, labels};
-use flotilla_api::policy::v1alpha1::PropagationSpec;
+use flotilla_api::policy::v1alpha1::{Placement, PropagationSpec};
 use flotilla_api::work::v1alpha2::{
     ObjectReference, ReplicaRequirements, ResourceBindingSpec, SchedulePriority, Suspension,
+    WorkloadAffinityGroups,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde_json::Value;
@@ -225,6 +226,37 @@ pub(crate) fn build_binding(
         ..ResourceBindingSpec::default()
     };
     (meta, binding_spec)
+}
+
+/// The binding's workload affinity groups (gate `WorkloadAffinity`, ResourceBindings only): for each of the
+/// placement's workload affinity and anti-affinity terms whose label the template carries, the group
+/// `<labelKey>=<labelValue>`; `None` when neither applies.
+pub(crate) fn workload_affinity_groups(
+    template: &Value,
+    placement: &Placement,
+) -> Option<WorkloadAffinityGroups> {
+    let rules = placement.workload_affinity.as_ref()?;
+    let labels = template.pointer("/metadata/labels");
+    let group = |key: &str| {
+        labels
+            .and_then(|l| l.get(key))
+            .and_then(Value::as_str)
+            .map(|value| format!("{key}={value}"))
+            .unwrap_or_default()
+    };
+    let groups = WorkloadAffinityGroups {
+        affinity_group: rules
+            .affinity
+            .as_ref()
+            .map(|t| group(&t.group_by_label_key))
+            .unwrap_or_default(),
+        anti_affinity_group: rules
+            .anti_affinity
+            .as_ref()
+            .map(|t| group(&t.group_by_label_key))
+            .unwrap_or_default(),
+    };
+    (!groups.affinity_group.is_empty() || !groups.anti_affinity_group.is_empty()).then_some(groups)
 }
 
 /// Merges the desired binding into an existing one (§3.4 step 4); returns whether the existing one changed.

@@ -11,13 +11,17 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::Value;
 
-use super::build::{ReplicaInfo, build_binding, claim_template, remove_claim, remove_claim_meta};
+use super::build::{
+    ReplicaInfo, build_binding, claim_template, remove_claim, remove_claim_meta,
+    workload_affinity_groups,
+};
 use super::filter::{Claim, claim_of};
 use super::{Detector, TemplateItem};
 use crate::api::get_opt;
 use crate::bindings::BindingObject;
 use crate::error::{Error, Result};
 use crate::events::reference_of;
+use crate::features::Feature;
 use crate::interpreter::{self, enabled};
 use crate::names::binding_name;
 use crate::objects;
@@ -308,6 +312,16 @@ impl Detector {
             priority,
             cluster_scoped,
         );
+        if !cluster_scoped
+            && self
+                .ctx
+                .options
+                .feature_gates
+                .enabled(Feature::WorkloadAffinity)
+        {
+            desired.1.workload_affinity_groups =
+                workload_affinity_groups(template, &chosen.spec.placement);
+        }
         let key = TemplateKey::of(template);
         let (version, print) = self.referenced.version_for(&key, template);
         desired.1.resource.resource_version = version.clone();

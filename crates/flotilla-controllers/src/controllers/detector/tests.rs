@@ -11,7 +11,10 @@ use kube::api::{ApiResource, DynamicObject};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::build::{ReplicaInfo, build_binding, claim_template, merge_binding, remove_claim};
+use super::build::{
+    ReplicaInfo, build_binding, claim_template, merge_binding, remove_claim,
+    workload_affinity_groups,
+};
 use super::filter::{
     Claim, SkippedApis, changed_by_karmada, claim_of, template_event_passes, update_is_significant,
     watchable,
@@ -459,4 +462,27 @@ fn suspension_disappears_when_both_parts_are_empty() {
         false,
     );
     assert_eq!(spec.suspension, None);
+}
+
+#[test]
+fn workload_affinity_groups_come_from_the_template_labels() {
+    let placement = |rule: Value| -> flotilla_api::policy::v1alpha1::Placement {
+        serde_json::from_value(json!({"workloadAffinity": rule})).unwrap_or_default()
+    };
+    let mut template = mk_deployment("web");
+    template["metadata"]["labels"] = json!({"app.group": "frontend", "tier": "web"});
+    let both = placement(json!({
+        "affinity": {"groupByLabelKey": "app.group"},
+        "antiAffinity": {"groupByLabelKey": "tier"}
+    }));
+    let groups = workload_affinity_groups(&template, &both).unwrap_or_default();
+    assert_eq!(groups.affinity_group, "app.group=frontend");
+    assert_eq!(groups.anti_affinity_group, "tier=web");
+    // A label the template lacks gives no group; no group at all gives none.
+    let missing = placement(json!({"affinity": {"groupByLabelKey": "absent"}}));
+    assert_eq!(workload_affinity_groups(&template, &missing), None);
+    assert_eq!(
+        workload_affinity_groups(&template, &Default::default()),
+        None
+    );
 }

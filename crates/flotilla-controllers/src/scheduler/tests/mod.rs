@@ -6,6 +6,7 @@ mod estimates;
 mod filters;
 mod spread;
 mod worked_examples;
+mod workloads;
 
 use std::collections::BTreeMap;
 

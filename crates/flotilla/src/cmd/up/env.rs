@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use flotilla_simulator::{Simulator, SimulatorConfig};
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
+use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
 use flotilla_controllers::kube_client::RateLimit;
 use flotilla_controllers::join::{self, Registration};
@@ -244,6 +245,8 @@ impl Environment {
             options.controllers.cluster_status_update_frequency = CLUSTER_STATUS_INTERVAL;
             options.controllers.feature_gates = config.feature_gates.clone();
             options.controllers.cluster_api = config.cluster_api;
+            // As Karmada's own deployment runs them (`--controllers=*,...,deploymentReplicasSyncer`).
+            options.controllers.controllers = ControllerSelection::karmada_deployment();
             let manager = manager::start(control_client.clone(), Arc::new(interpreter), options)
                 .await
                 .context("failed to start the controllers")?;
