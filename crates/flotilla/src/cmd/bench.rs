@@ -5,8 +5,14 @@
 //! per template by resource and verb on the control plane and on the members (from the servers'
 //! `apiserver_request_total`, once the writes have settled), CPU and peak RSS.
 //!
+//! With `--kubeconfig` and `--members-kubeconfig` it measures any control plane with joined members instead
+//! (the `kube` mode of `hack/local-up.sh`, say), and the CPU of the controller process `--controller-pid`.
+//! Either way it then replays the same writes from a plain client (`capacity`) and reports the ratio of the
+//! propagation's time to the replay's: how much of the API servers' own speed Flotilla uses.
+//!
 //! Results go to stdout as `key: value` lines (`--json` for one JSON object); progress to stderr.
 
+mod capacity;
 mod measure;
 pub mod writes;
 
@@ -16,6 +22,7 @@ use std::time::Duration;
 use anyhow::Context;
 use serde_json::json;
 
+use super::kube_access;
 use crate::cmd::up::{Environment, UpConfig};
 
 /// Arguments of `flotilla bench`.
@@ -51,10 +58,89 @@ pub struct Args {
     /// Print the results as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Skip replaying the propagation's writes from a plain client.
+    #[arg(long)]
+    pub no_capacity: bool,
+    /// Measure the control plane of this kubeconfig (with members joined) instead of an embedded environment.
+    #[arg(long, requires = "members_kubeconfig")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Context in --kubeconfig (default: its current context).
+    #[arg(long, requires = "kubeconfig")]
+    pub context: Option<String>,
+    /// Kubeconfig with one context per member, named as its Cluster; the first --members contexts, in name
+    /// order, are propagated to.
+    #[arg(long, requires = "kubeconfig")]
+    pub members_kubeconfig: Option<PathBuf>,
+    /// The process running the controllers, whose CPU is reported (with --kubeconfig).
+    #[arg(long, requires = "kubeconfig")]
+    pub controller_pid: Option<u32>,
 }
 
 /// Runs the benchmark and prints its figures.
 pub async fn run(args: Args) -> anyhow::Result<()> {
+    let report = match (&args.kubeconfig, &args.members_kubeconfig) {
+        (Some(control), Some(members)) => external(&args, control, members).await?,
+        _ => embedded(&args).await?,
+    };
+    if args.json {
+        println!("{report}");
+    } else if let Some(fields) = report.as_object() {
+        for (key, value) in fields {
+            println!("{key}: {value}");
+        }
+    }
+    Ok(())
+}
+
+/// The propagation on a control plane and members someone else runs; the templates' namespace is deleted
+/// afterwards, so a second run starts clean once Flotilla has cleaned up.
+async fn external(
+    args: &Args,
+    control: &std::path::Path,
+    members_config: &std::path::Path,
+) -> anyhow::Result<serde_json::Value> {
+    let control = kube_access::client(Some(control), args.context.as_deref())
+        .await
+        .context("failed to reach the control plane")?;
+    let file = kube::config::Kubeconfig::read_from(members_config)
+        .with_context(|| format!("failed to read {}", members_config.display()))?;
+    let mut names: Vec<String> = file.contexts.iter().map(|c| c.name.clone()).collect();
+    names.sort();
+    if names.len() < args.members {
+        anyhow::bail!(
+            "{} has {} contexts, fewer than --members {}",
+            members_config.display(),
+            names.len(),
+            args.members
+        );
+    }
+    let mut members = Vec::new();
+    for name in names.into_iter().take(args.members) {
+        let client = kube_access::client(Some(members_config), Some(&name))
+            .await
+            .with_context(|| format!("failed to reach member {name}"))?;
+        members.push((name, client));
+    }
+    let target = measure::Target {
+        control: control.clone(),
+        members,
+        controller_pid: args.controller_pid,
+        controller_metrics: None,
+    };
+    let result = measure::propagation(&target, args).await;
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(control);
+    let _ = namespaces
+        .delete(measure::NAMESPACE, &kube::api::DeleteParams::default())
+        .await;
+    let mut report = json!({"members": args.members, "kubeconfig": true});
+    if let (Some(into), Some(from)) = (report.as_object_mut(), result?.as_object()) {
+        into.extend(from.clone());
+    }
+    Ok(report)
+}
+
+/// The propagation on an embedded environment started for it.
+async fn embedded(args: &Args) -> anyhow::Result<serde_json::Value> {
     let temp = match &args.data_dir {
         Some(_) => None,
         None => Some(
@@ -88,7 +174,17 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         "up_rss_mb": ready_rss.map(measure::mb),
     });
     if !args.up_only {
-        let result = measure::propagation(&environment, &args).await;
+        let target = measure::Target {
+            control: environment.control_client.clone(),
+            members: environment
+                .members
+                .iter()
+                .map(|m| (m.name.clone(), m.client.clone()))
+                .collect(),
+            controller_pid: None,
+            controller_metrics: None,
+        };
+        let result = measure::propagation(&target, args).await;
         match result {
             Ok(figures) => {
                 if let (Some(into), Some(from)) = (report.as_object_mut(), figures.as_object()) {
@@ -103,12 +199,5 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     }
     report["peak_rss_mb"] = json!(measure::peak_rss_bytes().map(measure::mb));
     environment.shutdown().await;
-    if args.json {
-        println!("{report}");
-    } else if let Some(fields) = report.as_object() {
-        for (key, value) in fields {
-            println!("{key}: {value}");
-        }
-    }
-    Ok(())
+    Ok(report)
 }

@@ -17,11 +17,24 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::Args;
+use super::capacity;
 use super::writes::{Writes, ratio};
-use crate::cmd::up::Environment;
 
 /// Namespace of the benchmark's templates.
-const NAMESPACE: &str = "flotilla-bench";
+pub(super) const NAMESPACE: &str = "flotilla-bench";
+
+/// The control plane and members a propagation is measured on: the embedded environment's, or any joined
+/// ones (`--kubeconfig`).
+pub(super) struct Target {
+    /// The control plane.
+    pub control: Client,
+    /// Each member's name (its Cluster's) and client.
+    pub members: Vec<(String, Client)>,
+    /// The process running the controllers, whose CPU is measured (`None`: this one).
+    pub controller_pid: Option<u32>,
+    /// The controllers' metrics text, when they run in this process.
+    pub controller_metrics: Option<Box<dyn Fn() -> Option<String> + Send + Sync>>,
+}
 
 /// What the watchers saw, shared with the creating task.
 #[derive(Default)]
@@ -171,9 +184,11 @@ async fn settled(client: &Client, deadline: Instant) -> anyhow::Result<Writes> {
     }
 }
 
-/// User and system CPU this process has used, from `/proc/self/stat` (at Linux's 100 ticks a second).
-fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+/// User and system CPU the process `pid` (this one when `None`) has used, from `/proc/<pid>/stat` (at
+/// Linux's 100 ticks a second).
+fn cpu_seconds(pid: Option<u32>) -> Option<f64> {
+    let path = pid.map_or_else(|| "/proc/self/stat".to_owned(), |pid| format!("/proc/{pid}/stat"));
+    let stat = std::fs::read_to_string(path).ok()?;
     // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime
     // are fields 14 and 15.
     let rest = stat.rsplit_once(") ")?.1;
@@ -201,24 +216,24 @@ fn ms(d: Duration) -> u128 {
 ///
 /// # Errors
 /// When setting up fails or the deadline passes (with how far it got).
-pub(super) async fn propagation(environment: &Environment, args: &Args) -> anyhow::Result<Value> {
-    let members: Vec<String> = environment.members.iter().map(|m| m.name.clone()).collect();
-    let control = environment.control_client.clone();
+pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<Value> {
+    let members: Vec<String> = target.members.iter().map(|(name, _)| name.clone()).collect();
+    let control = target.control.clone();
     setup(&control, &members).await?;
     let control_before = Writes::scrape(&control).await?;
     let mut members_before = Vec::new();
-    for member in &environment.members {
-        members_before.push(Writes::scrape(&member.client).await?);
+    for (_, client) in &target.members {
+        members_before.push(Writes::scrape(client).await?);
     }
-    let cpu_before = cpu_seconds();
+    let cpu_before = cpu_seconds(target.controller_pid);
     let shared = Arc::new(Shared {
         seen: Mutex::new(Seen::default()),
         changed: Notify::new(),
     });
     let mut watches = Vec::new();
-    for (i, member) in environment.members.iter().enumerate() {
+    for (i, (_, client)) in target.members.iter().enumerate() {
         watches.push(watch(
-            member.client.clone(),
+            client.clone(),
             shared.clone(),
             move |seen, d, now| {
                 seen.in_member.entry((i, d.name_any())).or_insert(now);
@@ -309,7 +324,7 @@ pub(super) async fn propagation(environment: &Environment, args: &Args) -> anyho
         let _ = tokio::time::timeout(Duration::from_millis(250), notified).await;
     }
     let all_aggregated = start.elapsed();
-    let cpu_aggregated = cpu_seconds();
+    let cpu_aggregated = cpu_seconds(target.controller_pid);
     for w in &watches {
         w.abort();
     }
@@ -317,15 +332,36 @@ pub(super) async fn propagation(environment: &Environment, args: &Args) -> anyho
     // aggregation) are the templates' too: count until the control plane's writes stop moving.
     let control_writes = settled(&control, deadline).await?.since(&control_before);
     let mut member_writes = Writes::default();
-    for (member, before) in environment.members.iter().zip(&members_before) {
-        member_writes = member_writes.plus(&Writes::scrape(&member.client).await?.since(before));
+    let mut replayed = vec![capacity::Server {
+        name: "the control plane".to_owned(),
+        client: &target.control,
+        writes: control_writes.clone(),
+    }];
+    for ((name, client), before) in target.members.iter().zip(&members_before) {
+        let writes = Writes::scrape(client).await?.since(before);
+        member_writes = member_writes.plus(&writes);
+        replayed.push(capacity::Server {
+            name: name.clone(),
+            client,
+            writes,
+        });
     }
 
-    if let Some(metrics) = environment.controller_metrics() {
+    if let Some(metrics) = target.controller_metrics.as_ref().and_then(|metrics| metrics()) {
         for line in controller_summary(&metrics) {
             eprintln!("bench: {line}");
         }
     }
+    // The same writes from a plain client: what the servers need for them without Flotilla in between.
+    let servers_alone = if args.no_capacity {
+        None
+    } else {
+        Some(capacity::replay(&replayed, NAMESPACE, args.concurrency).await?)
+    };
+    let servers_alone_ms = servers_alone.map(ms);
+    let capacity_ratio = servers_alone
+        .filter(|d| !d.is_zero())
+        .map(|d| (all_aggregated.as_secs_f64() / d.as_secs_f64() * 100.0).round() / 100.0);
     let seen = shared.seen.lock().unwrap_or_else(PoisonError::into_inner);
     let mut latencies: Vec<Duration> = seen
         .in_member
@@ -357,6 +393,8 @@ pub(super) async fn propagation(environment: &Environment, args: &Args) -> anyho
         "template_to_member_p99_ms": percentile(&latencies, 99.0).map(ms),
         "template_to_aggregated_p50_ms": percentile(&aggregation, 50.0).map(ms),
         "template_to_aggregated_p99_ms": percentile(&aggregation, 99.0).map(ms),
+        "same_writes_plain_client_ms": servers_alone_ms,
+        "aggregated_to_plain_writes_ratio": capacity_ratio,
     }))
 }
 

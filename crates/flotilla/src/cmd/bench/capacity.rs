@@ -1,0 +1,303 @@
+//! What the API servers themselves can absorb (issue 17): the writes a propagation made, by resource and verb,
+//! replayed from a plain client at the benchmark's concurrency against the same servers, on copies of the
+//! objects the propagation wrote (same kinds, same sizes) in a namespace of their own. Flotilla's propagation
+//! time divided by the replay's is the figure that says how much of the servers' speed Flotilla uses.
+//!
+//! Copies are made so that no controller acts on them: they live outside any policy's namespace and outside
+//! the execution namespaces, and copied bindings name another scheduler and a template that does not exist.
+//! On members, the workload controllers do act on copied workloads, as they acted on the propagated ones.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::Context;
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::core::ApiResource;
+use kube::discovery::{Discovery, Scope};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::writes::Writes;
+
+/// Namespace of the copies, on every server.
+const NAMESPACE: &str = "flotilla-bench-capacity";
+
+/// Namespaces the propagation wrote in, where the objects to copy are found: the templates' and the
+/// execution namespaces (on members, the templates' namespace too).
+fn is_source_namespace(namespace: &str, templates: &str) -> bool {
+    namespace == templates || namespace.starts_with("karmada-es-")
+}
+
+/// One server's replay: its client and the writes to make there.
+pub(super) struct Server<'a> {
+    /// For messages.
+    pub name: String,
+    pub client: &'a Client,
+    pub writes: Writes,
+}
+
+/// One write of the replay.
+enum Write {
+    Create { api: Api<DynamicObject>, object: Value },
+    Replace { api: Api<DynamicObject>, name: String, object: Value, status: bool },
+    MergePatch { api: Api<DynamicObject>, name: String, status: bool, seq: usize },
+    Delete { api: Api<DynamicObject>, name: String },
+}
+
+impl Write {
+    async fn run(self) -> anyhow::Result<()> {
+        match self {
+            Write::Create { api, object } => {
+                let object: DynamicObject = serde_json::from_value(object)?;
+                api.create(&PostParams::default(), &object).await?;
+            }
+            Write::Replace { api, name, object, status } => {
+                let object: DynamicObject = serde_json::from_value(object)?;
+                if status {
+                    api.replace_status(&name, &PostParams::default(), &object).await?;
+                } else {
+                    api.replace(&name, &PostParams::default(), &object).await?;
+                }
+            }
+            Write::MergePatch { api, name, status, seq } => {
+                let patch = Patch::Merge(json!({"metadata": {"annotations": {"bench.flotilla.io/seq": seq.to_string()}}}));
+                if status {
+                    api.patch_status(&name, &PatchParams::default(), &patch).await?;
+                } else {
+                    api.patch(&name, &PatchParams::default(), &patch).await?;
+                }
+            }
+            Write::Delete { api, name } => {
+                api.delete(&name, &DeleteParams::default()).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A copy of `sample` named `name` in the copies' namespace: metadata reduced to what a client writes, no
+/// status, and for bindings another scheduler and an absent template so that no controller acts on it.
+fn copy_of(sample: &DynamicObject, resource: &ApiResource, name: &str, namespaced: bool) -> Value {
+    let mut object = serde_json::to_value(sample).unwrap_or(Value::Null);
+    let mut metadata = json!({"name": name, "labels": sample.labels(), "annotations": sample.annotations()});
+    if namespaced {
+        metadata["namespace"] = json!(NAMESPACE);
+    }
+    object["metadata"] = metadata;
+    object["apiVersion"] = json!(resource.api_version);
+    object["kind"] = json!(resource.kind);
+    if let Some(map) = object.as_object_mut() {
+        map.remove("status");
+    }
+    if resource.kind.ends_with("ResourceBinding") {
+        object["spec"]["schedulerName"] = json!("flotilla-bench-capacity");
+        object["spec"]["resource"]["name"] = json!(format!("{name}-absent"));
+    }
+    // Events name the object they are about; the copy stays an Event about something that does not exist.
+    if resource.kind == "Event" {
+        object["metadata"]["namespace"] = json!(NAMESPACE);
+        if object.get("involvedObject").is_some() {
+            object["involvedObject"]["namespace"] = json!(NAMESPACE);
+        }
+        if object.get("regarding").is_some() {
+            object["regarding"]["namespace"] = json!(NAMESPACE);
+        }
+    }
+    object
+}
+
+/// `resource[.group][/subresource] VERB` split into its parts.
+fn parse_key(key: &str) -> Option<(&str, &str, Option<&str>, &str)> {
+    let (path, verb) = key.split_once(' ')?;
+    let (resource, subresource) = match path.split_once('/') {
+        Some((resource, sub)) => (resource, Some(sub)),
+        None => (path, None),
+    };
+    let (plural, group) = resource.split_once('.').unwrap_or((resource, ""));
+    Some((plural, group, subresource, verb))
+}
+
+/// One resource's writes on one server.
+#[derive(Default)]
+struct Counts {
+    creates: usize,
+    /// (subresource, verb, count) of updates, patches and applies.
+    changes: Vec<(Option<String>, String, usize)>,
+    deletes: usize,
+}
+
+/// The writes of one server, planned: creates first, then updates and patches, then deletes, each list
+/// interleaved across resources as the propagation's were.
+async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<[Vec<Write>; 3]> {
+    let discovery = Discovery::new(server.client.clone())
+        .run()
+        .await
+        .with_context(|| format!("failed to discover the resources of {}", server.name))?;
+    let mut by_resource: BTreeMap<(String, String), Counts> = BTreeMap::new();
+    for (key, n) in &server.writes.0 {
+        let Some((plural, group, subresource, verb)) = parse_key(key) else {
+            continue;
+        };
+        let entry = by_resource
+            .entry((plural.to_owned(), group.to_owned()))
+            .or_default();
+        let n = usize::try_from(*n).unwrap_or(usize::MAX);
+        match (subresource, verb) {
+            (None, "POST") => entry.creates += n,
+            (None, "DELETE") => entry.deletes += n,
+            (sub, "PUT" | "PATCH" | "APPLY") => {
+                entry.changes.push((sub.map(str::to_owned), verb.to_owned(), n));
+            }
+            _ => {}
+        }
+    }
+    let (mut creates, mut updates, mut deletes) = (Vec::new(), Vec::new(), Vec::new());
+    for ((plural, group), counts) in by_resource {
+        let Counts {
+            creates: posts,
+            changes,
+            deletes: removals,
+        } = counts;
+        let Some((resource, namespaced)) = discovery.groups().flat_map(|g| g.recommended_resources()).find_map(|(ar, caps)| {
+            (ar.plural == plural && ar.group == group).then(|| (ar, caps.scope == Scope::Namespaced))
+        }) else {
+            continue;
+        };
+        let all: Api<DynamicObject> = Api::all_with(server.client.clone(), &resource);
+        let sample = all
+            .list(&ListParams::default())
+            .await
+            .with_context(|| format!("failed to list {plural} on {}", server.name))?
+            .items
+            .into_iter()
+            .find(|o| !namespaced || o.namespace().is_some_and(|ns| is_source_namespace(&ns, templates_namespace)));
+        let Some(sample) = sample else {
+            continue;
+        };
+        let api: Api<DynamicObject> = if namespaced {
+            Api::namespaced_with(server.client.clone(), NAMESPACE, &resource)
+        } else {
+            Api::all_with(server.client.clone(), &resource)
+        };
+        // Every update needs an object to update: at least one copy, made outside the timed phase when the
+        // propagation created none of this resource here.
+        let copies = posts.max(1);
+        let names: Vec<String> = (0..copies).map(|i| format!("flotilla-bench-cap-{plural}-{i}")).collect();
+        for (i, name) in names.iter().enumerate() {
+            let object = copy_of(&sample, &resource, name, namespaced);
+            let create = Write::Create { api: api.clone(), object };
+            if i < posts {
+                creates.push(create);
+            } else {
+                create.run().await.with_context(|| format!("failed to create a copy of {plural} on {}", server.name))?;
+            }
+        }
+        let mut seq = 0;
+        for (subresource, verb, n) in changes {
+            let status = subresource.as_deref() == Some("status");
+            for i in 0..n {
+                let name = names[i % names.len()].clone();
+                seq += 1;
+                updates.push(if verb == "PUT" {
+                    let mut object = copy_of(&sample, &resource, &name, namespaced);
+                    object["metadata"]["annotations"]["bench.flotilla.io/seq"] = json!(seq.to_string());
+                    if status {
+                        object["status"] = serde_json::to_value(&sample).ok().and_then(|s| s.get("status").cloned()).unwrap_or(json!({}));
+                    }
+                    Write::Replace { api: api.clone(), name, object, status }
+                } else {
+                    Write::MergePatch { api: api.clone(), name, status, seq }
+                });
+            }
+        }
+        for name in names.iter().take(removals) {
+            deletes.push(Write::Delete { api: api.clone(), name: name.clone() });
+        }
+    }
+    Ok([creates, updates, deletes])
+}
+
+/// Replays `servers`' writes at `concurrency` and returns how long the servers took.
+///
+/// # Errors
+/// When a server cannot be discovered or listed, or a replayed write fails.
+pub(super) async fn replay(servers: &[Server<'_>], templates_namespace: &str, concurrency: usize) -> anyhow::Result<Duration> {
+    let mut phases: [Vec<Write>; 3] = Default::default();
+    for server in servers {
+        ensure_namespace(server.client).await?;
+        let planned = plan(server, templates_namespace).await?;
+        for (phase, writes) in phases.iter_mut().zip(planned) {
+            phase.extend(writes);
+        }
+    }
+    let total: usize = phases.iter().map(Vec::len).sum();
+    eprintln!("bench: replaying {total} writes from a plain client at concurrency {concurrency}");
+    let start = Instant::now();
+    for phase in phases {
+        futures::stream::iter(phase)
+            .map(Write::run)
+            .buffer_unordered(concurrency.max(1))
+            .try_collect::<Vec<()>>()
+            .await
+            .context("a replayed write failed")?;
+    }
+    let took = start.elapsed();
+    for server in servers {
+        let namespaces: Api<Namespace> = Api::all(server.client.clone());
+        let _ = namespaces.delete(NAMESPACE, &DeleteParams::default()).await;
+    }
+    Ok(took)
+}
+
+async fn ensure_namespace(client: &Client) -> anyhow::Result<()> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": NAMESPACE}}))?;
+    match namespaces.create(&PostParams::default(), &ns).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => anyhow::bail!(
+            "namespace {NAMESPACE} already exists (left by an earlier run that is still being deleted?): delete it first"
+        ),
+        Err(e) => Err(e).context("failed to create the replay's namespace"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_split_into_resource_group_subresource_and_verb() {
+        assert_eq!(parse_key("works.work.karmada.io/status PATCH"), Some(("works", "work.karmada.io", Some("status"), "PATCH")));
+        assert_eq!(parse_key("events POST"), Some(("events", "", None, "POST")));
+        assert_eq!(parse_key("deployments.apps PUT"), Some(("deployments", "apps", None, "PUT")));
+        assert_eq!(parse_key("nonsense"), None);
+    }
+
+    #[test]
+    fn copies_of_bindings_are_left_alone_by_the_controllers() {
+        let sample: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+            "metadata": {"name": "web-deployment", "namespace": "flotilla-bench", "uid": "u", "resourceVersion": "9",
+                         "finalizers": ["karmada.io/binding-controller"], "labels": {"a": "b"}},
+            "spec": {"resource": {"kind": "Deployment", "name": "web"}, "clusters": [{"name": "member1"}]},
+            "status": {"schedulerObservedGeneration": 1},
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let resource = ApiResource {
+            group: "work.karmada.io".into(),
+            version: "v1alpha2".into(),
+            api_version: "work.karmada.io/v1alpha2".into(),
+            kind: "ResourceBinding".into(),
+            plural: "resourcebindings".into(),
+        };
+        let copy = copy_of(&sample, &resource, "copy", true);
+        assert_eq!(copy["metadata"], json!({"name": "copy", "namespace": NAMESPACE, "labels": {"a": "b"}, "annotations": {}}));
+        assert_eq!(copy["spec"]["schedulerName"], "flotilla-bench-capacity");
+        assert_eq!(copy["spec"]["resource"]["name"], "copy-absent");
+        assert_eq!(copy["spec"]["clusters"], json!([{"name": "member1"}]), "the same size as what was written");
+        assert!(copy.get("status").is_none());
+    }
+}
