@@ -14,6 +14,7 @@ use flotilla_e2e::resources::Res;
 
 const STATEFUL_SET: Res = Res("apps", "v1", "StatefulSet", "statefulsets");
 const CUSTOMIZATION: &str = "e2e-events-statefulset-replicas";
+const WEBHOOK: &str = "e2e-events-refused";
 
 /// One propagated template and what Karmada records about it.
 struct Followed {
@@ -325,9 +326,9 @@ fn no_debug_dump(events: &[(String, String)]) -> anyhow::Result<()> {
 }
 
 flotilla_e2e::scenario!(
-    /// A customization's InterpretReplica fails with one cause, then with another: the Warning
-    /// `GetReplicasFailed` says the new cause (a new Event, not a count on the old message) and names the
-    /// customization.
+    /// A customization's InterpretReplica fails with one cause, then with another, then the customization is
+    /// replaced by a webhook that refuses connections: each time the Warning `GetReplicasFailed` says the
+    /// current cause (a new Event, not a count on the old message) and names the layer that failed.
     a_warning_follows_its_current_cause,
     "events-cause",
     Options::default(),
@@ -344,19 +345,18 @@ async fn current_cause(env: &Env, ns: &str) -> anyhow::Result<()> {
     )
     .await?;
     let result = causes(env, &kubectl, ns).await;
-    // The customization is cluster-wide: remove it whatever happened.
-    let deleted = env
-        .kubectl_karmada(
-            &kubectl,
-            &[
-                "delete",
-                "resourceinterpretercustomization",
-                CUSTOMIZATION,
-                "--ignore-not-found",
-            ],
-        )
-        .await;
-    result.and(deleted.map(|_| ()))
+    // The customization and the webhook are cluster-wide: remove them whatever happened.
+    let mut cleaned = Ok(());
+    for (kind, name) in [
+        ("resourceinterpretercustomization", CUSTOMIZATION),
+        ("resourceinterpreterwebhookconfiguration", WEBHOOK),
+    ] {
+        let deleted = env
+            .kubectl_karmada(&kubectl, &["delete", kind, name, "--ignore-not-found"])
+            .await;
+        cleaned = cleaned.and(deleted.map(|_| ()));
+    }
+    result.and(cleaned)
 }
 
 async fn causes(env: &Env, kubectl: &Kubectl, ns: &str) -> anyhow::Result<()> {
@@ -390,7 +390,11 @@ async fn causes(env: &Env, kubectl: &Kubectl, ns: &str) -> anyhow::Result<()> {
 
     let first = "first cause: the replica count is unreadable";
     let second = "second cause: the replica count is negative";
-    warned(env, ns, first, 0).await?;
+    let by_customization = format!("answered by customization \"{CUSTOMIZATION}\"");
+    warned(env, ns, first, 0, |m| {
+        m.contains(first) && m.contains(&by_customization)
+    })
+    .await?;
 
     let script =
         std::fs::read_to_string(testdata("statefulset-failing-replicas-customization.yaml"))?
@@ -399,18 +403,44 @@ async fn causes(env: &Env, kubectl: &Kubectl, ns: &str) -> anyhow::Result<()> {
     std::fs::write(&replaced, script)?;
     apply(env, kubectl, None, &replaced).await?;
     // The interpreter learns of the new script asynchronously; touching the template reconciles it again.
-    warned(env, ns, second, 1).await?;
+    warned(env, ns, second, 1, |m| {
+        m.contains(second) && m.contains(&by_customization)
+    })
+    .await?;
+
+    // Replaced by a webhook that refuses connections: the webhook's failure, named, is the current cause.
+    env.kubectl_karmada(
+        kubectl,
+        &["delete", "resourceinterpretercustomization", CUSTOMIZATION],
+    )
+    .await?;
+    apply(
+        env,
+        kubectl,
+        None,
+        &testdata("statefulset-refused-webhook.yaml"),
+    )
+    .await?;
+    let by_webhook = format!("answered by webhook \"{WEBHOOK}/");
+    warned(env, ns, "the refusing webhook", 1, |m| {
+        m.contains(&by_webhook) && !m.contains("cause:")
+    })
+    .await?;
     let all = events_about(env, ns, "StatefulSet", "failing")
         .await
         .map_err(anyhow::Error::msg)?;
     no_debug_dump(&all)
 }
 
-/// Waits until StatefulSet `ns/failing` has a Warning `GetReplicasFailed` saying `cause` and naming the
-/// customization, touching the template now and then (from `round` on) so it is interpreted again.
-async fn warned(env: &Env, ns: &str, cause: &str, round: u32) -> anyhow::Result<()> {
+/// Waits until StatefulSet `ns/failing` has a Warning `GetReplicasFailed` whose message `current` accepts
+/// (`cause` names it in messages), touching the template now and then (from `round` on) so it is interpreted
+/// again.
+async fn warned<F>(env: &Env, ns: &str, cause: &str, round: u32, current: F) -> anyhow::Result<()>
+where
+    F: Fn(&str) -> bool,
+{
     let rounds = std::sync::atomic::AtomicU32::new(round);
-    let rounds = &rounds;
+    let (rounds, current) = (&rounds, &current);
     wait_for(
         &format!("a Warning GetReplicasFailed on StatefulSet {ns}/failing saying {cause:?}"),
         || async move {
@@ -428,13 +458,11 @@ async fn warned(env: &Env, ns: &str, cause: &str, round: u32) -> anyhow::Result<
                         && text(e, "/reason") == Some("GetReplicasFailed")
                 })
                 .collect();
-            let current = failed.iter().any(|e| {
-                let message = text(e, "/message").unwrap_or_default();
+            let found = failed.iter().any(|e| {
                 text(e, "/type") == Some("Warning")
-                    && message.contains(cause)
-                    && message.contains(&format!("answered by customization \"{CUSTOMIZATION}"))
+                    && current(text(e, "/message").unwrap_or_default())
             });
-            if current {
+            if found {
                 Ok(())
             } else {
                 let messages: Vec<&str> = failed
