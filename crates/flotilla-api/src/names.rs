@@ -324,6 +324,8 @@ pub mod events {
     pub const CREATE_EXECUTION_SPACE_FAILED: &str = "CreateExecutionSpaceFailed";
     /// Cluster controller: execution namespace removed.
     pub const REMOVE_EXECUTION_SPACE_SUCCEED: &str = "RemoveExecutionSpaceSucceed";
+    /// Cluster controller: removing the execution namespace failed.
+    pub const REMOVE_EXECUTION_SPACE_FAILED: &str = "RemoveExecutionSpaceFailed";
     /// Cluster controller: taints updated.
     pub const TAINT_CLUSTER_SUCCEED: &str = "TaintClusterSucceed";
     /// Cluster controller: updating taints failed.

@@ -111,20 +111,42 @@ fn join_errors(errors: &[Error]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-/// The error and every source, joined by `: ` (for conditions, events and `Multiple`).
+/// The error and every source, joined by `: ` (for conditions, events and `Multiple`): sentences a person reads,
+/// so an API error is shown by its message and reason ([`kube_error_text`]), never as a debug dump.
 pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = err.to_string();
-    let mut source = err.source();
-    while let Some(next) = source {
-        let text = next.to_string();
+    let mut out = String::new();
+    let mut current = Some(err);
+    while let Some(next) = current {
+        let (text, last) = match next.downcast_ref::<kube::Error>() {
+            Some(kube @ kube::Error::Api(_)) => (kube_error_text(kube), true),
+            _ => (next.to_string(), false),
+        };
         // Some errors repeat their source's text in their own; print each piece once.
         if !out.contains(&text) {
-            out.push_str(": ");
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
             out.push_str(&text);
         }
-        source = next.source();
+        if last {
+            break;
+        }
+        current = next.source();
     }
     out
+}
+
+/// A kube client error as a sentence. kube's own text of an API error appends the whole `Status` in debug form
+/// (`Status { status: Some(Failure), ... }`); this keeps what the API server said and why.
+pub fn kube_error_text(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(status) if status.message.is_empty() => {
+            format!("the API server answered {} {}", status.code, status.reason)
+        }
+        kube::Error::Api(status) if status.reason.is_empty() => status.message.clone(),
+        kube::Error::Api(status) => format!("{} ({})", status.message, status.reason),
+        other => other.to_string(),
+    }
 }
 
 impl Error {
@@ -277,5 +299,40 @@ mod tests {
         assert_eq!(one.to_string(), "waiting for x");
         let two = Error::aggregate(vec![Error::waiting("x"), Error::waiting("y")]).unwrap_err();
         assert_eq!(two.to_string(), "[waiting for x, waiting for y]");
+    }
+
+    #[test]
+    fn api_errors_read_as_sentences_without_a_debug_dump() {
+        let status = kube::core::Status {
+            code: 409,
+            reason: "Conflict".into(),
+            message: "Operation cannot be fulfilled on works.work.karmada.io \"w\": the object has been modified"
+                .into(),
+            ..kube::core::Status::default()
+        };
+        let err = Error::kube(
+            "update",
+            "Work karmada-es-m1/w",
+            kube::Error::Api(Box::new(status)),
+        );
+        let message = err.message();
+        assert_eq!(
+            message,
+            "failed to update Work karmada-es-m1/w: Operation cannot be fulfilled on works.work.karmada.io \"w\": \
+             the object has been modified (Conflict)"
+        );
+        assert!(
+            !message.contains("Some(") && !message.contains("Status {"),
+            "{message}"
+        );
+        let bare = kube::Error::Api(Box::new(kube::core::Status {
+            code: 500,
+            reason: "InternalError".into(),
+            ..kube::core::Status::default()
+        }));
+        assert_eq!(
+            kube_error_text(&bare),
+            "the API server answered 500 InternalError"
+        );
     }
 }

@@ -7,7 +7,8 @@
 
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ReplicaRequirements};
-use flotilla_interpreter::{Request, Response};
+use flotilla_interpreter::facade::Explanation;
+use flotilla_interpreter::{LayerKind, Request, Response};
 use futures::future::BoxFuture;
 use kube::core::GroupVersionKind;
 use serde_json::Value;
@@ -25,6 +26,21 @@ pub trait Interpreter: Send + Sync + 'static {
         &self,
         request: Request,
     ) -> BoxFuture<'_, std::result::Result<Response, flotilla_interpreter::Error>>;
+
+    /// As [`Interpreter::interpret`], with the record of which layer answered and why the layers above it were
+    /// skipped; interpreters that keep no such record (test fakes) give none.
+    fn interpret_explained(
+        &self,
+        request: Request,
+    ) -> BoxFuture<
+        '_,
+        (
+            std::result::Result<Response, flotilla_interpreter::Error>,
+            Option<Explanation>,
+        ),
+    > {
+        Box::pin(async move { (self.interpret(request).await, None) })
+    }
 
     /// Resolves once every layer has loaded its configuration.
     fn ready(&self) -> BoxFuture<'_, ()>;
@@ -57,6 +73,23 @@ impl Interpreter for flotilla_interpreter::ResourceInterpreter {
                 flotilla_interpreter::ResourceInterpreter::interpret(self, request).await;
             tracing::trace!(?explanation, "interpreted");
             result
+        })
+    }
+
+    fn interpret_explained(
+        &self,
+        request: Request,
+    ) -> BoxFuture<
+        '_,
+        (
+            std::result::Result<Response, flotilla_interpreter::Error>,
+            Option<Explanation>,
+        ),
+    > {
+        Box::pin(async move {
+            let (result, explanation) =
+                flotilla_interpreter::ResourceInterpreter::interpret(self, request).await;
+            (result, Some(explanation))
         })
     }
 
@@ -111,25 +144,25 @@ pub(crate) fn enabled(
     gvk_of(object).is_ok_and(|gvk| interpreter.hook_enabled(&gvk, operation))
 }
 
-/// InterpretReplica: the template's replicas and per-replica requirements.
+/// InterpretReplica: the template's replicas and per-replica requirements, with the layer that answered.
 pub(crate) async fn get_replicas(
     interpreter: &dyn Interpreter,
     object: &Value,
-) -> Result<(i32, Option<ReplicaRequirements>)> {
+) -> (Result<(i32, Option<ReplicaRequirements>)>, Answered) {
     let op = InterpreterOperation::InterpretReplica;
-    match interpreter
-        .interpret(Request::InterpretReplica {
-            object: object.clone(),
-        })
-        .await
-    {
+    let request = Request::InterpretReplica {
+        object: object.clone(),
+    };
+    let (result, answered) = explained(interpreter, request).await;
+    let result = match result {
         Ok(Response::Replicas {
             replicas,
             requirements,
         }) => Ok((replicas, requirements)),
         Ok(_) => Err(unexpected(op, object)),
         Err(err) => Err(failed(op, object, err)),
-    }
+    };
+    (result, answered)
 }
 
 /// ReviseReplica: `object` with its replicas set to `replicas`.
@@ -183,76 +216,169 @@ pub(crate) async fn retain(
     }
 }
 
-/// InterpretStatus (ReflectStatus): the status to record for a member object.
+/// InterpretStatus (ReflectStatus): the status to record for a member object, with the layer that answered.
 pub(crate) async fn reflect_status(
     interpreter: &dyn Interpreter,
     object: &Value,
-) -> Result<Option<Value>> {
+) -> (Result<Option<Value>>, Answered) {
     let op = InterpreterOperation::InterpretStatus;
-    match interpreter
-        .interpret(Request::InterpretStatus {
-            object: object.clone(),
-        })
-        .await
-    {
+    let request = Request::InterpretStatus {
+        object: object.clone(),
+    };
+    let (result, answered) = explained(interpreter, request).await;
+    let result = match result {
         Ok(Response::Status(status)) => Ok(status),
         Ok(_) => Err(unexpected(op, object)),
         Err(err) => Err(failed(op, object, err)),
-    }
+    };
+    (result, answered)
 }
 
-/// InterpretHealth: whether a member object is healthy.
+/// InterpretHealth: whether a member object is healthy, with the layer that answered.
 pub(crate) async fn interpret_health(
     interpreter: &dyn Interpreter,
     object: &Value,
-) -> Result<bool> {
+) -> (Result<bool>, Answered) {
     let op = InterpreterOperation::InterpretHealth;
-    match interpreter
-        .interpret(Request::InterpretHealth {
-            object: object.clone(),
-        })
-        .await
-    {
+    let request = Request::InterpretHealth {
+        object: object.clone(),
+    };
+    let (result, answered) = explained(interpreter, request).await;
+    let result = match result {
         Ok(Response::Healthy(healthy)) => Ok(healthy),
         Ok(_) => Err(unexpected(op, object)),
         Err(err) => Err(failed(op, object, err)),
-    }
+    };
+    (result, answered)
 }
 
-/// AggregateStatus: the template with its status folded from the member items.
+/// AggregateStatus: the template with its status folded from the member items, with the layer that answered.
 pub(crate) async fn aggregate_status(
     interpreter: &dyn Interpreter,
     object: &Value,
     items: Vec<AggregatedStatusItem>,
-) -> Result<Value> {
+) -> (Result<Value>, Answered) {
     let op = InterpreterOperation::AggregateStatus;
-    match interpreter
-        .interpret(Request::AggregateStatus {
-            object: object.clone(),
-            items,
-        })
-        .await
-    {
+    let request = Request::AggregateStatus {
+        object: object.clone(),
+        items,
+    };
+    let (result, answered) = explained(interpreter, request).await;
+    let result = match result {
         Ok(Response::Object(aggregated)) => Ok(aggregated),
         Ok(_) => Err(unexpected(op, object)),
         Err(err) => Err(failed(op, object, err)),
-    }
+    };
+    (result, answered)
 }
 
-/// InterpretDependency: the objects the template depends on.
+/// InterpretDependency: the objects the template depends on, with the layer that answered.
 pub(crate) async fn get_dependencies(
     interpreter: &dyn Interpreter,
     object: &Value,
-) -> Result<Vec<DependentObjectReference>> {
+) -> (Result<Vec<DependentObjectReference>>, Answered) {
     let op = InterpreterOperation::InterpretDependency;
-    match interpreter
-        .interpret(Request::InterpretDependency {
-            object: object.clone(),
-        })
-        .await
-    {
+    let request = Request::InterpretDependency {
+        object: object.clone(),
+    };
+    let (result, answered) = explained(interpreter, request).await;
+    let result = match result {
         Ok(Response::Dependencies(deps)) => Ok(deps),
         Ok(_) => Err(unexpected(op, object)),
         Err(err) => Err(failed(op, object, err)),
+    };
+    (result, answered)
+}
+
+async fn explained(
+    interpreter: &dyn Interpreter,
+    request: Request,
+) -> (
+    std::result::Result<Response, flotilla_interpreter::Error>,
+    Answered,
+) {
+    let (result, explanation) = interpreter.interpret_explained(request).await;
+    if let Some(explanation) = &explanation {
+        tracing::trace!(?explanation, "interpreted");
+    }
+    (result, Answered(explanation))
+}
+
+/// Which interpreter layer answered an operation and why the layers above it did not, as Event messages say
+/// it: beyond Karmada, whose users ask for it (karmada-io/karmada#5238).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Answered(pub(crate) Option<Explanation>);
+
+impl Answered {
+    /// `text` (Karmada's message, kept first so its users recognise it) followed by the layers in parentheses,
+    /// e.g. `... successfully. (answered by webhook "workloads.example.io"; customization skipped: no
+    /// customization for workload.example.io/v1alpha1 Workload)`. Just `text` when nothing was recorded.
+    pub(crate) fn note(&self, text: impl Into<String>) -> String {
+        let text = text.into();
+        let Some(explanation) = &self.0 else {
+            return text;
+        };
+        let mut parts = vec![match &explanation.answered {
+            Some(answer) if answer.layer == LayerKind::Native => {
+                format!("answered by the {}", answer.rule)
+            }
+            Some(answer) => format!("answered by {} \"{}\"", answer.layer, answer.rule),
+            None => "no interpreter layer has a rule for it".to_owned(),
+        }];
+        parts.extend(
+            explanation
+                .skipped
+                .iter()
+                .map(|s| format!("{} skipped: {}", s.layer, s.reason)),
+        );
+        format!("{text} ({})", parts.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use flotilla_interpreter::facade::{Answer, Skipped};
+
+    use super::*;
+
+    fn explanation(answered: Option<(LayerKind, &str)>) -> Explanation {
+        Explanation {
+            operation: InterpreterOperation::InterpretHealth,
+            gvk: None,
+            skipped: vec![Skipped {
+                layer: LayerKind::Customization,
+                reason: "no customization for apps/v1 Deployment".into(),
+            }],
+            answered: answered.map(|(layer, rule)| Answer {
+                layer,
+                rule: rule.into(),
+            }),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn notes_keep_karmadas_text_first_and_name_the_layer_and_the_skipped_ones() {
+        let native = Answered(Some(explanation(Some((
+            LayerKind::Native,
+            "native Deployment handler",
+        )))));
+        assert_eq!(
+            native.note("Interpret health of object(Deployment/d/web) as healthy."),
+            "Interpret health of object(Deployment/d/web) as healthy. (answered by the native Deployment \
+             handler; customization skipped: no customization for apps/v1 Deployment)"
+        );
+        let webhook = Answered(Some(explanation(Some((LayerKind::Webhook, "cfg/hook")))));
+        assert!(
+            webhook
+                .note("x")
+                .starts_with("x (answered by webhook \"cfg/hook\"; ")
+        );
+        let none = Answered(Some(explanation(None)));
+        assert!(
+            none.note("x")
+                .starts_with("x (no interpreter layer has a rule for it; ")
+        );
+        assert_eq!(Answered(None).note("plain"), "plain");
     }
 }

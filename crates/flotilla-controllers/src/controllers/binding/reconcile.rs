@@ -124,23 +124,25 @@ impl BindingController {
             return Ok(Action::await_change());
         };
         let result = self.ensure_works(&binding, &id, &template).await;
-        let message = match &result {
-            Ok(()) => format!("Sync work of {} successful.", binding.event_ref()),
-            Err(err) => format!(
-                "Failed to sync work of {}: {}",
-                binding.event_ref(),
-                err.message()
-            ),
-        };
-        let (reason, warn) = match &result {
-            Ok(()) => (events::SYNC_WORK_SUCCEED, false),
-            Err(_) => (events::SYNC_WORK_FAILED, true),
-        };
-        for target in [reference(&binding), reference_of(&template)] {
-            if warn {
-                self.recorder.warning(&target, reason, message.clone());
-            } else {
-                self.recorder.normal(&target, reason, message.clone());
+        let targets = [reference(&binding), reference_of(&template)];
+        match &result {
+            Ok(()) => {
+                let message = format!("Sync work of {} successful.", binding.event_ref());
+                for target in &targets {
+                    self.recorder
+                        .normal(target, events::SYNC_WORK_SUCCEED, message.clone());
+                }
+            }
+            Err(err) => {
+                let message = format!(
+                    "Failed to sync work of {}: {}",
+                    binding.event_ref(),
+                    err.message()
+                );
+                for target in &targets {
+                    self.recorder
+                        .failure(target, events::SYNC_WORK_FAILED, err, message.clone());
+                }
             }
         }
         result.map(|()| Action::await_change())

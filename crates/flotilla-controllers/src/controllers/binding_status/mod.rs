@@ -25,7 +25,7 @@ use crate::context::Context;
 use crate::controllers::binding::build::expected_clusters;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference, reference_of};
-use crate::interpreter::{aggregate_status, enabled};
+use crate::interpreter::{Answered, aggregate_status, enabled};
 use crate::runtime::{Action, Change, Controller, Informer};
 use crate::templates::{TemplateKey, with_type};
 use crate::update::{self, Edit, Part, Written};
@@ -218,9 +218,10 @@ impl BindingStatusController {
             ),
             Ok(_) => {}
             Err(error) => {
-                self.recorder.warning(
+                self.recorder.failure(
                     &binding_ref,
                     events::AGGREGATE_STATUS_FAILED,
+                    &error,
                     error.message(),
                 );
                 return Err(error);
@@ -261,7 +262,8 @@ impl BindingStatusController {
         };
         let what = key.to_string();
         let template_ref = std::sync::Mutex::new(None);
-        let (items, template_ref_slot) = (&items, &template_ref);
+        let answered = std::sync::Mutex::new(Answered::default());
+        let (items, template_ref_slot, answered_slot) = (&items, &template_ref, &answered);
         let written = update::update(
             &api,
             &what,
@@ -271,18 +273,23 @@ impl BindingStatusController {
             |mut object| async move {
                 let template = with_type(&object, &key.api_version, &key.kind);
                 let reference = reference_of(&template);
-                let aggregated = match aggregate_status(interpreter, &template, items.clone()).await
-                {
+                let (aggregated, answered) =
+                    aggregate_status(interpreter, &template, items.clone()).await;
+                let aggregated = match aggregated {
                     Ok(aggregated) => aggregated,
                     Err(err) => {
-                        self.recorder.warning(
+                        self.recorder.failure(
                             &reference,
                             events::AGGREGATE_STATUS_FAILED,
-                            err.message(),
+                            &err,
+                            answered.note(err.message()),
                         );
                         return Err(err);
                     }
                 };
+                *answered_slot
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = answered;
                 *template_ref_slot
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(reference);
@@ -309,11 +316,18 @@ impl BindingStatusController {
             (Ok(written), Some(reference)) if written.wrote() => self.recorder.normal(
                 &reference,
                 events::AGGREGATE_STATUS_SUCCEED,
-                "Update Resource with AggregatedStatus successfully.",
+                answered
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .note("Update Resource with AggregatedStatus successfully."),
             ),
             (Err(error @ Error::Kube { .. }), Some(reference)) if error.is_write() => {
-                self.recorder
-                    .warning(&reference, events::AGGREGATE_STATUS_FAILED, error.message());
+                self.recorder.failure(
+                    &reference,
+                    events::AGGREGATE_STATUS_FAILED,
+                    &error,
+                    error.message(),
+                );
                 return Err(error);
             }
             (Err(error), _) => return Err(error),

@@ -25,7 +25,7 @@ use self::build::{
 };
 use crate::api::get_opt;
 use crate::context::Context;
-use crate::error::{Error, Result, is_already_exists, is_not_found};
+use crate::error::{Error, Result, is_already_exists, is_not_found, kube_error_text};
 use crate::events::{EventRecorder, reference};
 use crate::features::Feature;
 use crate::runtime::{Action, Change, Controller, Informer};
@@ -131,7 +131,7 @@ impl ClusterController {
                 Err(err) if !err.is_conflict() => {
                     // Karmada's note is the API error itself.
                     let note = match err {
-                        Error::Kube { source, .. } => source.to_string(),
+                        Error::Kube { source, .. } => kube_error_text(source),
                         other => other.message(),
                     };
                     self.recorder
@@ -175,7 +175,7 @@ impl ClusterController {
                 self.recorder.warning(
                     &reference(cluster),
                     events::CREATE_EXECUTION_SPACE_FAILED,
-                    source.to_string(),
+                    kube_error_text(&source),
                 );
                 Err(Error::kube("create", format!("Namespace {name}"), source))
             }
@@ -209,6 +209,11 @@ impl ClusterController {
                     ),
                     Err(err) if is_not_found(&err) => {}
                     Err(source) => {
+                        self.recorder.warning(
+                            &reference(&cluster),
+                            events::REMOVE_EXECUTION_SPACE_FAILED,
+                            kube_error_text(&source),
+                        );
                         return Err(Error::kube("delete", format!("Namespace {space}"), source));
                     }
                 }

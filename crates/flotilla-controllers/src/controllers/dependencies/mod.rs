@@ -168,7 +168,8 @@ impl Distributor {
             return Ok(Action::await_change());
         }
         let template_ref = reference_of(&template);
-        let deps = match get_dependencies(interpreter, &template).await {
+        let (deps, answered) = get_dependencies(interpreter, &template).await;
+        let deps = match deps {
             Ok(deps) => {
                 let described: Vec<String> = deps
                     .iter()
@@ -177,15 +178,19 @@ impl Distributor {
                 self.recorder.normal(
                     &template_ref,
                     events::GET_DEPENDENCIES_SUCCEED,
-                    format!("Get dependencies([{}]) succeed.", described.join(", ")),
+                    answered.note(format!(
+                        "Get dependencies([{}]) succeed.",
+                        described.join(", ")
+                    )),
                 );
                 deps
             }
             Err(err) => {
-                self.recorder.warning(
+                self.recorder.failure(
                     &template_ref,
                     events::GET_DEPENDENCIES_FAILED,
-                    err.message(),
+                    &err,
+                    answered.note(err.message()),
                 );
                 return Err(err);
             }
@@ -205,9 +210,10 @@ impl Distributor {
                 events::SYNC_SCHEDULE_RESULT_TO_DEPENDENCIES_SUCCEED,
                 "Sync schedule results to dependencies succeed.",
             ),
-            Err(err) => self.recorder.warning(
+            Err(err) => self.recorder.failure(
                 &reference(&rb),
                 events::SYNC_SCHEDULE_RESULT_TO_DEPENDENCIES_FAILED,
+                err,
                 err.message(),
             ),
         }

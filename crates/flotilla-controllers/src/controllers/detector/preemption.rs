@@ -135,9 +135,10 @@ impl Detector {
                 Ok(())
             }
             Err(err) => {
-                self.recorder.warning(
+                self.recorder.failure(
                     &reference,
                     events::PREEMPT_POLICY_FAILED,
+                    &err,
                     format!(
                         "{preempting} failed to preempt {taken_from}: {}",
                         err.message()

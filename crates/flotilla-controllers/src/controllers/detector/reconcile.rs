@@ -40,6 +40,14 @@ pub(super) struct Chosen {
 }
 
 impl Chosen {
+    /// How Karmada's events name the policy kind: `policy` or `cluster policy`.
+    fn noun(&self) -> &'static str {
+        match self.claim {
+            Claim::Namespaced { .. } => "policy",
+            Claim::Cluster { .. } => "cluster policy",
+        }
+    }
+
     pub(super) fn pp(policy: &PropagationPolicy, id: String) -> Self {
         let namespace = policy.namespace().unwrap_or_default();
         let mut spec = policy.spec.clone();
@@ -284,13 +292,19 @@ impl Detector {
             Ok(true) => self.recorder.normal(
                 &reference,
                 events::APPLY_POLICY_SUCCEED,
-                format!("Apply policy({}) succeed", chosen.display),
+                format!("Apply {}({}) succeed", chosen.noun(), chosen.display),
             ),
             Ok(false) => {}
-            Err(err) => self.recorder.warning(
+            Err(err) => self.recorder.failure(
                 &reference,
                 events::APPLY_POLICY_FAILED,
-                format!("Apply policy({}) failed: {}", chosen.display, err.message()),
+                err,
+                format!(
+                    "Apply {}({}) failed: {}",
+                    chosen.noun(),
+                    chosen.display,
+                    err.message()
+                ),
             ),
         }
         result.map(|_| Action::await_change())
@@ -362,12 +376,13 @@ impl Detector {
             return Ok(None);
         }
         let reference = reference_of(template);
-        match interpreter::get_replicas(interpreter, template).await {
+        let (result, answered) = interpreter::get_replicas(interpreter, template).await;
+        match result {
             Ok((replicas, requirements)) => {
                 self.recorder.normal(
                     &reference,
                     events::GET_REPLICAS_SUCCEED,
-                    "Get Replicas succeed.",
+                    answered.note("Get replicas of resource template successfully."),
                 );
                 Ok(Some(ReplicaInfo {
                     replicas,
@@ -375,8 +390,12 @@ impl Detector {
                 }))
             }
             Err(err) => {
-                self.recorder
-                    .warning(&reference, events::GET_REPLICAS_FAILED, err.message());
+                self.recorder.failure(
+                    &reference,
+                    events::GET_REPLICAS_FAILED,
+                    &err,
+                    answered.note(err.message()),
+                );
                 Err(err)
             }
         }

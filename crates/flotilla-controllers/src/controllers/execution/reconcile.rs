@@ -145,9 +145,18 @@ impl ExecutionController {
                         member.cluster
                     ),
                 ),
-                Err(err) => self
-                    .recorder
-                    .warning(&template, events::SYNC_FAILED, err.message()),
+                Err(err) => self.recorder.failure(
+                    &template,
+                    events::SYNC_FAILED,
+                    err,
+                    format!(
+                        "Failed to create or update resource({}/{}) in member cluster({}): {}",
+                        objects::namespace(manifest),
+                        objects::name(manifest),
+                        member.cluster,
+                        err.message()
+                    ),
+                ),
             }
             if let Err(err) = result {
                 errors.push(err);
@@ -190,9 +199,18 @@ impl ExecutionController {
                     member.cluster
                 ),
             ),
-            Err(err) => self
-                .recorder
-                .warning(&work_ref, events::SYNC_FAILED, err.message()),
+            Err(err) => self.recorder.failure(
+                &work_ref,
+                events::SYNC_FAILED,
+                err,
+                format!(
+                    "Failed to sync work({}/{}) to cluster({}), err: {}",
+                    work.namespace().unwrap_or_default(),
+                    work.name_any(),
+                    member.cluster,
+                    err.message()
+                ),
+            ),
         }
         result
     }

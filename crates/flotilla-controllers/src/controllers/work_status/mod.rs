@@ -173,9 +173,9 @@ impl WorkStatusController {
         let mut reflected = Vec::new();
         for manifest in &work.spec.workload.manifests {
             match self.observe(work, &member, &manifest.0).await? {
-                Some((status, observed)) => {
+                Some((status, notes)) => {
                     statuses.push(status);
-                    reflected.push(objects::describe(&observed));
+                    reflected.extend(notes);
                 }
                 None => statuses.extend(
                     previous
@@ -200,24 +200,22 @@ impl WorkStatusController {
                     source,
                 )
             })?;
-        for object in reflected {
-            self.recorder.normal(
-                &reference(work),
-                events::REFLECT_STATUS_SUCCEED,
-                format!("Reflect status of {object} succeed."),
-            );
+        let work_ref = reference(work);
+        for (reason, note) in reflected {
+            self.recorder.normal(&work_ref, reason, note);
         }
         Ok(Action::await_change())
     }
 
-    /// The status and health of the member object `manifest` names, with the object as observed; `None`
-    /// when the member's cache does not hold it (or it belongs to another Work).
+    /// The status and health of the member object `manifest` names, with the Normal events to record once
+    /// they are written (reason, message); `None` when the member's cache does not hold the object (or it
+    /// belongs to another Work). Failures are recorded as Warning events at once.
     async fn observe(
         &self,
         work: &Work,
         member: &Member,
         manifest: &Value,
-    ) -> Result<Option<(ManifestStatus, Value)>> {
+    ) -> Result<Option<(ManifestStatus, Vec<(&'static str, String)>)>> {
         let (api_version, kind) = (objects::api_version(manifest), objects::kind(manifest));
         let served = member.resolve(api_version, kind).await?;
         let Some(informer) = member.informer_if_started(&served) else {
@@ -241,27 +239,65 @@ impl WorkStatusController {
         }
         let work_ref = reference(work);
         let interpreter = self.ctx.interpreter.as_ref();
-        let status = match reflect_status(interpreter, &observed).await {
+        // Karmada's name of the object in these events: `Kind/namespace/name`.
+        let object = format!(
+            "{}/{}/{}",
+            objects::kind(&observed),
+            objects::namespace(&observed),
+            objects::name(&observed)
+        );
+        let mut notes = Vec::new();
+        let (status, answered) = reflect_status(interpreter, &observed).await;
+        let status = match status {
             Ok(status) => status,
             Err(err) => {
-                self.recorder
-                    .warning(&work_ref, events::REFLECT_STATUS_FAILED, err.message());
+                self.recorder.failure(
+                    &work_ref,
+                    events::REFLECT_STATUS_FAILED,
+                    &err,
+                    answered.note(format!(
+                        "Reflect status for object({object}) failed, err: {}.",
+                        err.message()
+                    )),
+                );
                 return Err(err);
             }
         };
+        notes.push((
+            events::REFLECT_STATUS_SUCCEED,
+            answered.note(format!("Reflect status for object({object}) succeed.")),
+        ));
+        // Kinds no layer assesses are healthy (Karmada treats them so, and records no event).
         let health = if enabled(
             interpreter,
             &observed,
             InterpreterOperation::InterpretHealth,
         ) {
-            match interpret_health(interpreter, &observed).await {
-                Ok(true) => ResourceHealth::Healthy,
-                Ok(false) => ResourceHealth::Unhealthy,
+            let (healthy, answered) = interpret_health(interpreter, &observed).await;
+            match healthy {
+                Ok(healthy) => {
+                    let verdict = if healthy { "healthy" } else { "unhealthy" };
+                    notes.push((
+                        events::INTERPRET_HEALTH_SUCCEED,
+                        answered.note(format!(
+                            "Interpret health of object({object}) as {verdict}."
+                        )),
+                    ));
+                    if healthy {
+                        ResourceHealth::Healthy
+                    } else {
+                        ResourceHealth::Unhealthy
+                    }
+                }
                 Err(err) => {
-                    self.recorder.warning(
+                    self.recorder.failure(
                         &work_ref,
                         events::INTERPRET_HEALTH_FAILED,
-                        err.message(),
+                        &err,
+                        answered.note(format!(
+                            "Interpret health of object({object}) failed, err: {}.",
+                            err.message()
+                        )),
                     );
                     ResourceHealth::Unknown
                 }
@@ -274,7 +310,7 @@ impl WorkStatusController {
             status,
             health: Some(health),
         };
-        Ok(Some((status, observed)))
+        Ok(Some((status, notes)))
     }
 }
 

@@ -1,0 +1,339 @@
+//! Kubernetes Events with Karmada's reasons, published off the reconcile path.
+//!
+//! Reconciles hand events to a bounded channel and go on; one background task publishes them as
+//! events.k8s.io/v1 Events reported by `flotilla-<controller>`, correlated as client-go correlates Karmada's
+//! ([`correlator`]: exact repeats counted, alike Events with many messages combined, spam dropped). When the
+//! channel is full, events are dropped with a debug log rather than slowing controllers down: events are
+//! informational, never a source of truth.
+
+mod correlator;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::events::v1::{Event as K8sEvent, EventSeries};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::events::EventType;
+use kube::{Client, ResourceExt};
+use tokio::sync::mpsc;
+
+use crate::error::Error;
+use correlator::{Correlator, Decision, Recorded, Regarding, SeriesKey};
+
+/// How many events may wait for publication before new ones are dropped.
+const QUEUE: usize = 4096;
+
+struct Pending {
+    controller: Arc<str>,
+    type_: EventType,
+    reason: String,
+    note: String,
+    reference: ObjectReference,
+}
+
+/// The shared event sink; [`EventSink::recorder`] gives a controller its own reporter.
+#[derive(Clone)]
+pub struct EventSink {
+    tx: Option<mpsc::Sender<Pending>>,
+}
+
+impl EventSink {
+    /// A sink publishing to `client`'s API server, with the task that does the publishing (spawn it).
+    pub fn new(client: Client) -> (Self, impl Future<Output = ()> + Send + 'static) {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        (EventSink { tx: Some(tx) }, publish_loop(client, rx))
+    }
+
+    /// A sink that drops every event (unit tests, tools).
+    pub fn disabled() -> Self {
+        EventSink { tx: None }
+    }
+
+    /// A recorder reporting as `flotilla-<controller>`.
+    pub fn recorder(&self, controller: &str) -> EventRecorder {
+        EventRecorder {
+            controller: Arc::from(format!("flotilla-{controller}")),
+            tx: self.tx.clone(),
+        }
+    }
+}
+
+/// Records events for one controller.
+#[derive(Clone)]
+pub struct EventRecorder {
+    controller: Arc<str>,
+    tx: Option<mpsc::Sender<Pending>>,
+}
+
+impl EventRecorder {
+    /// A `Normal` event on `reference`.
+    pub fn normal(&self, reference: &ObjectReference, reason: &str, note: impl Into<String>) {
+        self.send(EventType::Normal, reference, reason, note.into());
+    }
+
+    /// A `Warning` event on `reference`.
+    pub fn warning(&self, reference: &ObjectReference, reason: &str, note: impl Into<String>) {
+        self.send(EventType::Warning, reference, reason, note.into());
+    }
+
+    /// A `Warning` event about `err` on `reference`, unless `err` is an API "409 Conflict": the reconcile
+    /// reads afresh and retries those, and a conflict a retry resolves is nothing a person must act on.
+    pub(crate) fn failure(
+        &self,
+        reference: &ObjectReference,
+        reason: &str,
+        err: &Error,
+        note: impl Into<String>,
+    ) {
+        if only_conflicts(err) {
+            tracing::debug!(reason, error = %err.message(), "conflict is retried; no Warning event");
+            return;
+        }
+        self.warning(reference, reason, note);
+    }
+
+    fn send(&self, type_: EventType, reference: &ObjectReference, reason: &str, mut note: String) {
+        let Some(tx) = &self.tx else { return };
+        // The Events API caps the note at 1 KiB.
+        if note.len() > 1024 {
+            let mut cut = 1021;
+            while !note.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            note.truncate(cut);
+            note.push_str("...");
+        }
+        let pending = Pending {
+            controller: self.controller.clone(),
+            type_,
+            reason: reason.to_owned(),
+            note,
+            reference: reference.clone(),
+        };
+        if tx.try_send(pending).is_err() {
+            tracing::debug!(reason, "event queue full or closed; event dropped");
+        }
+    }
+}
+
+/// How often correlation state that can no longer matter is dropped from memory.
+const SWEEP_INTERVAL: SignedDuration = SignedDuration::from_mins(1);
+
+impl Pending {
+    fn recorded(&self) -> Recorded {
+        let r = &self.reference;
+        Recorded {
+            controller: self.controller.clone(),
+            warning: self.type_ == EventType::Warning,
+            reason: self.reason.clone(),
+            note: self.note.clone(),
+            regarding: Regarding {
+                uid: r.uid.clone(),
+                kind: r.kind.clone(),
+                namespace: r.namespace.clone(),
+                name: r.name.clone(),
+            },
+        }
+    }
+}
+
+async fn publish_loop(client: Client, mut rx: mpsc::Receiver<Pending>) {
+    let mut correlator = Correlator::default();
+    // The Event written for each live series, to count repeats on.
+    let mut written: HashMap<SeriesKey, K8sEvent> = HashMap::new();
+    let mut swept = Timestamp::now();
+    while let Some(pending) = rx.recv().await {
+        let now = Timestamp::now();
+        // Swept once a minute, not on every Event: a burst of thousands of Events would otherwise scan the
+        // whole state each time.
+        if now.duration_since(swept) > SWEEP_INTERVAL {
+            correlator.sweep(now);
+            written.retain(|key, _| correlator.is_live(key, now));
+            swept = now;
+        }
+        let namespace = pending
+            .reference
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_owned());
+        let api: Api<K8sEvent> = Api::namespaced(client.clone(), &namespace);
+        let (key, published) = match correlator.observe(pending.recorded(), now) {
+            Decision::Drop => {
+                // A Warning's cause must not vanish: what the Events API will not show, the log does.
+                if pending.type_ == EventType::Warning {
+                    tracing::info!(
+                        controller = %pending.controller,
+                        reason = %pending.reason,
+                        object = ?pending.reference.name,
+                        message = %pending.note,
+                        "too many events about the object; warning not recorded as an Event"
+                    );
+                }
+                continue;
+            }
+            Decision::Repeat { key, note, count } if written.contains_key(&key) => {
+                let mut event = written[&key].clone();
+                event.note = Some(note);
+                event.series = Some(EventSeries {
+                    count,
+                    last_observed_time: MicroTime(now),
+                });
+                let patched = api
+                    .patch(
+                        &event.name_any(),
+                        &PatchParams::default(),
+                        &Patch::Merge(&event),
+                    )
+                    .await
+                    .map(|_| event);
+                (key, patched)
+            }
+            Decision::Repeat { key, note, .. } | Decision::Create { key, note } => {
+                let event = new_event(&pending, note, now);
+                (key, api.create(&PostParams::default(), &event).await)
+            }
+        };
+        match published {
+            Ok(event) => {
+                written.insert(key, event);
+            }
+            Err(err) => {
+                correlator.forget(&key);
+                written.remove(&key);
+                tracing::debug!(error = %crate::error::kube_error_text(&err), reason = %pending.reason, "failed to publish event");
+            }
+        }
+    }
+}
+
+/// A new events.k8s.io/v1 Event, shaped as kube-runtime's `Recorder` shapes one.
+fn new_event(pending: &Pending, note: String, now: Timestamp) -> K8sEvent {
+    let controller = pending.controller.to_string();
+    K8sEvent {
+        action: Some(pending.reason.clone()),
+        reason: Some(pending.reason.clone()),
+        event_time: Some(MicroTime(now)),
+        regarding: Some(pending.reference.clone()),
+        note: Some(note),
+        metadata: ObjectMeta {
+            namespace: pending.reference.namespace.clone(),
+            name: Some(format!(
+                "{}.{:x}",
+                pending.reference.name.as_deref().unwrap_or(&controller),
+                now.as_nanosecond()
+            )),
+            ..ObjectMeta::default()
+        },
+        reporting_controller: Some(controller.clone()),
+        reporting_instance: Some(controller),
+        type_: Some(
+            match pending.type_ {
+                EventType::Normal => "Normal",
+                EventType::Warning => "Warning",
+            }
+            .to_owned(),
+        ),
+        ..K8sEvent::default()
+    }
+}
+
+/// Whether `err` is a write conflict, or several that all are.
+fn only_conflicts(err: &Error) -> bool {
+    match err {
+        Error::Multiple(errors) => !errors.is_empty() && errors.iter().all(only_conflicts),
+        other => other.is_conflict(),
+    }
+}
+
+/// The reference of a JSON object (template or member object), for events.
+pub(crate) fn reference_of(object: &serde_json::Value) -> ObjectReference {
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    ObjectReference {
+        api_version: text("/apiVersion"),
+        kind: text("/kind"),
+        namespace: text("/metadata/namespace").filter(|ns| !ns.is_empty()),
+        name: text("/metadata/name"),
+        uid: text("/metadata/uid"),
+        resource_version: None,
+        field_path: None,
+    }
+}
+
+/// The reference of a typed object, for events.
+pub(crate) fn reference<K: kube::Resource<DynamicType = ()>>(object: &K) -> ObjectReference {
+    object.object_ref(&())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorder() -> (EventRecorder, mpsc::Receiver<Pending>) {
+        let (tx, rx) = mpsc::channel(8);
+        let sink = EventSink { tx: Some(tx) };
+        (sink.recorder("binding-controller"), rx)
+    }
+
+    fn api_error(code: u16, reason: &str) -> Error {
+        Error::kube(
+            "update",
+            "Work karmada-es-m1/w",
+            kube::Error::Api(Box::new(kube::core::Status {
+                code,
+                reason: reason.into(),
+                message: "the object has been modified".into(),
+                ..kube::core::Status::default()
+            })),
+        )
+    }
+
+    #[test]
+    fn a_retried_conflict_is_no_warning_but_other_failures_are() {
+        let (recorder, mut rx) = recorder();
+        let target = ObjectReference {
+            kind: Some("Deployment".into()),
+            name: Some("web".into()),
+            namespace: Some("default".into()),
+            ..ObjectReference::default()
+        };
+        let conflict = api_error(409, "Conflict");
+        recorder.failure(&target, "SyncWorkFailed", &conflict, conflict.message());
+        let conflicts =
+            Error::Multiple(vec![api_error(409, "Conflict"), api_error(409, "Conflict")]);
+        recorder.failure(&target, "SyncWorkFailed", &conflicts, conflicts.message());
+        assert!(
+            rx.try_recv().is_err(),
+            "a conflict was recorded as a Warning"
+        );
+
+        let mixed = Error::Multiple(vec![
+            api_error(409, "Conflict"),
+            api_error(500, "InternalError"),
+        ]);
+        recorder.failure(&target, "SyncWorkFailed", &mixed, mixed.message());
+        let forbidden = api_error(403, "Forbidden");
+        recorder.failure(&target, "SyncWorkFailed", &forbidden, forbidden.message());
+        for _ in 0..2 {
+            let sent = rx.try_recv().expect("a Warning");
+            assert!(sent.type_ == EventType::Warning);
+            assert_eq!(sent.controller.as_ref(), "flotilla-binding-controller");
+            assert!(!sent.note.contains("Status {"), "{}", sent.note);
+        }
+    }
+
+    #[test]
+    fn long_notes_are_cut_at_a_character_boundary() {
+        let (recorder, mut rx) = recorder();
+        recorder.normal(&ObjectReference::default(), "SyncSucceed", "é".repeat(700));
+        let sent = rx.try_recv().expect("an Event");
+        assert!(sent.note.len() <= 1024 && sent.note.ends_with("..."));
+    }
+}
