@@ -17,6 +17,7 @@ pub(crate) mod events;
 pub mod features;
 pub(crate) mod interpreter;
 pub mod join;
+pub mod journey;
 pub mod leader;
 pub mod manager;
 pub(crate) mod member;

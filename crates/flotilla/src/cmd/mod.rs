@@ -52,4 +52,7 @@ subcommands! {
     WebhookExample => webhook_example,
     /// Run the member workload simulator alone against any cluster (what `up` runs per member).
     Simulate => simulate,
+    /// What the control plane did with each template: policy, scheduling, Works and member health, aggregated
+    /// status, and the interpreter layer that answered each operation (from a running `flotilla up` by default).
+    Status => status,
 }
