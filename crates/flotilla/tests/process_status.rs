@@ -102,12 +102,6 @@ async fn the_status_page_and_flotilla_status_show_a_propagated_templates_journey
         .trim()
         .to_owned();
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-    assert!(
-        env.progress()
-            .iter()
-            .any(|l| l.contains(&format!("status page at {url}"))),
-        "up names its status page"
-    );
 
     let karmada = client(&env.karmada, "karmada-apiserver").await;
     let policies = Api::<DynamicObject>::namespaced_with(
@@ -223,8 +217,14 @@ async fn the_status_page_and_flotilla_status_show_a_propagated_templates_journey
         .await;
     }
 
-    // Once up stops, status says nothing runs, on one line.
-    env.terminate();
+    // Up named its page in its progress (read only now: stderr may lag behind the ready line on stdout); once it
+    // stops, status says nothing runs, on one line.
+    let log = env.terminate();
+    assert!(
+        log.iter()
+            .any(|l| l.contains(&format!("status page at {url}"))),
+        "up names its status page: {log:?}"
+    );
     let output = flotilla(&["status", "--data-dir", &data_dir]);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);

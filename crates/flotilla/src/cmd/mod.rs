@@ -53,6 +53,10 @@ subcommands! {
     /// Run the member workload simulator alone against any cluster (what `up` runs per member).
     Simulate => simulate,
     /// What the control plane did with each template: policy, scheduling, Works and member health, aggregated
-    /// status, and the interpreter layer that answered each operation (from a running `flotilla up` by default).
+    /// status, and the interpreter layer that answered each operation.
+    ///
+    /// Read from the status page of the `flotilla up` running with `--data-dir` (the default), or of a controller
+    /// manager with `--url`; with `--kubeconfig` or `--context`, computed from that control plane's API instead,
+    /// without the interpreter layers (only the controller manager's process records them).
     Status => status,
 }

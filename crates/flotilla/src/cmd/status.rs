@@ -252,8 +252,9 @@ fn block(out: &mut String, journey: &Journey, interpreter: bool) {
             .operations
             .iter()
             .map(|o| {
+                let calls = if o.calls == 1 { "call" } else { "calls" };
                 let mut text = format!(
-                    "{:<20}{} ({})  {:.2} ms  {} calls",
+                    "{:<20}{} ({})  {:.2} ms  {} {calls}",
                     o.operation, o.layer, o.rule, o.latency_ms, o.calls
                 );
                 if let (Some(error), Some(at)) = (&o.last_error, &o.last_error_at) {
