@@ -57,6 +57,12 @@ pub trait Interpreter: Send + Sync + 'static {
     ) -> std::result::Result<(), prometheus::Error> {
         Ok(())
     }
+
+    /// The record of the last call per object and operation (the status page shows it); `None` for
+    /// interpreters that keep none (test fakes).
+    fn journal(&self) -> Option<flotilla_interpreter::facade::Journal> {
+        None
+    }
 }
 
 impl Interpreter for flotilla_interpreter::ResourceInterpreter {
@@ -103,6 +109,10 @@ impl Interpreter for flotilla_interpreter::ResourceInterpreter {
         prefix: &str,
     ) -> std::result::Result<(), prometheus::Error> {
         self.metrics().register_in_prefixed(registry, prefix)
+    }
+
+    fn journal(&self) -> Option<flotilla_interpreter::facade::Journal> {
+        Some(flotilla_interpreter::ResourceInterpreter::journal(self).clone())
     }
 }
 
