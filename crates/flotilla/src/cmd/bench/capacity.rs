@@ -256,10 +256,9 @@ async fn ensure_namespace(client: &Client) -> anyhow::Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": NAMESPACE}}))?;
     match namespaces.create(&PostParams::default(), &ns).await {
+        // Members get the control plane's namespaces from the namespace sync controller.
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => anyhow::bail!(
-            "namespace {NAMESPACE} already exists (left by an earlier run that is still being deleted?): delete it first"
-        ),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
         Err(e) => Err(e).context("failed to create the replay's namespace"),
     }
 }
