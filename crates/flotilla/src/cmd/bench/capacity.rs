@@ -185,7 +185,13 @@ async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<
         // Every update needs an object to update: at least one copy, made outside the timed phase when the
         // propagation created none of this resource here.
         let copies = posts.max(1);
-        let names: Vec<String> = (0..copies).map(|i| format!("flotilla-bench-cap-{plural}-{i}")).collect();
+        // Core Events and events.k8s.io Events are one resource: the group keeps their copies apart.
+        let prefix = if group.is_empty() {
+            format!("flotilla-bench-cap-{plural}")
+        } else {
+            format!("flotilla-bench-cap-{plural}-{}", group.replace('.', "-"))
+        };
+        let names: Vec<String> = (0..copies).map(|i| format!("{prefix}-{i}")).collect();
         for (i, name) in names.iter().enumerate() {
             let object = copy_of(&sample, &resource, name, namespaced);
             let create = Write::Create { api: api.clone(), object };
@@ -218,6 +224,30 @@ async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<
         }
     }
     Ok([creates, updates, deletes])
+}
+
+/// The writes of a member that Flotilla made: its objects and their namespaces, not their status or what the
+/// member's own controllers (ReplicaSets, Pods, Events) and kubelets wrote, which they write again for the
+/// copies.
+pub(super) fn flotillas_member_writes(member: &Writes, control: &Writes) -> Writes {
+    let resource = |key: &str| key.split([' ', '/']).next().unwrap_or("").to_owned();
+    let templates: std::collections::BTreeSet<String> = control
+        .0
+        .keys()
+        .filter(|key| key.ends_with(" POST") && !key.contains('/'))
+        .map(|key| resource(key))
+        .filter(|r| !r.starts_with("events"))
+        .collect();
+    Writes(
+        member
+            .0
+            .iter()
+            .filter(|(key, _)| {
+                !key.contains('/') && (templates.contains(&resource(key)) || resource(key) == "namespaces")
+            })
+            .map(|(key, n)| (key.clone(), *n))
+            .collect(),
+    )
 }
 
 /// Replays `servers`' writes at `concurrency` and returns how long the servers took.
@@ -273,6 +303,32 @@ mod tests {
         assert_eq!(parse_key("events POST"), Some(("events", "", None, "POST")));
         assert_eq!(parse_key("deployments.apps PUT"), Some(("deployments", "apps", None, "PUT")));
         assert_eq!(parse_key("nonsense"), None);
+    }
+
+    #[test]
+    fn only_flotillas_own_writes_are_replayed_on_members() {
+        let control = Writes(BTreeMap::from([
+            ("deployments.apps POST".to_owned(), 10),
+            ("works.work.karmada.io POST".to_owned(), 20),
+            ("events POST".to_owned(), 7),
+        ]));
+        let member = Writes(BTreeMap::from([
+            ("deployments.apps POST".to_owned(), 10),
+            ("deployments.apps PUT".to_owned(), 2),
+            ("deployments.apps/status PUT".to_owned(), 10),
+            ("replicasets.apps POST".to_owned(), 10),
+            ("pods POST".to_owned(), 10),
+            ("events POST".to_owned(), 30),
+            ("namespaces POST".to_owned(), 1),
+        ]));
+        assert_eq!(
+            flotillas_member_writes(&member, &control).0,
+            BTreeMap::from([
+                ("deployments.apps POST".to_owned(), 10),
+                ("deployments.apps PUT".to_owned(), 2),
+                ("namespaces POST".to_owned(), 1),
+            ])
+        );
     }
 
     #[test]

@@ -340,10 +340,11 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
     for ((name, client), before) in target.members.iter().zip(&members_before) {
         let writes = Writes::scrape(client).await?.since(before);
         member_writes = member_writes.plus(&writes);
+        // The member's own controllers write again for the copies what they wrote for Flotilla's objects.
         replayed.push(capacity::Server {
             name: name.clone(),
             client,
-            writes,
+            writes: capacity::flotillas_member_writes(&writes, &control_writes),
         });
     }
 
