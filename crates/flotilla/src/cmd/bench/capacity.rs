@@ -7,7 +7,8 @@
 //! the execution namespaces, and copied bindings name another scheduler and a template that does not exist.
 //! On members, the workload controllers do act on copied workloads, as they acted on the propagated ones.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -39,43 +40,86 @@ pub(super) struct Server<'a> {
     pub writes: Writes,
 }
 
-/// One write of the replay.
-enum Write {
-    Create { api: Api<DynamicObject>, object: Value },
-    Replace { api: Api<DynamicObject>, name: String, object: Value, status: bool },
-    MergePatch { api: Api<DynamicObject>, name: String, status: bool, seq: usize },
-    Delete { api: Api<DynamicObject>, name: String },
+/// What one write of the replay does.
+enum Op {
+    Create(Value),
+    /// A PUT of the whole object (or its status), at the version the copy's last write left.
+    Replace {
+        object: Value,
+        status: bool,
+    },
+    MergePatch {
+        status: bool,
+        seq: usize,
+    },
+    Delete,
 }
 
+/// One write of the replay, to the copy `name`.
+struct Write {
+    api: Api<DynamicObject>,
+    name: String,
+    /// The copy's key in [`Versions`]: server and name.
+    key: String,
+    op: Op,
+}
+
+/// Each copy's resourceVersion after its last write: custom resources take no PUT without one.
+type Versions = Arc<Mutex<HashMap<String, String>>>;
+
 impl Write {
-    async fn run(self) -> anyhow::Result<()> {
-        match self {
-            Write::Create { api, object } => {
+    async fn run(self, versions: Versions) -> anyhow::Result<()> {
+        let Write { api, name, key, op } = self;
+        let (post, patch) = (PostParams::default(), PatchParams::default());
+        let written = match op {
+            Op::Create(object) => Some(api.create(&post, &serde_json::from_value(object)?).await?),
+            Op::Replace { mut object, status } => {
+                let version = versions
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(&key)
+                    .cloned();
+                object["metadata"]["resourceVersion"] = json!(version);
                 let object: DynamicObject = serde_json::from_value(object)?;
-                api.create(&PostParams::default(), &object).await?;
-            }
-            Write::Replace { api, name, object, status } => {
-                let object: DynamicObject = serde_json::from_value(object)?;
-                if status {
-                    api.replace_status(&name, &PostParams::default(), &object).await?;
+                Some(if status {
+                    api.replace_status(&name, &post, &object).await?
                 } else {
-                    api.replace(&name, &PostParams::default(), &object).await?;
-                }
+                    api.replace(&name, &post, &object).await?
+                })
             }
-            Write::MergePatch { api, name, status, seq } => {
-                let patch = Patch::Merge(json!({"metadata": {"annotations": {"bench.flotilla.io/seq": seq.to_string()}}}));
-                if status {
-                    api.patch_status(&name, &PatchParams::default(), &patch).await?;
+            Op::MergePatch { status, seq } => {
+                let body = Patch::Merge(
+                    json!({"metadata": {"annotations": {"bench.flotilla.io/seq": seq.to_string()}}}),
+                );
+                Some(if status {
+                    api.patch_status(&name, &patch, &body).await?
                 } else {
-                    api.patch(&name, &PatchParams::default(), &patch).await?;
-                }
+                    api.patch(&name, &patch, &body).await?
+                })
             }
-            Write::Delete { api, name } => {
+            Op::Delete => {
                 api.delete(&name, &DeleteParams::default()).await?;
+                None
             }
+        };
+        if let Some(version) = written.and_then(|object| object.resource_version()) {
+            versions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key, version);
         }
         Ok(())
     }
+}
+
+/// Writes one after another (the updates of one copy); chains run side by side.
+type Chain = Vec<Write>;
+
+async fn run_chain(chain: Chain, versions: Versions) -> anyhow::Result<()> {
+    for write in chain {
+        write.run(versions.clone()).await?;
+    }
+    Ok(())
 }
 
 /// A copy of `sample` named `name` in the copies' namespace: metadata reduced to what a client writes, no
@@ -131,7 +175,11 @@ struct Counts {
 
 /// The writes of one server, planned: creates first, then updates and patches, then deletes, each list
 /// interleaved across resources as the propagation's were.
-async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<[Vec<Write>; 3]> {
+async fn plan(
+    server: &Server<'_>,
+    templates_namespace: &str,
+    versions: &Versions,
+) -> anyhow::Result<[Vec<Chain>; 3]> {
     let discovery = Discovery::new(server.client.clone())
         .run()
         .await
@@ -161,11 +209,14 @@ async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<
             changes,
             deletes: removals,
         } = counts;
-        let Some((resource, namespaced)) = discovery.groups().flat_map(|g| g.recommended_resources()).find_map(|(ar, caps)| {
-            (ar.plural == plural && ar.group == group).then(|| (ar, caps.scope == Scope::Namespaced))
-        }) else {
+        let found = discovery
+            .groups()
+            .flat_map(|g| g.recommended_resources())
+            .find(|(ar, _)| ar.plural == plural && ar.group == group);
+        let Some((resource, capabilities)) = found else {
             continue;
         };
+        let namespaced = capabilities.scope == Scope::Namespaced;
         let all: Api<DynamicObject> = Api::all_with(server.client.clone(), &resource);
         let sample = all
             .list(&ListParams::default())
@@ -173,7 +224,10 @@ async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<
             .with_context(|| format!("failed to list {plural} on {}", server.name))?
             .items
             .into_iter()
-            .find(|o| !namespaced || o.namespace().is_some_and(|ns| is_source_namespace(&ns, templates_namespace)));
+            .find(|o| {
+                let source = |ns: String| is_source_namespace(&ns, templates_namespace);
+                !namespaced || o.namespace().is_some_and(source)
+            });
         let Some(sample) = sample else {
             continue;
         };
@@ -192,35 +246,48 @@ async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<
             format!("flotilla-bench-cap-{plural}-{}", group.replace('.', "-"))
         };
         let names: Vec<String> = (0..copies).map(|i| format!("{prefix}-{i}")).collect();
+        let write = |name: &str, op: Op| Write {
+            api: api.clone(),
+            name: name.to_owned(),
+            key: format!("{}/{name}", server.name),
+            op,
+        };
         for (i, name) in names.iter().enumerate() {
-            let object = copy_of(&sample, &resource, name, namespaced);
-            let create = Write::Create { api: api.clone(), object };
+            let create = write(name, Op::Create(copy_of(&sample, &resource, name, namespaced)));
             if i < posts {
-                creates.push(create);
+                creates.push(vec![create]);
             } else {
-                create.run().await.with_context(|| format!("failed to create a copy of {plural} on {}", server.name))?;
+                run_chain(vec![create], versions.clone())
+                    .await
+                    .with_context(|| format!("failed to create a copy of {plural} on {}", server.name))?;
             }
         }
+        let mut chains: Vec<Chain> = names.iter().map(|_| Vec::new()).collect();
         let mut seq = 0;
         for (subresource, verb, n) in changes {
             let status = subresource.as_deref() == Some("status");
             for i in 0..n {
-                let name = names[i % names.len()].clone();
+                let name = &names[i % names.len()];
                 seq += 1;
-                updates.push(if verb == "PUT" {
-                    let mut object = copy_of(&sample, &resource, &name, namespaced);
+                let op = if verb == "PUT" {
+                    let mut object = copy_of(&sample, &resource, name, namespaced);
                     object["metadata"]["annotations"]["bench.flotilla.io/seq"] = json!(seq.to_string());
                     if status {
-                        object["status"] = serde_json::to_value(&sample).ok().and_then(|s| s.get("status").cloned()).unwrap_or(json!({}));
+                        object["status"] = serde_json::to_value(&sample)
+                            .ok()
+                            .and_then(|s| s.get("status").cloned())
+                            .unwrap_or_else(|| json!({}));
                     }
-                    Write::Replace { api: api.clone(), name, object, status }
+                    Op::Replace { object, status }
                 } else {
-                    Write::MergePatch { api: api.clone(), name, status, seq }
-                });
+                    Op::MergePatch { status, seq }
+                };
+                chains[i % names.len()].push(write(name, op));
             }
         }
+        updates.extend(chains.into_iter().filter(|chain| !chain.is_empty()));
         for name in names.iter().take(removals) {
-            deletes.push(Write::Delete { api: api.clone(), name: name.clone() });
+            deletes.push(vec![write(name, Op::Delete)]);
         }
     }
     Ok([creates, updates, deletes])
@@ -254,21 +321,26 @@ pub(super) fn flotillas_member_writes(member: &Writes, control: &Writes) -> Writ
 ///
 /// # Errors
 /// When a server cannot be discovered or listed, or a replayed write fails.
-pub(super) async fn replay(servers: &[Server<'_>], templates_namespace: &str, concurrency: usize) -> anyhow::Result<Duration> {
-    let mut phases: [Vec<Write>; 3] = Default::default();
+pub(super) async fn replay(
+    servers: &[Server<'_>],
+    templates_namespace: &str,
+    concurrency: usize,
+) -> anyhow::Result<Duration> {
+    let versions = Versions::default();
+    let mut phases: [Vec<Chain>; 3] = Default::default();
     for server in servers {
         ensure_namespace(server.client).await?;
-        let planned = plan(server, templates_namespace).await?;
+        let planned = plan(server, templates_namespace, &versions).await?;
         for (phase, writes) in phases.iter_mut().zip(planned) {
             phase.extend(writes);
         }
     }
-    let total: usize = phases.iter().map(Vec::len).sum();
+    let total: usize = phases.iter().flatten().map(Vec::len).sum();
     eprintln!("bench: replaying {total} writes from a plain client at concurrency {concurrency}");
     let start = Instant::now();
     for phase in phases {
         futures::stream::iter(phase)
-            .map(Write::run)
+            .map(|chain| run_chain(chain, versions.clone()))
             .buffer_unordered(concurrency.max(1))
             .try_collect::<Vec<()>>()
             .await
@@ -299,7 +371,10 @@ mod tests {
 
     #[test]
     fn keys_split_into_resource_group_subresource_and_verb() {
-        assert_eq!(parse_key("works.work.karmada.io/status PATCH"), Some(("works", "work.karmada.io", Some("status"), "PATCH")));
+        assert_eq!(
+            parse_key("works.work.karmada.io/status PATCH"),
+            Some(("works", "work.karmada.io", Some("status"), "PATCH"))
+        );
         assert_eq!(parse_key("events POST"), Some(("events", "", None, "POST")));
         assert_eq!(parse_key("deployments.apps PUT"), Some(("deployments", "apps", None, "PUT")));
         assert_eq!(parse_key("nonsense"), None);
@@ -349,10 +424,12 @@ mod tests {
             plural: "resourcebindings".into(),
         };
         let copy = copy_of(&sample, &resource, "copy", true);
-        assert_eq!(copy["metadata"], json!({"name": "copy", "namespace": NAMESPACE, "labels": {"a": "b"}, "annotations": {}}));
+        let metadata = json!({"name": "copy", "namespace": NAMESPACE, "labels": {"a": "b"}, "annotations": {}});
+        assert_eq!(copy["metadata"], metadata);
         assert_eq!(copy["spec"]["schedulerName"], "flotilla-bench-capacity");
         assert_eq!(copy["spec"]["resource"]["name"], "copy-absent");
-        assert_eq!(copy["spec"]["clusters"], json!([{"name": "member1"}]), "the same size as what was written");
+        let clusters = json!([{"name": "member1"}]);
+        assert_eq!(copy["spec"]["clusters"], clusters, "as large as what was written");
         assert!(copy.get("status").is_none());
     }
 }

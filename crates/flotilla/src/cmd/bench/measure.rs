@@ -335,7 +335,7 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
     let mut replayed = vec![capacity::Server {
         name: "the control plane".to_owned(),
         client: &target.control,
-        writes: control_writes.clone(),
+        writes: control_writes.caused_by_templates(),
     }];
     for ((name, client), before) in target.members.iter().zip(&members_before) {
         let writes = Writes::scrape(client).await?.since(before);
