@@ -26,6 +26,9 @@ use super::writes::Writes;
 /// Namespace of the copies, on every server.
 const NAMESPACE: &str = "flotilla-bench-capacity";
 
+/// The group of the policies, which the replay leaves out.
+const POLICY_GROUP: &str = "policy.karmada.io";
+
 /// Namespaces the propagation wrote in, where the objects to copy are found: the templates' and the
 /// execution namespaces (on members, the templates' namespace too).
 fn is_source_namespace(namespace: &str, templates: &str) -> bool {
@@ -80,12 +83,26 @@ impl Write {
                     .get(&key)
                     .cloned();
                 object["metadata"]["resourceVersion"] = json!(version);
-                let object: DynamicObject = serde_json::from_value(object)?;
-                Some(if status {
-                    api.replace_status(&name, &post, &object).await?
-                } else {
-                    api.replace(&name, &post, &object).await?
-                })
+                let mut object: DynamicObject = serde_json::from_value(object)?;
+                let replace = |object: DynamicObject| {
+                    let (api, name, post) = (api.clone(), name.clone(), post.clone());
+                    async move {
+                        if status {
+                            api.replace_status(&name, &post, &object).await
+                        } else {
+                            api.replace(&name, &post, &object).await
+                        }
+                    }
+                };
+                match replace(object.clone()).await {
+                    // Someone else wrote the copy meanwhile (the API server's own defaulting or a
+                    // controller): again at the current version, as a client would.
+                    Err(kube::Error::Api(s)) if s.code == 409 => {
+                        object.metadata.resource_version = api.get(&name).await?.resource_version();
+                        Some(replace(object).await?)
+                    }
+                    result => Some(result?),
+                }
             }
             Op::MergePatch { status, seq } => {
                 let body = Patch::Merge(
@@ -189,6 +206,10 @@ async fn plan(
         let Some((plural, group, subresource, verb)) = parse_key(key) else {
             continue;
         };
+        // Policies are the benchmark's setup, not what templates cause; a copy would claim the copies.
+        if group == POLICY_GROUP {
+            continue;
+        }
         let entry = by_resource
             .entry((plural.to_owned(), group.to_owned()))
             .or_default();
