@@ -6,7 +6,7 @@
 //! never "not yet synced" at dispatch time); the manager awaits it before starting interpreting controllers.
 
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
-use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ReplicaRequirements};
+use flotilla_api::work::v1alpha2::{AggregatedStatusItem, Component, ReplicaRequirements};
 use flotilla_interpreter::{Request, Response};
 use futures::future::BoxFuture;
 use kube::core::GroupVersionKind;
@@ -127,6 +127,24 @@ pub(crate) async fn get_replicas(
             replicas,
             requirements,
         }) => Ok((replicas, requirements)),
+        Ok(_) => Err(unexpected(op, object)),
+        Err(err) => Err(failed(op, object, err)),
+    }
+}
+
+/// InterpretComponent: the pod-template components of a multi-template workload.
+pub(crate) async fn get_components(
+    interpreter: &dyn Interpreter,
+    object: &Value,
+) -> Result<Vec<Component>> {
+    let op = InterpreterOperation::InterpretComponent;
+    match interpreter
+        .interpret(Request::InterpretComponent {
+            object: object.clone(),
+        })
+        .await
+    {
+        Ok(Response::Components(components)) => Ok(components),
         Ok(_) => Err(unexpected(op, object)),
         Err(err) => Err(failed(op, object, err)),
     }

@@ -352,8 +352,41 @@ impl Detector {
         Ok(wrote)
     }
 
+    /// Karmada's `applyReplicaInterpretation`: the components when the gate is on and the template's kind
+    /// has InterpretComponent, else the replicas when it has InterpretReplica.
     async fn interpret_replicas(&self, template: &Value) -> Result<Option<ReplicaInfo>> {
         let interpreter = self.ctx.interpreter.as_ref();
+        let reference = reference_of(template);
+        if self
+            .ctx
+            .options
+            .feature_gates
+            .enabled(Feature::MultiplePodTemplatesScheduling)
+            && enabled(
+                interpreter,
+                template,
+                InterpreterOperation::InterpretComponent,
+            )
+        {
+            return match interpreter::get_components(interpreter, template).await {
+                Ok(components) => {
+                    self.recorder.normal(
+                        &reference,
+                        events::GET_COMPONENTS_SUCCEED,
+                        "Get components of resource template successfully.",
+                    );
+                    Ok(Some(ReplicaInfo {
+                        components,
+                        ..ReplicaInfo::default()
+                    }))
+                }
+                Err(err) => {
+                    self.recorder
+                        .warning(&reference, events::GET_COMPONENTS_FAILED, err.message());
+                    Err(err)
+                }
+            };
+        }
         if !enabled(
             interpreter,
             template,
@@ -361,7 +394,6 @@ impl Detector {
         ) {
             return Ok(None);
         }
-        let reference = reference_of(template);
         match interpreter::get_replicas(interpreter, template).await {
             Ok((replicas, requirements)) => {
                 self.recorder.normal(
@@ -372,6 +404,7 @@ impl Detector {
                 Ok(Some(ReplicaInfo {
                     replicas,
                     requirements,
+                    components: Vec::new(),
                 }))
             }
             Err(err) => {
