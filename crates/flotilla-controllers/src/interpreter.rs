@@ -6,7 +6,7 @@
 //! never "not yet synced" at dispatch time); the manager awaits it before starting interpreting controllers.
 
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
-use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ReplicaRequirements};
+use flotilla_api::work::v1alpha2::{AggregatedStatusItem, Component, ReplicaRequirements};
 use flotilla_interpreter::facade::Explanation;
 use flotilla_interpreter::{LayerKind, Request, Response};
 use futures::future::BoxFuture;
@@ -169,6 +169,24 @@ pub(crate) async fn get_replicas(
             replicas,
             requirements,
         }) => Ok((replicas, requirements)),
+        Ok(_) => Err(unexpected(op, object)),
+        Err(err) => Err(failed(op, object, err)),
+    };
+    (result, answered)
+}
+
+/// InterpretComponent: the pod-template components of a multi-template workload, and which layer answered.
+pub(crate) async fn get_components(
+    interpreter: &dyn Interpreter,
+    object: &Value,
+) -> (Result<Vec<Component>>, Answered) {
+    let op = InterpreterOperation::InterpretComponent;
+    let request = Request::InterpretComponent {
+        object: object.clone(),
+    };
+    let (result, answered) = explained(interpreter, request).await;
+    let result = match result {
+        Ok(Response::Components(components)) => Ok(components),
         Ok(_) => Err(unexpected(op, object)),
         Err(err) => Err(failed(op, object, err)),
     };
