@@ -256,14 +256,11 @@ async fn placed_by_components(env: &Env, ns: &str) -> anyhow::Result<()> {
         recorded == json!([{"name": "leader", "replicas": 1}, {"name": "worker", "replicas": 1}]),
         "the target does not record the components: {binding}"
     );
-    event_on(
-        env,
-        ns,
-        "etl",
-        "GetComponentsSucceed",
-        "Get components of resource template successfully.",
-    )
-    .await?;
+    // Karmada's message, then the layer that answered (issue 12).
+    let message = format!(
+        "Get components of resource template successfully. (answered by customization \"{CUSTOMIZATION}\")"
+    );
+    event_on(env, ns, "etl", "GetComponentsSucceed", &message).await?;
     member_object(env, "member2", PIPELINE, ns, "etl", "propagated", |p| {
         text(p, "/spec/worker/cpu") == Some("3")
     })
