@@ -153,5 +153,7 @@ Flotilla's controller manager is running against $where (pid $pid; log $log_file
   kubectl get clusters
   kubectl --kubeconfig $kube_dir/members.config --context member1 get deployments
 
+What it did with each template: http://$metrics_addr/ in a browser, or \`flotilla status --url http://$metrics_addr\`.
+
 To stop it:  kill $pid     ($keep)
 MSG

@@ -123,5 +123,8 @@ Its binary is linked as $data_dir/bin/flotilla.
   kubectl apply -f <your manifests and PropagationPolicy>
   kubectl --kubeconfig $kube_dir/members.config --context member1 get deployments
 
+What it did with each template: $(cat "$data_dir/status.url" 2>/dev/null || echo "the status page") in a browser, or
+\`$data_dir/bin/flotilla status --data-dir $data_dir\`.
+
 To stop it:  kill $pid     (running this script again restarts it and keeps every object)
 EOF

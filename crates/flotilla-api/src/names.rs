@@ -274,6 +274,10 @@ pub mod events {
     pub const GET_REPLICAS_SUCCEED: &str = "GetReplicasSucceed";
     /// Detector: InterpretReplica failed.
     pub const GET_REPLICAS_FAILED: &str = "GetReplicasFailed";
+    /// Detector: InterpretComponent succeeded (gate `MultiplePodTemplatesScheduling`).
+    pub const GET_COMPONENTS_SUCCEED: &str = "GetComponentsSucceed";
+    /// Detector: InterpretComponent failed.
+    pub const GET_COMPONENTS_FAILED: &str = "GetComponentsFailed";
     /// Scheduler: binding scheduled.
     pub const SCHEDULE_BINDING_SUCCEED: &str = "ScheduleBindingSucceed";
     /// Scheduler: scheduling failed.

@@ -30,6 +30,9 @@ pub enum Feature {
     /// `WorkloadAffinity`: bindings carry their `placement.workloadAffinity` groups and the scheduler keeps a
     /// group's workloads together (affinity) or apart (anti-affinity).
     WorkloadAffinity,
+    /// `MultiplePodTemplatesScheduling`: bindings carry the components GetComponents reports and a workload
+    /// held to one cluster is placed where a whole set of its components fits.
+    MultiplePodTemplatesScheduling,
 }
 
 impl Feature {
@@ -41,6 +44,7 @@ impl Feature {
             Feature::CustomizedClusterResourceModeling => "CustomizedClusterResourceModeling",
             Feature::PropagationPolicyPreemption => "PropagationPolicyPreemption",
             Feature::WorkloadAffinity => "WorkloadAffinity",
+            Feature::MultiplePodTemplatesScheduling => "MultiplePodTemplatesScheduling",
         }
     }
 }
@@ -78,7 +82,7 @@ const GATES: &[Gate] = &[
     gate("LoggingAlphaOptions", false, Stage::Alpha, false),
     gate("LoggingBetaOptions", true, Stage::Beta, false),
     gate("ContextualLogging", true, Stage::Beta, false),
-    gate("MultiplePodTemplatesScheduling", false, Stage::Alpha, false),
+    gate("MultiplePodTemplatesScheduling", false, Stage::Alpha, true),
     gate("ControllerPriorityQueue", true, Stage::Beta, false),
     gate("WorkloadAffinity", false, Stage::Alpha, true),
     gate("SchedulingOvercommitProtection", false, Stage::Alpha, false),
@@ -233,10 +237,11 @@ mod tests {
         assert!(gates.enabled(Feature::Failover));
         assert!(gates.enabled(Feature::PropagationPolicyPreemption));
         assert!(gates.enabled(Feature::WorkloadAffinity));
+        assert!(gates.enabled(Feature::MultiplePodTemplatesScheduling));
         assert!(gates.without_effect().is_empty());
         assert_eq!(
             gates.to_string(),
-            "Failover=true,PropagationPolicyPreemption=true,WorkloadAffinity=true"
+            "Failover=true,PropagationPolicyPreemption=true,MultiplePodTemplatesScheduling=true,WorkloadAffinity=true"
         );
     }
 

@@ -6,7 +6,7 @@
 //! never "not yet synced" at dispatch time); the manager awaits it before starting interpreting controllers.
 
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
-use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ReplicaRequirements};
+use flotilla_api::work::v1alpha2::{AggregatedStatusItem, Component, ReplicaRequirements};
 use flotilla_interpreter::facade::Explanation;
 use flotilla_interpreter::{LayerKind, Request, Response};
 use futures::future::BoxFuture;
@@ -57,6 +57,12 @@ pub trait Interpreter: Send + Sync + 'static {
     ) -> std::result::Result<(), prometheus::Error> {
         Ok(())
     }
+
+    /// The record of the last call per object and operation (the status page shows it); `None` for
+    /// interpreters that keep none (test fakes).
+    fn journal(&self) -> Option<flotilla_interpreter::facade::Journal> {
+        None
+    }
 }
 
 impl Interpreter for flotilla_interpreter::ResourceInterpreter {
@@ -103,6 +109,10 @@ impl Interpreter for flotilla_interpreter::ResourceInterpreter {
         prefix: &str,
     ) -> std::result::Result<(), prometheus::Error> {
         self.metrics().register_in_prefixed(registry, prefix)
+    }
+
+    fn journal(&self) -> Option<flotilla_interpreter::facade::Journal> {
+        Some(flotilla_interpreter::ResourceInterpreter::journal(self).clone())
     }
 }
 
@@ -159,6 +169,24 @@ pub(crate) async fn get_replicas(
             replicas,
             requirements,
         }) => Ok((replicas, requirements)),
+        Ok(_) => Err(unexpected(op, object)),
+        Err(err) => Err(failed(op, object, err)),
+    };
+    (result, answered)
+}
+
+/// InterpretComponent: the pod-template components of a multi-template workload, and which layer answered.
+pub(crate) async fn get_components(
+    interpreter: &dyn Interpreter,
+    object: &Value,
+) -> (Result<Vec<Component>>, Answered) {
+    let op = InterpreterOperation::InterpretComponent;
+    let request = Request::InterpretComponent {
+        object: object.clone(),
+    };
+    let (result, answered) = explained(interpreter, request).await;
+    let result = match result {
+        Ok(Response::Components(components)) => Ok(components),
         Ok(_) => Err(unexpected(op, object)),
         Err(err) => Err(failed(op, object, err)),
     };

@@ -18,6 +18,7 @@ pub(crate) mod events;
 pub mod features;
 pub(crate) mod interpreter;
 pub mod join;
+pub mod journey;
 pub mod kube_client;
 pub mod leader;
 pub mod manager;

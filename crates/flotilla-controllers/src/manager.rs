@@ -28,7 +28,8 @@ use crate::metrics::Metrics;
 pub struct ManagerOptions {
     /// Controller settings.
     pub controllers: Options,
-    /// Where to serve `/metrics`, `/healthz` and `/readyz` (port 0 picks a free port); `None` serves nothing.
+    /// Where to serve `/metrics`, `/healthz`, `/readyz` and the status page (`/`, [`crate::journey::page`]); port
+    /// 0 picks a free port; `None` serves nothing.
     pub admin_addr: Option<SocketAddr>,
     /// Lease-based leader election; `None` runs at once.
     pub leader_election: Option<LeaderElection>,
@@ -167,7 +168,8 @@ pub async fn start(
             .await
             .map_err(|source| ManagerError::Listen { addr, source })?;
         admin_addr = listener.local_addr().ok();
-        let router = crate::admin::router(metrics, ready.clone());
+        let router = crate::admin::router(metrics, ready.clone())
+            .merge(crate::journey::page::router(&context));
         let stop = shutdown.clone();
         tokio::spawn(async move {
             if let Err(err) =

@@ -169,6 +169,27 @@ async fn join_run_controllers_propagate_and_unjoin() {
         },
     )
     .await;
+    // The manager's admin listener serves the status page too, which `flotilla status --url` reads.
+    let page = format!("http://127.0.0.1:{port}");
+    let status = eventually(
+        "flotilla status --url to show the ConfigMap applied",
+        || {
+            let page = page.clone();
+            async move {
+                let output = flotilla(&["status", "--url", &page]);
+                let text = String::from_utf8_lossy(&output.stdout).into_owned();
+                (output.status.success() && text.contains("Applied=True")).then_some(text)
+            }
+        },
+    )
+    .await;
+    for expected in [
+        "ConfigMap default/settings (v1)",
+        "  policy        PropagationPolicy default/settings",
+        "  clusters      member1=0",
+    ] {
+        assert!(status.contains(expected), "{expected:?} in:\n{status}");
+    }
 
     let unjoined = flotilla(&[
         "unjoin",

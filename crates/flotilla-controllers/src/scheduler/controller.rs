@@ -109,7 +109,13 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         rb: ctx.informers.typed(),
         crb: ctx.informers.typed(),
         clusters: ctx.informers.typed(),
-        options: ScheduleOptions::default(),
+        options: ScheduleOptions {
+            multiple_pod_templates: ctx
+                .options
+                .feature_gates
+                .enabled(Feature::MultiplePodTemplatesScheduling),
+            ..ScheduleOptions::default()
+        },
         forced: Mutex::default(),
         own_writes: OwnWrites::default(),
         assigning: Assigning::default(),

@@ -9,6 +9,7 @@ use flotilla_api::policy::v1alpha1::{Placement, ReplicaSchedulingType};
 use flotilla_api::work::v1alpha2::{ResourceBindingSpec, ResourceBindingStatus, TargetCluster};
 
 use super::assign::{AssignInput, assign};
+use super::components;
 use super::defaults::default_placement;
 use super::estimate::allocatable_replicas;
 use super::filter::{FitError, filter};
@@ -27,6 +28,9 @@ pub struct ScheduleOptions<'a> {
     pub enable_empty_workload_propagation: bool,
     /// The binding's workload affinity and anti-affinity rules (gate `WorkloadAffinity`); `None`: no rules.
     pub workload_rules: Option<&'a WorkloadRules>,
+    /// Gate `MultiplePodTemplatesScheduling`: a binding with components held to one cluster is estimated
+    /// by whole sets of its components (see [`super::components`]).
+    pub multiple_pod_templates: bool,
 }
 
 /// What kind of failure a schedule attempt ended in; decides the `Scheduled` reason and the retry.
@@ -151,7 +155,15 @@ pub fn schedule_once<C: Borrow<Cluster>>(
         });
     }
 
-    let allocatable = allocatable_replicas(&feasible, spec);
+    let by_components = options.multiple_pod_templates && components::applicable(spec);
+    let allocatable = if by_components {
+        feasible
+            .iter()
+            .map(|c| components::component_sets(c, &spec.components))
+            .collect()
+    } else {
+        allocatable_replicas(&feasible, spec)
+    };
     let mut candidates: Vec<Candidate<'_>> = feasible
         .iter()
         .zip(allocatable)
@@ -183,7 +195,9 @@ pub fn schedule_once<C: Borrow<Cluster>>(
         .replica_scheduling
         .as_ref()
         .is_none_or(|s| s.replica_scheduling_type == ReplicaSchedulingType::Duplicated);
-    let selected = select_clusters(candidates, placement, spec.replicas, is_duplicated)
+    // A multi-template workload is one indivisible unit: the cluster must hold one set of its components.
+    let needed = if by_components { 1 } else { spec.replicas };
+    let selected = select_clusters(candidates, placement, needed, is_duplicated)
         .map_err(|e| ScheduleError::other(format!("failed to select clusters: {e}")))?;
 
     let input = AssignInput {
@@ -200,6 +214,11 @@ pub fn schedule_once<C: Borrow<Cluster>>(
         },
         message: format!("failed to assign replicas: {}", e.message),
     })?;
+    if by_components && spec.components.len() > 1 {
+        for target in &mut result {
+            target.components = components::target_components(&spec.components);
+        }
+    }
     // Flotilla keeps a Duplicated workload scaled to zero on its clusters (controllers spec §0), which is
     // what empty-workload propagation does.
     let keep_zero =

@@ -17,7 +17,7 @@ const EPHEMERAL_STORAGE: &str = "ephemeral-storage";
 
 /// A wire quantity as an exact value; unparseable quantities count as zero, as a Kubernetes API server
 /// never stores them.
-fn parse(q: &WireQuantity) -> Quantity {
+pub(super) fn parse(q: &WireQuantity) -> Quantity {
     Quantity::from_k8s(q).unwrap_or(Quantity::ZERO)
 }
 
@@ -32,7 +32,7 @@ fn milli_of(list: &ResourceList, name: &str) -> i64 {
 }
 
 /// Pods the summary still admits: allocatable − allocated − allocating, at least 0.
-fn allowed_pods(summary: &ResourceSummary) -> i64 {
+pub(super) fn allowed_pods(summary: &ResourceSummary) -> i64 {
     let pods = value_of(&summary.allocatable, PODS)
         - value_of(&summary.allocated, PODS)
         - value_of(&summary.allocating, PODS);
@@ -77,7 +77,7 @@ pub fn general_estimate(cluster: &Cluster, requirements: Option<&ReplicaRequirem
     clamp(maximum)
 }
 
-fn clamp(n: i64) -> i32 {
+pub(super) fn clamp(n: i64) -> i32 {
     i32::try_from(n.max(0)).unwrap_or(i32::MAX)
 }
 
@@ -116,7 +116,7 @@ fn div_ceil(n: i64, d: i64) -> i64 {
 
 /// A virtual node of a resource model: its capacity per resource (cpu in millicores, others in units).
 #[derive(Clone, Debug, Default)]
-struct ModelNode {
+pub(super) struct ModelNode {
     milli_cpu: i64,
     memory: i64,
     ephemeral_storage: i64,
@@ -126,7 +126,7 @@ struct ModelNode {
 
 impl ModelNode {
     /// How many replicas needing `request` fit (Karmada's `Resource.MaxDivided` with one pod per replica).
-    fn max_divided(&self, request: &ResourceList) -> i64 {
+    pub(super) fn max_divided(&self, request: &ResourceList) -> i64 {
         let mut n = i64::MAX;
         for (name, quantity) in request {
             let q = parse(quantity);
@@ -150,6 +150,25 @@ impl ModelNode {
         }
         n.min(self.pods)
     }
+
+    /// Takes `n` replicas needing `request` (one pod each) off the node's capacity.
+    pub(super) fn take(&mut self, request: &ResourceList, n: i64) {
+        for (name, quantity) in request {
+            let q = parse(quantity);
+            match name.as_str() {
+                CPU => self.milli_cpu -= q.milli_value().saturating_mul(n),
+                MEMORY => self.memory -= q.value().saturating_mul(n),
+                EPHEMERAL_STORAGE => self.ephemeral_storage -= q.value().saturating_mul(n),
+                other if is_scalar_resource(other) => {
+                    if let Some((_, have)) = self.scalars.iter_mut().find(|(k, _)| k == other) {
+                        *have -= q.value().saturating_mul(n);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.pods -= n;
+    }
 }
 
 /// The model-based estimate: one virtual node per counted node of each grade with the grade's minimum
@@ -161,6 +180,24 @@ fn estimate_by_models(
     summary: &ResourceSummary,
     requirements: &ReplicaRequirements,
 ) -> Option<i64> {
+    let mut total: i64 = 0;
+    for (node, count) in model_grades(cluster, summary)? {
+        let per_node = node.max_divided(&requirements.resource_request);
+        total = total.saturating_add(per_node.saturating_mul(count));
+        if total >= i64::from(i32::MAX) {
+            return Some(i64::from(i32::MAX));
+        }
+    }
+    Some(total)
+}
+
+/// The virtual nodes of a cluster's resource models, grade by grade (ascending), each with how many nodes
+/// of the grade the summary counts; grades counting none are left out. `None` without models or with a
+/// negative count.
+pub(super) fn model_grades(
+    cluster: &Cluster,
+    summary: &ResourceSummary,
+) -> Option<Vec<(ModelNode, i64)>> {
     let models = &cluster.spec.resource_models;
     if models.is_empty() || summary.allocatable_modelings.iter().any(|m| m.count < 0) {
         return None;
@@ -168,7 +205,7 @@ fn estimate_by_models(
     // A later model of the same grade replaces an earlier one, as Karmada's map by grade does.
     let by_grade: std::collections::BTreeMap<u32, &flotilla_api::cluster::v1alpha1::ResourceModel> =
         models.iter().map(|m| (m.grade, m)).collect();
-    let mut total: i64 = 0;
+    let mut grades = Vec::new();
     for (grade, model) in by_grade {
         let count: i64 = summary
             .allocatable_modelings
@@ -197,13 +234,9 @@ fn estimate_by_models(
                 _ => {}
             }
         }
-        let per_node = node.max_divided(&requirements.resource_request);
-        total = total.saturating_add(per_node.saturating_mul(count));
-        if total >= i64::from(i32::MAX) {
-            return Some(i64::from(i32::MAX));
-        }
+        grades.push((node, count));
     }
-    Some(total)
+    Some(grades)
 }
 
 /// Allocatable replicas per cluster for a binding, in the order given (Karmada's `calAvailableReplicas`

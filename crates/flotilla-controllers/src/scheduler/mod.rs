@@ -7,6 +7,7 @@
 //! reasons and tie-breaks are Karmada's, so results match Karmada's scheduler replica for replica.
 
 pub mod assign;
+pub mod components;
 pub mod controller;
 pub mod core;
 pub mod decision;

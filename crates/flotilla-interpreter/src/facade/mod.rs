@@ -10,9 +10,10 @@
 //! - Dependency results of every layer are validated (spec §1); the Lua layers' are deduplicated and sorted
 //!   (spec §2.6).
 //! - Every dispatched call is counted in [`Metrics`] and runs inside an `interpret` tracing span carrying the
-//!   operation, kind and answering layer.
+//!   operation, kind and answering layer; its layer, latency and error are kept per object in the [`Journal`].
 
 mod explain;
+mod journal;
 mod metrics;
 mod readiness;
 pub(crate) mod validate;
@@ -30,6 +31,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 pub use explain::{Answer, Explanation, Skipped, kind_label};
+pub use journal::{Entry, Journal, LastError, Subject};
 pub use metrics::Metrics;
 pub use readiness::{Readiness, ReadyGate};
 
@@ -52,6 +54,7 @@ pub struct ResourceInterpreter {
     layers: Vec<Arc<dyn Layer>>,
     readiness: Readiness,
     metrics: Metrics,
+    journal: Journal,
 }
 
 /// Assembles a [`ResourceInterpreter`] from its layers.
@@ -106,6 +109,7 @@ impl Builder {
             layers,
             readiness: self.readiness.unwrap_or_default(),
             metrics,
+            journal: Journal::default(),
         })
     }
 }
@@ -129,6 +133,11 @@ impl ResourceInterpreter {
     /// The metrics this interpreter counts in.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The record of the last call per object and operation.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
     }
 
     /// Whether any layer has a rule for `op` on `gvk` (spec §2.3: a plain OR over the layers). Callers skip
@@ -163,6 +172,7 @@ impl ResourceInterpreter {
             return (Err(error), explanation);
         }
         let kind = kind_label(&gvk);
+        let subject = journal::Subject::of(&gvk, input.object());
         let span = tracing::debug_span!(
             "interpret",
             operation = operation.as_str(),
@@ -205,6 +215,8 @@ impl ResourceInterpreter {
                 explanation.error = Some(error_text(error));
                 tracing::debug!(parent: &span, error = %explanation.error.as_deref().unwrap_or_default(), "interpreter layer failed");
             }
+            self.journal
+                .record(subject, &explanation, started.elapsed());
             return (result, explanation);
         }
         self.metrics

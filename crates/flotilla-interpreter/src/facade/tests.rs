@@ -488,3 +488,27 @@ async fn metrics_keep_their_names_in_a_registry_that_prefixes_every_name() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn every_dispatched_call_is_journaled_under_its_object() {
+    let webhook = Fake::new(LayerKind::Webhook, Op::InterpretHealth, Err("refused"));
+    let interpreter = interpreter(&[webhook]);
+    assert!(interpreter.interpret_health(deployment()).await.is_err());
+    assert!(interpreter.get_replicas(deployment()).await.is_ok());
+    let entries = interpreter
+        .journal()
+        .entries(&Subject::new("apps", "Deployment", "ns", "web"));
+    let seen: Vec<(Op, Option<LayerKind>, bool)> = entries
+        .iter()
+        .map(|e| (e.operation, e.layer, e.failed))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Op::InterpretReplica, Some(LayerKind::Native), false),
+            (Op::InterpretHealth, Some(LayerKind::Webhook), true),
+        ]
+    );
+    let error = entries[1].last_error.as_ref().map(|e| e.message.as_str());
+    assert!(error.is_some_and(|e| e.contains("refused")), "{error:?}");
+}

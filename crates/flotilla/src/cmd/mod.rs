@@ -52,4 +52,11 @@ subcommands! {
     WebhookExample => webhook_example,
     /// Run the member workload simulator alone against any cluster (what `up` runs per member).
     Simulate => simulate,
+    /// What the control plane did with each template: policy, scheduling, Works and member health, aggregated
+    /// status, and the interpreter layer that answered each operation.
+    ///
+    /// Read from the status page of the `flotilla up` running with `--data-dir` (the default), or of a controller
+    /// manager with `--url`; with `--kubeconfig` or `--context`, computed from that control plane's API instead,
+    /// without the interpreter layers (only the controller manager's process records them).
+    Status => status,
 }

@@ -1,5 +1,6 @@
 //! `flotilla up`: the whole embedded environment in one process (cli spec): control plane, members with
-//! seeded Nodes and workload simulators, optionally the example interpreter webhook, and the controllers.
+//! seeded Nodes and workload simulators, optionally the example interpreter webhook, and the controllers,
+//! which serve the status page (its URL in `DIR/status.url`, for `flotilla status`).
 //! Prints short progress lines on stderr, then exactly one line on stdout when ready:
 //! `ready: karmada=DIR/karmada.config members=DIR/members.config`.
 
@@ -16,7 +17,7 @@ use flotilla_controllers::features::FeatureGates;
 
 use super::kube_access::ApiRateLimits;
 
-pub use env::{Environment, Member, UpConfig};
+pub use env::{Environment, Member, STATUS_URL_FILE, UpConfig};
 
 /// Arguments of `flotilla up`.
 #[derive(Debug, Clone, clap::Args)]
@@ -53,10 +54,14 @@ pub struct Args {
     /// Client-side rate limits of the controllers towards the control plane and the members.
     #[command(flatten)]
     pub rate_limits: ApiRateLimits,
+    /// Where to serve the status page (`flotilla status` reads it) and the controllers' /metrics, /healthz and
+    /// /readyz; default 127.0.0.1 on BASE-1 (a free port with `--port 0`). The URL is written to DIR/status.url.
+    #[arg(long, value_name = "ADDR")]
+    pub status_addr: Option<std::net::SocketAddr>,
 }
 
 /// `~/.flotilla`.
-fn default_data_dir() -> anyhow::Result<PathBuf> {
+pub(crate) fn default_data_dir() -> anyhow::Result<PathBuf> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .context("HOME is not set; pass --data-dir")?;
@@ -85,6 +90,7 @@ impl Args {
             remembered::load(&config.data_dir)?.is_some_and(|r| r.webhook_example)
         };
         config.nodes_per_member = self.nodes_per_member;
+        config.status_addr = self.status_addr;
         config.feature_gates = FeatureGates::local_up()
             .with(&self.feature_gates)
             .context("invalid --feature-gates")?;

@@ -65,7 +65,13 @@ pub(crate) fn desired_attached(
                 resource_version: objects::resource_version(dependency).to_owned(),
             },
             required_by: vec![snapshot_of(independent)],
-            preserve_resources_on_deletion: independent.spec.preserve_resources_on_deletion,
+            // As Karmada writes it: the combined policy of the one referrer, preserve always set.
+            preserve_resources_on_deletion: Some(
+                independent
+                    .spec
+                    .preserve_resources_on_deletion
+                    .unwrap_or(false),
+            ),
             conflict_resolution: independent.spec.conflict_resolution,
             ..ResourceBindingSpec::default()
         },
@@ -115,38 +121,63 @@ pub(crate) fn merge_required_by(list: &mut Vec<BindingSnapshot>, snapshot: Bindi
     }
 }
 
-/// What the referrers of a dependency-only binding say together: `Overwrite` if any says so, preserve if any
-/// does, and whether they disagreed.
-pub(crate) fn combined_policy(
-    referrers: &[&ResourceBindingSpec],
-) -> (ConflictResolution, Option<bool>, bool) {
+/// What the referrers of a dependency-only binding say together (Karmada's rules): `Overwrite` if any says so
+/// (an unset value counts as `Abort`), preserve if any does (unset counts as false), and which of the two they
+/// disagree on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CombinedPolicy {
+    pub(crate) resolution: ConflictResolution,
+    /// `None` when nothing refers to the binding any more (Karmada clears the field then).
+    pub(crate) preserve: Option<bool>,
+    /// Some referrers say `Overwrite` and others `Abort`.
+    pub(crate) resolution_conflicted: bool,
+    /// Some referrers preserve member objects on deletion and others do not.
+    pub(crate) preserve_conflicted: bool,
+}
+
+impl CombinedPolicy {
+    /// The message of Karmada's `DependencyPolicyConflict` Event, when the referrers disagree.
+    pub(crate) fn conflict_message(&self) -> Option<String> {
+        let mut reasons = Vec::new();
+        if self.resolution_conflicted {
+            reasons.push("ConflictResolution conflicted (Overwrite vs Abort)");
+        }
+        if self.preserve_conflicted {
+            reasons.push("PreserveResourcesOnDeletion conflicted (true vs false)");
+        }
+        (!reasons.is_empty()).then(|| {
+            format!(
+                "Dependency policy conflict detected: {}.",
+                reasons.join("; ")
+            )
+        })
+    }
+}
+
+/// Combines the policies of the bindings in a dependency-only binding's `requiredBy`.
+pub(crate) fn combined_policy(referrers: &[&ResourceBindingSpec]) -> CombinedPolicy {
     let overwrite = referrers
         .iter()
         .any(|r| r.conflict_resolution == ConflictResolution::Overwrite);
-    let preserve = referrers
+    let abort = referrers
+        .iter()
+        .any(|r| r.conflict_resolution != ConflictResolution::Overwrite);
+    let preserving = referrers
         .iter()
         .any(|r| r.preserve_resources_on_deletion == Some(true));
-    let disagree = referrers.windows(2).any(|pair| {
-        pair[0].conflict_resolution != pair[1].conflict_resolution
-            || pair[0].preserve_resources_on_deletion.unwrap_or(false)
-                != pair[1].preserve_resources_on_deletion.unwrap_or(false)
-    });
-    let resolution = if overwrite {
-        ConflictResolution::Overwrite
-    } else {
-        ConflictResolution::Abort
-    };
-    (
-        resolution,
-        if preserve {
-            Some(true)
-        } else if referrers.is_empty() {
-            None
+    let deleting = referrers
+        .iter()
+        .any(|r| r.preserve_resources_on_deletion != Some(true));
+    CombinedPolicy {
+        resolution: if overwrite {
+            ConflictResolution::Overwrite
         } else {
-            Some(false)
+            ConflictResolution::Abort
         },
-        disagree,
-    )
+        preserve: (!referrers.is_empty()).then_some(preserving),
+        resolution_conflicted: overwrite && abort,
+        preserve_conflicted: preserving && deleting,
+    }
 }
 
 /// Detaches an attached binding from independent binding `namespace/name` (§8.4): drops its label and

@@ -341,11 +341,13 @@ impl Distributor {
     }
 
     /// Recomputes conflictResolution / preserveResourcesOnDeletion of a dependency-only binding from every
-    /// binding in its `requiredBy`.
+    /// binding in its `requiredBy`. When attaching (`attaching`), a missing referrer is waited for and a
+    /// disagreement is reported with Karmada's `DependencyPolicyConflict` Event on the attached binding; when
+    /// detaching, Karmada reports nothing.
     async fn apply_combined_policy(
         &self,
         binding: &mut ResourceBinding,
-        strict: bool,
+        attaching: bool,
     ) -> Result<()> {
         let mut referrers = Vec::new();
         for snapshot in &binding.spec.required_by {
@@ -353,7 +355,7 @@ impl Distributor {
                 Api::namespaced(self.ctx.client.clone(), &snapshot.namespace);
             match get_opt(api, &snapshot.name).await? {
                 Some(referrer) => referrers.push(referrer.spec),
-                None if strict => {
+                None if attaching => {
                     return Err(Error::waiting(format!(
                         "ResourceBinding {}/{} referenced by {}",
                         snapshot.namespace,
@@ -365,14 +367,14 @@ impl Distributor {
             }
         }
         let specs: Vec<&ResourceBindingSpec> = referrers.iter().collect();
-        let (resolution, preserve, disagree) = combined_policy(&specs);
-        binding.spec.conflict_resolution = resolution;
-        binding.spec.preserve_resources_on_deletion = preserve;
-        if disagree {
+        let combined = combined_policy(&specs);
+        binding.spec.conflict_resolution = combined.resolution;
+        binding.spec.preserve_resources_on_deletion = combined.preserve;
+        if attaching && let Some(message) = combined.conflict_message() {
             self.recorder.warning(
                 &reference(binding),
                 events::DEPENDENCY_POLICY_CONFLICT,
-                format!("Dependency policy conflict detected: referrers of {} disagree on conflictResolution or preserveResourcesOnDeletion", binding.describe()),
+                message,
             );
         }
         Ok(())

@@ -171,16 +171,60 @@ fn referrers_combine_to_the_most_permissive_policy() {
         preserve_resources_on_deletion: Some(true),
         ..ResourceBindingSpec::default()
     };
+    let overwrite_only = ResourceBindingSpec {
+        conflict_resolution: ConflictResolution::Overwrite,
+        ..ResourceBindingSpec::default()
+    };
+    let both = combined_policy(&[&abort, &overwrite]);
     assert_eq!(
-        combined_policy(&[&abort, &overwrite]),
-        (ConflictResolution::Overwrite, Some(true), true)
+        (both.resolution, both.preserve),
+        (ConflictResolution::Overwrite, Some(true))
     );
     assert_eq!(
-        combined_policy(&[&abort, &abort]),
-        (ConflictResolution::Abort, Some(false), false)
+        both.conflict_message().as_deref(),
+        Some(
+            "Dependency policy conflict detected: ConflictResolution conflicted (Overwrite vs Abort); \
+             PreserveResourcesOnDeletion conflicted (true vs false)."
+        )
+    );
+
+    // An unset preserve counts as false, so only the resolutions disagree.
+    let resolution_only = combined_policy(&[&abort, &overwrite_only]);
+    assert_eq!(
+        (resolution_only.resolution, resolution_only.preserve),
+        (ConflictResolution::Overwrite, Some(false))
     );
     assert_eq!(
-        combined_policy(&[]),
-        (ConflictResolution::Abort, None, false)
+        resolution_only.conflict_message().as_deref(),
+        Some(
+            "Dependency policy conflict detected: ConflictResolution conflicted (Overwrite vs Abort)."
+        )
+    );
+    let preserve_only = combined_policy(&[&overwrite_only, &overwrite]);
+    assert_eq!(preserve_only.preserve, Some(true));
+    assert_eq!(
+        preserve_only.conflict_message().as_deref(),
+        Some(
+            "Dependency policy conflict detected: PreserveResourcesOnDeletion conflicted (true vs false)."
+        )
+    );
+
+    let agreed = combined_policy(&[&abort, &abort]);
+    assert_eq!(
+        (
+            agreed.resolution,
+            agreed.preserve,
+            agreed.conflict_message()
+        ),
+        (ConflictResolution::Abort, Some(false), None)
+    );
+    let nobody = combined_policy(&[]);
+    assert_eq!(
+        (
+            nobody.resolution,
+            nobody.preserve,
+            nobody.conflict_message()
+        ),
+        (ConflictResolution::Abort, None, None)
     );
 }

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use flotilla_api::names::{annotations, finalizers, labels};
 use flotilla_api::policy::v1alpha1::{Placement, PropagationSpec};
 use flotilla_api::work::v1alpha2::{
-    ObjectReference, ReplicaRequirements, ResourceBindingSpec, SchedulePriority, Suspension,
-    WorkloadAffinityGroups,
+    Component, ObjectReference, ReplicaRequirements, ResourceBindingSpec, SchedulePriority,
+    Suspension, WorkloadAffinityGroups,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde_json::Value;
@@ -127,13 +127,15 @@ pub(crate) fn remove_claim_meta(meta: &mut ObjectMeta, policy: &Claim) -> bool {
     true
 }
 
-/// What InterpretReplica said about a template.
+/// What InterpretReplica (or, for multi-template workloads, InterpretComponent) said about a template.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct ReplicaInfo {
     /// `spec.replicas` of the binding.
     pub replicas: i32,
     /// `spec.replicaRequirements` of the binding.
     pub requirements: Option<ReplicaRequirements>,
+    /// `spec.components` of the binding (InterpretComponent; then replicas and requirements stay unset).
+    pub components: Vec<Component>,
 }
 
 /// The binding a policy derives from a template (§3.4 step 3), as metadata and spec; `cluster_scoped` builds a
@@ -209,6 +211,7 @@ pub(crate) fn build_binding(
         propagate_deps: spec.propagate_deps,
         replica_requirements: replicas.requirements,
         replicas: replicas.replicas,
+        components: replicas.components,
         placement: Some(spec.placement.clone()),
         scheduler_name: spec.scheduler_name.clone(),
         failover: spec.failover.clone(),

@@ -366,8 +366,46 @@ impl Detector {
         Ok(wrote)
     }
 
+    /// Karmada's `applyReplicaInterpretation`: the components when the gate is on and the template's kind
+    /// has InterpretComponent, else the replicas when it has InterpretReplica.
     async fn interpret_replicas(&self, template: &Value) -> Result<Option<ReplicaInfo>> {
         let interpreter = self.ctx.interpreter.as_ref();
+        let reference = reference_of(template);
+        if self
+            .ctx
+            .options
+            .feature_gates
+            .enabled(Feature::MultiplePodTemplatesScheduling)
+            && enabled(
+                interpreter,
+                template,
+                InterpreterOperation::InterpretComponent,
+            )
+        {
+            let (result, answered) = interpreter::get_components(interpreter, template).await;
+            return match result {
+                Ok(components) => {
+                    self.recorder.normal(
+                        &reference,
+                        events::GET_COMPONENTS_SUCCEED,
+                        answered.note("Get components of resource template successfully."),
+                    );
+                    Ok(Some(ReplicaInfo {
+                        components,
+                        ..ReplicaInfo::default()
+                    }))
+                }
+                Err(err) => {
+                    self.recorder.failure(
+                        &reference,
+                        events::GET_COMPONENTS_FAILED,
+                        &err,
+                        answered.note(err.message()),
+                    );
+                    Err(err)
+                }
+            };
+        }
         if !enabled(
             interpreter,
             template,
@@ -375,7 +413,6 @@ impl Detector {
         ) {
             return Ok(None);
         }
-        let reference = reference_of(template);
         let (result, answered) = interpreter::get_replicas(interpreter, template).await;
         match result {
             Ok((replicas, requirements)) => {
@@ -387,6 +424,7 @@ impl Detector {
                 Ok(Some(ReplicaInfo {
                     replicas,
                     requirements,
+                    components: Vec::new(),
                 }))
             }
             Err(err) => {

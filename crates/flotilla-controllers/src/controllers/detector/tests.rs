@@ -305,6 +305,7 @@ fn binding_is_built_from_template_and_policy() {
     let replicas = ReplicaInfo {
         replicas: 2,
         requirements: None,
+        components: Vec::new(),
     };
     let (meta, spec) = build_binding(
         &template,

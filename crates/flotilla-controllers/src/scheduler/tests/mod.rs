@@ -1,6 +1,7 @@
 //! Scheduler unit tests: fixtures here, cases by area in the submodules.
 
 mod affinities;
+mod components;
 mod decisions;
 mod estimates;
 mod filters;

@@ -7,7 +7,8 @@
 //! the execution namespaces, and copied bindings name another scheduler and a template that does not exist.
 //! On members, the workload controllers do act on copied workloads, as they acted on the propagated ones.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -25,6 +26,9 @@ use super::writes::Writes;
 /// Namespace of the copies, on every server.
 const NAMESPACE: &str = "flotilla-bench-capacity";
 
+/// The group of the policies, which the replay leaves out.
+const POLICY_GROUP: &str = "policy.karmada.io";
+
 /// Namespaces the propagation wrote in, where the objects to copy are found: the templates' and the
 /// execution namespaces (on members, the templates' namespace too).
 fn is_source_namespace(namespace: &str, templates: &str) -> bool {
@@ -39,43 +43,100 @@ pub(super) struct Server<'a> {
     pub writes: Writes,
 }
 
-/// One write of the replay.
-enum Write {
-    Create { api: Api<DynamicObject>, object: Value },
-    Replace { api: Api<DynamicObject>, name: String, object: Value, status: bool },
-    MergePatch { api: Api<DynamicObject>, name: String, status: bool, seq: usize },
-    Delete { api: Api<DynamicObject>, name: String },
+/// What one write of the replay does.
+enum Op {
+    Create(Value),
+    /// A PUT of the whole object (or its status), at the version the copy's last write left.
+    Replace {
+        object: Value,
+        status: bool,
+    },
+    MergePatch {
+        status: bool,
+        seq: usize,
+    },
+    Delete,
 }
 
+/// One write of the replay, to the copy `name`.
+struct Write {
+    api: Api<DynamicObject>,
+    name: String,
+    /// The copy's key in [`Versions`]: server and name.
+    key: String,
+    op: Op,
+}
+
+/// Each copy's resourceVersion after its last write: custom resources take no PUT without one.
+type Versions = Arc<Mutex<HashMap<String, String>>>;
+
 impl Write {
-    async fn run(self) -> anyhow::Result<()> {
-        match self {
-            Write::Create { api, object } => {
-                let object: DynamicObject = serde_json::from_value(object)?;
-                api.create(&PostParams::default(), &object).await?;
-            }
-            Write::Replace { api, name, object, status } => {
-                let object: DynamicObject = serde_json::from_value(object)?;
-                if status {
-                    api.replace_status(&name, &PostParams::default(), &object).await?;
-                } else {
-                    api.replace(&name, &PostParams::default(), &object).await?;
+    async fn run(self, versions: Versions) -> anyhow::Result<()> {
+        let Write { api, name, key, op } = self;
+        let (post, patch) = (PostParams::default(), PatchParams::default());
+        let written = match op {
+            Op::Create(object) => Some(api.create(&post, &serde_json::from_value(object)?).await?),
+            Op::Replace { mut object, status } => {
+                let version = versions
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(&key)
+                    .cloned();
+                object["metadata"]["resourceVersion"] = json!(version);
+                let mut object: DynamicObject = serde_json::from_value(object)?;
+                let replace = |object: DynamicObject| {
+                    let (api, name, post) = (api.clone(), name.clone(), post.clone());
+                    async move {
+                        if status {
+                            api.replace_status(&name, &post, &object).await
+                        } else {
+                            api.replace(&name, &post, &object).await
+                        }
+                    }
+                };
+                match replace(object.clone()).await {
+                    // Someone else wrote the copy meanwhile (the API server's own defaulting or a
+                    // controller): again at the current version, as a client would.
+                    Err(kube::Error::Api(s)) if s.code == 409 => {
+                        object.metadata.resource_version = api.get(&name).await?.resource_version();
+                        Some(replace(object).await?)
+                    }
+                    result => Some(result?),
                 }
             }
-            Write::MergePatch { api, name, status, seq } => {
-                let patch = Patch::Merge(json!({"metadata": {"annotations": {"bench.flotilla.io/seq": seq.to_string()}}}));
-                if status {
-                    api.patch_status(&name, &PatchParams::default(), &patch).await?;
+            Op::MergePatch { status, seq } => {
+                let body = Patch::Merge(
+                    json!({"metadata": {"annotations": {"bench.flotilla.io/seq": seq.to_string()}}}),
+                );
+                Some(if status {
+                    api.patch_status(&name, &patch, &body).await?
                 } else {
-                    api.patch(&name, &PatchParams::default(), &patch).await?;
-                }
+                    api.patch(&name, &patch, &body).await?
+                })
             }
-            Write::Delete { api, name } => {
+            Op::Delete => {
                 api.delete(&name, &DeleteParams::default()).await?;
+                None
             }
+        };
+        if let Some(version) = written.and_then(|object| object.resource_version()) {
+            versions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key, version);
         }
         Ok(())
     }
+}
+
+/// Writes one after another (the updates of one copy); chains run side by side.
+type Chain = Vec<Write>;
+
+async fn run_chain(chain: Chain, versions: Versions) -> anyhow::Result<()> {
+    for write in chain {
+        write.run(versions.clone()).await?;
+    }
+    Ok(())
 }
 
 /// A copy of `sample` named `name` in the copies' namespace: metadata reduced to what a client writes, no
@@ -131,7 +192,11 @@ struct Counts {
 
 /// The writes of one server, planned: creates first, then updates and patches, then deletes, each list
 /// interleaved across resources as the propagation's were.
-async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<[Vec<Write>; 3]> {
+async fn plan(
+    server: &Server<'_>,
+    templates_namespace: &str,
+    versions: &Versions,
+) -> anyhow::Result<[Vec<Chain>; 3]> {
     let discovery = Discovery::new(server.client.clone())
         .run()
         .await
@@ -141,6 +206,10 @@ async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<
         let Some((plural, group, subresource, verb)) = parse_key(key) else {
             continue;
         };
+        // Policies are the benchmark's setup, not what templates cause; a copy would claim the copies.
+        if group == POLICY_GROUP {
+            continue;
+        }
         let entry = by_resource
             .entry((plural.to_owned(), group.to_owned()))
             .or_default();
@@ -161,11 +230,14 @@ async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<
             changes,
             deletes: removals,
         } = counts;
-        let Some((resource, namespaced)) = discovery.groups().flat_map(|g| g.recommended_resources()).find_map(|(ar, caps)| {
-            (ar.plural == plural && ar.group == group).then(|| (ar, caps.scope == Scope::Namespaced))
-        }) else {
+        let found = discovery
+            .groups()
+            .flat_map(|g| g.recommended_resources())
+            .find(|(ar, _)| ar.plural == plural && ar.group == group);
+        let Some((resource, capabilities)) = found else {
             continue;
         };
+        let namespaced = capabilities.scope == Scope::Namespaced;
         let all: Api<DynamicObject> = Api::all_with(server.client.clone(), &resource);
         let sample = all
             .list(&ListParams::default())
@@ -173,7 +245,10 @@ async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<
             .with_context(|| format!("failed to list {plural} on {}", server.name))?
             .items
             .into_iter()
-            .find(|o| !namespaced || o.namespace().is_some_and(|ns| is_source_namespace(&ns, templates_namespace)));
+            .find(|o| {
+                let source = |ns: String| is_source_namespace(&ns, templates_namespace);
+                !namespaced || o.namespace().is_some_and(source)
+            });
         let Some(sample) = sample else {
             continue;
         };
@@ -185,60 +260,108 @@ async fn plan(server: &Server<'_>, templates_namespace: &str) -> anyhow::Result<
         // Every update needs an object to update: at least one copy, made outside the timed phase when the
         // propagation created none of this resource here.
         let copies = posts.max(1);
-        let names: Vec<String> = (0..copies).map(|i| format!("flotilla-bench-cap-{plural}-{i}")).collect();
+        // Core Events and events.k8s.io Events are one resource: the group keeps their copies apart.
+        let prefix = if group.is_empty() {
+            format!("flotilla-bench-cap-{plural}")
+        } else {
+            format!("flotilla-bench-cap-{plural}-{}", group.replace('.', "-"))
+        };
+        let names: Vec<String> = (0..copies).map(|i| format!("{prefix}-{i}")).collect();
+        let write = |name: &str, op: Op| Write {
+            api: api.clone(),
+            name: name.to_owned(),
+            key: format!("{}/{name}", server.name),
+            op,
+        };
         for (i, name) in names.iter().enumerate() {
-            let object = copy_of(&sample, &resource, name, namespaced);
-            let create = Write::Create { api: api.clone(), object };
+            let create = write(name, Op::Create(copy_of(&sample, &resource, name, namespaced)));
             if i < posts {
-                creates.push(create);
+                creates.push(vec![create]);
             } else {
-                create.run().await.with_context(|| format!("failed to create a copy of {plural} on {}", server.name))?;
+                run_chain(vec![create], versions.clone())
+                    .await
+                    .with_context(|| format!("failed to create a copy of {plural} on {}", server.name))?;
             }
         }
+        let mut chains: Vec<Chain> = names.iter().map(|_| Vec::new()).collect();
         let mut seq = 0;
         for (subresource, verb, n) in changes {
             let status = subresource.as_deref() == Some("status");
             for i in 0..n {
-                let name = names[i % names.len()].clone();
+                let name = &names[i % names.len()];
                 seq += 1;
-                updates.push(if verb == "PUT" {
-                    let mut object = copy_of(&sample, &resource, &name, namespaced);
+                let op = if verb == "PUT" {
+                    let mut object = copy_of(&sample, &resource, name, namespaced);
                     object["metadata"]["annotations"]["bench.flotilla.io/seq"] = json!(seq.to_string());
                     if status {
-                        object["status"] = serde_json::to_value(&sample).ok().and_then(|s| s.get("status").cloned()).unwrap_or(json!({}));
+                        object["status"] = serde_json::to_value(&sample)
+                            .ok()
+                            .and_then(|s| s.get("status").cloned())
+                            .unwrap_or_else(|| json!({}));
                     }
-                    Write::Replace { api: api.clone(), name, object, status }
+                    Op::Replace { object, status }
                 } else {
-                    Write::MergePatch { api: api.clone(), name, status, seq }
-                });
+                    Op::MergePatch { status, seq }
+                };
+                chains[i % names.len()].push(write(name, op));
             }
         }
+        updates.extend(chains.into_iter().filter(|chain| !chain.is_empty()));
         for name in names.iter().take(removals) {
-            deletes.push(Write::Delete { api: api.clone(), name: name.clone() });
+            deletes.push(vec![write(name, Op::Delete)]);
         }
     }
     Ok([creates, updates, deletes])
+}
+
+/// The writes of a member that Flotilla made: its objects and their namespaces, not their status or what the
+/// member's own controllers (ReplicaSets, Pods, Events) and kubelets wrote, which they write again for the
+/// copies.
+pub(super) fn flotillas_member_writes(member: &Writes, control: &Writes) -> Writes {
+    let resource = |key: &str| key.split([' ', '/']).next().unwrap_or("").to_owned();
+    let templates: std::collections::BTreeSet<String> = control
+        .0
+        .keys()
+        .filter(|key| key.ends_with(" POST") && !key.contains('/'))
+        .map(|key| resource(key))
+        .filter(|r| !r.starts_with("events"))
+        .collect();
+    Writes(
+        member
+            .0
+            .iter()
+            .filter(|(key, _)| {
+                !key.contains('/') && (templates.contains(&resource(key)) || resource(key) == "namespaces")
+            })
+            .map(|(key, n)| (key.clone(), *n))
+            .collect(),
+    )
 }
 
 /// Replays `servers`' writes at `concurrency` and returns how long the servers took.
 ///
 /// # Errors
 /// When a server cannot be discovered or listed, or a replayed write fails.
-pub(super) async fn replay(servers: &[Server<'_>], templates_namespace: &str, concurrency: usize) -> anyhow::Result<Duration> {
-    let mut phases: [Vec<Write>; 3] = Default::default();
+pub(super) async fn replay(
+    servers: &[Server<'_>],
+    templates_namespace: &str,
+    concurrency: usize,
+) -> anyhow::Result<Duration> {
+    let versions = Versions::default();
+    let mut phases: [Vec<Chain>; 3] = Default::default();
     for server in servers {
         ensure_namespace(server.client).await?;
-        let planned = plan(server, templates_namespace).await?;
+        let planned = plan(server, templates_namespace, &versions).await?;
         for (phase, writes) in phases.iter_mut().zip(planned) {
             phase.extend(writes);
         }
     }
-    let total: usize = phases.iter().map(Vec::len).sum();
+    let total: usize = phases.iter().flatten().map(Vec::len).sum();
     eprintln!("bench: replaying {total} writes from a plain client at concurrency {concurrency}");
     let start = Instant::now();
     for phase in phases {
         futures::stream::iter(phase)
-            .map(Write::run)
+            .map(|chain| run_chain(chain, versions.clone()))
             .buffer_unordered(concurrency.max(1))
             .try_collect::<Vec<()>>()
             .await
@@ -256,10 +379,9 @@ async fn ensure_namespace(client: &Client) -> anyhow::Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": NAMESPACE}}))?;
     match namespaces.create(&PostParams::default(), &ns).await {
+        // Members get the control plane's namespaces from the namespace sync controller.
         Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => anyhow::bail!(
-            "namespace {NAMESPACE} already exists (left by an earlier run that is still being deleted?): delete it first"
-        ),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
         Err(e) => Err(e).context("failed to create the replay's namespace"),
     }
 }
@@ -270,10 +392,39 @@ mod tests {
 
     #[test]
     fn keys_split_into_resource_group_subresource_and_verb() {
-        assert_eq!(parse_key("works.work.karmada.io/status PATCH"), Some(("works", "work.karmada.io", Some("status"), "PATCH")));
+        assert_eq!(
+            parse_key("works.work.karmada.io/status PATCH"),
+            Some(("works", "work.karmada.io", Some("status"), "PATCH"))
+        );
         assert_eq!(parse_key("events POST"), Some(("events", "", None, "POST")));
         assert_eq!(parse_key("deployments.apps PUT"), Some(("deployments", "apps", None, "PUT")));
         assert_eq!(parse_key("nonsense"), None);
+    }
+
+    #[test]
+    fn only_flotillas_own_writes_are_replayed_on_members() {
+        let control = Writes(BTreeMap::from([
+            ("deployments.apps POST".to_owned(), 10),
+            ("works.work.karmada.io POST".to_owned(), 20),
+            ("events POST".to_owned(), 7),
+        ]));
+        let member = Writes(BTreeMap::from([
+            ("deployments.apps POST".to_owned(), 10),
+            ("deployments.apps PUT".to_owned(), 2),
+            ("deployments.apps/status PUT".to_owned(), 10),
+            ("replicasets.apps POST".to_owned(), 10),
+            ("pods POST".to_owned(), 10),
+            ("events POST".to_owned(), 30),
+            ("namespaces POST".to_owned(), 1),
+        ]));
+        assert_eq!(
+            flotillas_member_writes(&member, &control).0,
+            BTreeMap::from([
+                ("deployments.apps POST".to_owned(), 10),
+                ("deployments.apps PUT".to_owned(), 2),
+                ("namespaces POST".to_owned(), 1),
+            ])
+        );
     }
 
     #[test]
@@ -294,10 +445,12 @@ mod tests {
             plural: "resourcebindings".into(),
         };
         let copy = copy_of(&sample, &resource, "copy", true);
-        assert_eq!(copy["metadata"], json!({"name": "copy", "namespace": NAMESPACE, "labels": {"a": "b"}, "annotations": {}}));
+        let metadata = json!({"name": "copy", "namespace": NAMESPACE, "labels": {"a": "b"}, "annotations": {}});
+        assert_eq!(copy["metadata"], metadata);
         assert_eq!(copy["spec"]["schedulerName"], "flotilla-bench-capacity");
         assert_eq!(copy["spec"]["resource"]["name"], "copy-absent");
-        assert_eq!(copy["spec"]["clusters"], json!([{"name": "member1"}]), "the same size as what was written");
+        let clusters = json!([{"name": "member1"}]);
+        assert_eq!(copy["spec"]["clusters"], clusters, "as large as what was written");
         assert!(copy.get("status").is_none());
     }
 }

@@ -335,15 +335,16 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
     let mut replayed = vec![capacity::Server {
         name: "the control plane".to_owned(),
         client: &target.control,
-        writes: control_writes.clone(),
+        writes: control_writes.caused_by_templates(),
     }];
     for ((name, client), before) in target.members.iter().zip(&members_before) {
         let writes = Writes::scrape(client).await?.since(before);
         member_writes = member_writes.plus(&writes);
+        // The member's own controllers write again for the copies what they wrote for Flotilla's objects.
         replayed.push(capacity::Server {
             name: name.clone(),
             client,
-            writes,
+            writes: capacity::flotillas_member_writes(&writes, &control_writes),
         });
     }
 

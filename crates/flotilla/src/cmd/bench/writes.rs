@@ -89,10 +89,19 @@ impl Writes {
         self.sum(|resource| {
             resource != "events"
                 && resource != "events.events.k8s.io"
-                && !BACKGROUND
-                    .iter()
-                    .any(|b| resource == *b || resource.starts_with(&format!("{b}.")))
+                && !is_background(resource.split('.').next().unwrap_or(""))
         })
+    }
+
+    /// The writes templates cause, Events included: everything but the background resources.
+    pub fn caused_by_templates(&self) -> Writes {
+        Writes(
+            self.0
+                .iter()
+                .filter(|(key, _)| !is_background(key.split([' ', '/', '.']).next().unwrap_or("")))
+                .map(|(key, n)| (key.clone(), *n))
+                .collect(),
+        )
     }
 
     /// Every write.
@@ -118,6 +127,11 @@ impl Writes {
             .map(|(key, n)| (key.clone(), ratio(*n, templates)))
             .collect()
     }
+}
+
+/// Whether writes to `plural` are background work (leases, clusters, nodes).
+fn is_background(plural: &str) -> bool {
+    BACKGROUND.contains(&plural)
 }
 
 /// `n / templates`, two decimals.

@@ -60,6 +60,9 @@ pub struct UpConfig {
     pub kube_api: RateLimit,
     /// Client-side rate limit of the controllers towards each member (`--cluster-api-qps`/`-burst`).
     pub cluster_api: RateLimit,
+    /// Where the controllers serve the status page and `/metrics`; `None`: 127.0.0.1 on `port - 1` (any free
+    /// port when `port` is 0 or 1).
+    pub status_addr: Option<SocketAddr>,
 }
 
 impl UpConfig {
@@ -79,6 +82,7 @@ impl UpConfig {
             feature_gates: FeatureGates::local_up(),
             kube_api: RateLimit::default(),
             cluster_api: RateLimit::default(),
+            status_addr: None,
         }
     }
 }
@@ -108,9 +112,22 @@ pub struct Environment {
     pub karmada_config: PathBuf,
     /// `DIR/members.config`.
     pub members_config: PathBuf,
+    /// The status page's URL (also written to `DIR/status.url` for `flotilla status`), when controllers run.
+    pub status_url: Option<String>,
     controllers: Option<(ManagerHandle, tokio::task::JoinHandle<()>)>,
     /// karmada-webhook's validations, served and registered with the controllers.
     admission: Option<flotilla_webhook::RunningServer>,
+}
+
+/// The file in the data dir that names the status page's URL while `flotilla up` runs.
+pub const STATUS_URL_FILE: &str = "status.url";
+
+/// Where the status page is served: as configured, else just below the control plane's port.
+fn status_addr(config: &UpConfig) -> SocketAddr {
+    config.status_addr.unwrap_or_else(|| {
+        let port = config.port.saturating_sub(1);
+        SocketAddr::from((Ipv4Addr::LOCALHOST, port))
+    })
 }
 
 fn listen(port: u16, offset: usize) -> anyhow::Result<SocketAddr> {
@@ -240,6 +257,7 @@ impl Environment {
             let watch = tokio::spawn(watch);
             let mut options = ManagerOptions {
                 disable_events: !config.events,
+                admin_addr: Some(status_addr(config)),
                 ..ManagerOptions::default()
             };
             options.controllers.cluster_status_update_frequency = CLUSTER_STATUS_INTERVAL;
@@ -276,6 +294,16 @@ impl Environment {
             .map(|m| m.server.kubeconfig(&m.name))
             .collect();
         write(&members_config, &kubeconfigs::merge(&member_configs)?)?;
+        let status_url = controllers
+            .as_ref()
+            .and_then(|(manager, _)| manager.admin_addr())
+            .map(|addr| format!("http://{addr}/"));
+        if let Some(url) = &status_url {
+            let file = dir.join(STATUS_URL_FILE);
+            std::fs::write(&file, format!("{url}\n"))
+                .with_context(|| format!("failed to write {}", file.display()))?;
+            progress(&format!("status page at {url}"));
+        }
         Ok(Environment {
             control,
             control_client,
@@ -283,6 +311,7 @@ impl Environment {
             webhook,
             karmada_config,
             members_config,
+            status_url,
             controllers,
             admission,
         })
@@ -297,6 +326,12 @@ impl Environment {
 
     /// Stops everything in reverse order of start and flushes every store.
     pub async fn shutdown(self) {
+        if self.status_url.is_some()
+            && let Some(dir) = self.karmada_config.parent()
+        {
+            // `flotilla status` then says nothing runs rather than failing to connect.
+            let _ = std::fs::remove_file(dir.join(STATUS_URL_FILE));
+        }
         if let Some((manager, watch)) = self.controllers {
             if let Err(e) = manager.shutdown().await {
                 tracing::warn!(error = %e, "the controllers stopped with an error");
