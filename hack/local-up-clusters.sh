@@ -91,11 +91,12 @@ kubectl "${karmada[@]}" wait --for=condition=established --timeout="${ready_time
 kubectl "${karmada[@]}" create namespace karmada-system --dry-run=client -o yaml | kubectl "${karmada[@]}" apply -f - >&2
 
 # Karmada's own local-up runs its controller manager with every alpha and beta gate on and with the controllers
-# its deployment enables beyond the defaults; so does this one (gates and controllers Flotilla does not have yet
-# are named in its log).
+# its deployment enables beyond the defaults, and lets the taint manager evict; so does this one (gates and
+# controllers Flotilla does not have yet are named in its log).
 manager_flags=(--kubeconfig "$kube_dir/karmada.config" --context karmada-apiserver --metrics-addr "$metrics_addr"
   --feature-gates "${FLOTILLA_FEATURE_GATES:-AllAlpha=true,AllBeta=true}"
-  --controllers "${FLOTILLA_CONTROLLERS:-*,hpaScaleTargetMarker,deploymentReplicasSyncer}")
+  --controllers "${FLOTILLA_CONTROLLERS:-*,hpaScaleTargetMarker,deploymentReplicasSyncer}"
+  --enable-no-execute-taint-eviction=true)
 if [ "$mode" = kube ]; then
   manager_flags+=(--webhook-addr "$karmada_webhook_addr" --webhook-self-signed --webhook-url "https://$karmada_webhook_addr")
 fi

@@ -84,6 +84,14 @@ fn ten_kinds_with_karmada_names_groups_versions_and_scopes() {
             false,
         ),
         (
+            "clustertaintpolicies.policy.karmada.io",
+            "ClusterTaintPolicy",
+            "v1alpha1",
+            None,
+            "Cluster",
+            false,
+        ),
+        (
             "resourcebindings.work.karmada.io",
             "ResourceBinding",
             "v1alpha2",
@@ -158,7 +166,7 @@ fn ten_kinds_with_karmada_names_groups_versions_and_scopes() {
         );
         assert_eq!(crd.spec.scope, scope, "{name}");
         let categories = names.categories.clone().unwrap_or_default();
-        if kind == "Cluster" {
+        if kind == "Cluster" || kind == "ClusterTaintPolicy" {
             assert!(categories.is_empty());
         } else {
             assert_eq!(categories, ["karmada-io"], "{name}");
@@ -438,10 +446,14 @@ fn yaml_stream_is_the_committed_files_concatenated() {
         .map(|c| crds::to_yaml(c).expect("render"))
         .collect();
     assert_eq!(stream, joined);
-    assert_eq!(stream.matches("\n---\n").count() + 1, 10, "ten documents");
+    assert_eq!(
+        stream.matches("\n---\n").count() + 1,
+        11,
+        "eleven documents"
+    );
     let crds: Vec<CustomResourceDefinition> =
         flotilla_yaml::from_str_multiple(&stream).expect("CRDs");
-    assert_eq!(crds.len(), 10);
+    assert_eq!(crds.len(), 11);
     for crd in crds {
         assert!(crd.metadata.name.is_some());
     }

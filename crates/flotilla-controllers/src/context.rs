@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use flotilla_api::policy::v1alpha1::PurgeMode;
 use kube::Client;
 use regex::Regex;
 
@@ -101,6 +102,19 @@ pub struct Options {
     pub cluster_api: RateLimit,
     /// Which of Karmada's controllers run (`--controllers`).
     pub controllers: ControllerSelection,
+    /// The taint manager runs (`--enable-taint-manager`, true; it also needs the `Failover` gate).
+    pub enable_taint_manager: bool,
+    /// The taint manager evicts bindings from clusters with untolerated NoExecute taints
+    /// (`--enable-no-execute-taint-eviction`, false).
+    pub enable_no_execute_taint_eviction: bool,
+    /// How a binding without `spec.failover.cluster` leaves a NoExecute-tainted cluster
+    /// (`--no-execute-taint-eviction-purge-mode`: `Directly` or `Gracefully`, the default).
+    pub no_execute_taint_eviction_purge_mode: PurgeMode,
+    /// How long a graceful eviction task without `gracePeriodSeconds` lasts (`--graceful-eviction-timeout`,
+    /// 10 min).
+    pub graceful_eviction_timeout: Duration,
+    /// Bindings the taint manager evicts per second (`--resource-eviction-rate`, 0.5).
+    pub resource_eviction_rate: f64,
 }
 
 impl Default for Options {
@@ -119,6 +133,11 @@ impl Default for Options {
             feature_gates: FeatureGates::default(),
             cluster_api: RateLimit::default(),
             controllers: ControllerSelection::default(),
+            enable_taint_manager: true,
+            enable_no_execute_taint_eviction: false,
+            no_execute_taint_eviction_purge_mode: PurgeMode::Gracefully,
+            graceful_eviction_timeout: Duration::from_secs(600),
+            resource_eviction_rate: 0.5,
         }
     }
 }

@@ -18,6 +18,8 @@ enum Stage {
 /// The gates Flotilla consults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feature {
+    /// `Failover`: the ClusterTaintPolicy controller and the taint manager's NoExecute eviction run.
+    Failover,
     /// `PropagateDeps`: the dependencies distributor runs.
     PropagateDeps,
     /// `CustomizedClusterResourceModeling`: a Cluster without resource models gets the default ones.
@@ -37,6 +39,7 @@ impl Feature {
     /// Karmada's name of the gate.
     pub fn name(self) -> &'static str {
         match self {
+            Feature::Failover => "Failover",
             Feature::PropagateDeps => "PropagateDeps",
             Feature::CustomizedClusterResourceModeling => "CustomizedClusterResourceModeling",
             Feature::PropagationPolicyPreemption => "PropagationPolicyPreemption",
@@ -66,7 +69,7 @@ const fn gate(name: &'static str, default: bool, stage: Stage, implemented: bool
 /// Karmada's gates (`pkg/features/features.go` of Karmada v1.18), defaults included. A gate that is not
 /// `implemented` is accepted and reported, never silently honoured.
 const GATES: &[Gate] = &[
-    gate("Failover", false, Stage::Beta, false),
+    gate("Failover", false, Stage::Beta, true),
     gate("GracefulEviction", true, Stage::Beta, false),
     gate("PropagateDeps", true, Stage::Beta, true),
     gate("CustomizedClusterResourceModeling", true, Stage::Beta, true),
@@ -231,13 +234,14 @@ mod tests {
     #[test]
     fn local_up_enables_only_what_flotilla_has() {
         let gates = FeatureGates::local_up();
+        assert!(gates.enabled(Feature::Failover));
         assert!(gates.enabled(Feature::PropagationPolicyPreemption));
         assert!(gates.enabled(Feature::WorkloadAffinity));
         assert!(gates.enabled(Feature::MultiplePodTemplatesScheduling));
         assert!(gates.without_effect().is_empty());
         assert_eq!(
             gates.to_string(),
-            "PropagationPolicyPreemption=true,MultiplePodTemplatesScheduling=true,WorkloadAffinity=true"
+            "Failover=true,PropagationPolicyPreemption=true,MultiplePodTemplatesScheduling=true,WorkloadAffinity=true"
         );
     }
 
@@ -254,7 +258,13 @@ mod tests {
         assert!(!gates.without_effect().contains(&"Failover"));
         let gates = FeatureGates::parse("AllAlpha=true,AllBeta=true").unwrap_or_default();
         assert!(gates.enabled(Feature::PropagationPolicyPreemption));
-        assert!(gates.without_effect().contains(&"Failover"));
+        assert!(gates.enabled(Feature::Failover));
+        assert!(!gates.without_effect().contains(&"Failover"));
+        assert!(
+            gates
+                .without_effect()
+                .contains(&"StatefulFailoverInjection")
+        );
     }
 
     #[test]

@@ -238,6 +238,34 @@ async fn run(
             shutdown.clone(),
         )),
     );
+    if ctx.options.feature_gates.enabled(Feature::Failover) {
+        spawn(
+            &mut tasks,
+            controllers::cluster_taint_policy::NAME,
+            Box::pin(controllers::cluster_taint_policy::run(
+                ctx.clone(),
+                shutdown.clone(),
+            )),
+        );
+        if ctx.options.enable_taint_manager {
+            spawn(
+                &mut tasks,
+                controllers::taint_manager::NAME,
+                Box::pin(controllers::taint_manager::run(
+                    ctx.clone(),
+                    shutdown.clone(),
+                )),
+            );
+        }
+    }
+    spawn(
+        &mut tasks,
+        controllers::graceful_eviction::NAME,
+        Box::pin(controllers::graceful_eviction::run(
+            ctx.clone(),
+            shutdown.clone(),
+        )),
+    );
     spawn(
         &mut tasks,
         controllers::policy_normaliser::NAME,

@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use crate::cluster::v1alpha1::Cluster;
 use crate::config::v1alpha1::ResourceInterpreterCustomization;
 use crate::policy::v1alpha1::{
-    ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
+    ClusterOverridePolicy, ClusterPropagationPolicy, ClusterTaintPolicy, OverridePolicy,
+    PropagationPolicy,
 };
 use crate::work::v1alpha1::Work;
 use crate::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
@@ -59,7 +60,7 @@ const NARROWED_ENUMS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Every CRD, in a fixed order: policies, bindings, Work, Cluster, interpreter configuration.
+/// Every CRD, in a fixed order: policies (propagation, override, taint), bindings, Work, Cluster, interpreter configuration.
 pub fn all() -> Vec<CustomResourceDefinition> {
     let described = [
         (
@@ -79,6 +80,11 @@ pub fn all() -> Vec<CustomResourceDefinition> {
             ClusterOverridePolicy::crd(),
             "ClusterOverridePolicy changes cluster-scoped resource templates, and templates in any namespace, per \
              member cluster as they are propagated.",
+        ),
+        (
+            ClusterTaintPolicy::crd(),
+            "ClusterTaintPolicy adds taints to, and removes them from, member clusters as their status conditions \
+             change.",
         ),
         (
             ResourceBinding::crd(),

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use flotilla_api::names::namespaces;
+use flotilla_api::policy::v1alpha1::PurgeMode;
 use flotilla_controllers::Options;
 use flotilla_controllers::context::compile_namespace_patterns;
 use flotilla_controllers::enabled_controllers::ControllerSelection;
@@ -52,6 +53,23 @@ pub struct Args {
     /// `deploymentReplicasSyncer` (off by default, as in Karmada) and names the entries it cannot honour.
     #[arg(long, default_value = "*", value_parser = ControllerSelection::parse)]
     pub controllers: ControllerSelection,
+    /// Run the taint manager (with the `Failover` gate), which evicts workloads from clusters with NoExecute
+    /// taints they do not tolerate.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub enable_taint_manager: bool,
+    /// Let the taint manager evict: off by default, as in Karmada.
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    pub enable_no_execute_taint_eviction: bool,
+    /// How workloads leave a NoExecute-tainted cluster when their policy has no `failover.cluster`:
+    /// `Gracefully` (after the new placement is healthy) or `Directly`.
+    #[arg(long, default_value = "Gracefully", value_parser = parse_purge_mode)]
+    pub no_execute_taint_eviction_purge_mode: PurgeMode,
+    /// How long a graceful eviction task without `gracePeriodSeconds` waits for the new placement, e.g. `10m`.
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    pub graceful_eviction_timeout: Duration,
+    /// Bindings evicted per second by the taint manager.
+    #[arg(long, default_value_t = 0.5, value_parser = parse_rate)]
+    pub resource_eviction_rate: f64,
     /// Concurrent reconciles per controller.
     #[arg(long, default_value_t = 5)]
     pub concurrent_syncs: usize,
@@ -72,6 +90,23 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from(parsed).map_err(|_| format!("{text:?} is negative"))
 }
 
+/// Reads `--no-execute-taint-eviction-purge-mode`: Karmada accepts `Directly` and `Gracefully` only.
+fn parse_purge_mode(text: &str) -> Result<PurgeMode, String> {
+    match text {
+        "Directly" => Ok(PurgeMode::Directly),
+        "Gracefully" => Ok(PurgeMode::Gracefully),
+        _ => Err(format!("{text:?} is not a purge mode: use Directly or Gracefully")),
+    }
+}
+
+/// Reads `--resource-eviction-rate`: a positive number of evictions per second.
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!("{text:?} is not a positive number of evictions per second")),
+    }
+}
+
 /// Runs the controllers until SIGINT or SIGTERM (or until leadership is lost).
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let client = args
@@ -90,6 +125,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         feature_gates: args.feature_gates.clone(),
         cluster_api: args.rate_limits.cluster_api(),
         controllers: args.controllers.clone(),
+        enable_taint_manager: args.enable_taint_manager,
+        enable_no_execute_taint_eviction: args.enable_no_execute_taint_eviction,
+        no_execute_taint_eviction_purge_mode: args.no_execute_taint_eviction_purge_mode,
+        graceful_eviction_timeout: args.graceful_eviction_timeout,
+        resource_eviction_rate: args.resource_eviction_rate,
         ..Options::default()
     };
     let leader_election = if args.leader_elect {
@@ -171,5 +211,15 @@ mod tests {
         assert!(parse_duration("7").is_err());
         assert!(parse_duration("s").is_err());
         assert!(parse_duration("-5s").is_err());
+    }
+
+    #[test]
+    fn eviction_flags_take_karmadas_values_only() {
+        assert_eq!(parse_purge_mode("Directly"), Ok(PurgeMode::Directly));
+        assert_eq!(parse_purge_mode("Gracefully"), Ok(PurgeMode::Gracefully));
+        assert!(parse_purge_mode("Never").is_err());
+        assert_eq!(parse_rate("0.5"), Ok(0.5));
+        assert!(parse_rate("0").is_err());
+        assert!(parse_rate("fast").is_err());
     }
 }

@@ -265,6 +265,8 @@ impl Environment {
             options.controllers.cluster_api = config.cluster_api;
             // As Karmada's own deployment runs them (`--controllers=*,...,deploymentReplicasSyncer`).
             options.controllers.controllers = ControllerSelection::karmada_deployment();
+            // As Karmada's deployment also does (`--enable-no-execute-taint-eviction=true`).
+            options.controllers.enable_no_execute_taint_eviction = true;
             let manager = manager::start(control_client.clone(), Arc::new(interpreter), options)
                 .await
                 .context("failed to start the controllers")?;
