@@ -46,6 +46,10 @@ subcommands! {
     Join => join,
     /// Remove a member cluster, as karmadactl unjoin does.
     Unjoin => unjoin,
+    /// Register a member cluster in Pull mode, as karmadactl register does; `flotilla agent` serves it.
+    Register => register,
+    /// Remove a Pull-mode member cluster, as karmadactl unregister does.
+    Unregister => unregister,
     /// Run interpreter rules locally (compatible with karmadactl interpret).
     Interpret => interpret,
     /// Serve the example interpreter webhook for the Workload CRD on /interpreter-workload.
