@@ -94,6 +94,20 @@ pub struct Options {
     pub cluster_failure_threshold: Duration,
     /// Timeout of requests to member clusters (Karmada: 32 s).
     pub member_request_timeout: Duration,
+    /// Pull clusters: how long a cluster's Lease lasts (agent `--cluster-lease-duration`, 40 s) and the
+    /// fraction of it after which the agent renews it (`--cluster-lease-renew-interval-fraction`, 0.25).
+    pub cluster_lease_duration: Duration,
+    /// See [`Options::cluster_lease_duration`].
+    pub cluster_lease_renew_interval_fraction: f64,
+    /// Pull clusters: how often the control plane checks their Lease (`--cluster-monitor-period`, 5 s), how
+    /// long without a renewal or a Ready change before Ready turns Unknown (`--cluster-monitor-grace-period`,
+    /// 40 s), and how long after creation a cluster may post no status at all (`--cluster-startup-grace-period`,
+    /// 60 s).
+    pub cluster_monitor_period: Duration,
+    /// See [`Options::cluster_monitor_period`].
+    pub cluster_monitor_grace_period: Duration,
+    /// See [`Options::cluster_monitor_period`].
+    pub cluster_startup_grace_period: Duration,
     /// Name of the scheduler whose bindings the scheduler handles (`default-scheduler`).
     pub scheduler_name: String,
     /// Karmada's feature gates (`--feature-gates`).
@@ -129,6 +143,11 @@ impl Default for Options {
             cluster_success_threshold: Duration::from_secs(30),
             cluster_failure_threshold: Duration::from_secs(30),
             member_request_timeout: Duration::from_secs(32),
+            cluster_lease_duration: Duration::from_secs(40),
+            cluster_lease_renew_interval_fraction: 0.25,
+            cluster_monitor_period: Duration::from_secs(5),
+            cluster_monitor_grace_period: Duration::from_secs(40),
+            cluster_startup_grace_period: Duration::from_secs(60),
             scheduler_name: flotilla_api::policy::v1alpha1::DEFAULT_SCHEDULER_NAME.to_owned(),
             feature_gates: FeatureGates::default(),
             cluster_api: RateLimit::default(),

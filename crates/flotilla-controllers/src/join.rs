@@ -1,8 +1,10 @@
 //! Registering a member cluster with the control plane in Push mode, as `karmadactl join` leaves it: the
 //! member's credentials in Secret `karmada-cluster/<name>` (`token`, `caBundle`) and a cluster-scoped `Cluster`
-//! whose `secretRef` names that Secret.
+//! whose `secretRef` names that Secret; or in Pull mode ([`register_pull`]), as karmada-agent leaves it after
+//! `karmadactl register`: a Cluster with `syncMode: Pull` and no credentials, since the control plane never
+//! reaches a Pull member (its agent does the member's part).
 //!
-//! Guarantees: [`register`] is idempotent. Registering again with the same settings changes nothing; with new
+//! Guarantees: [`register`] and [`register_pull`] are idempotent. Registering again with the same settings changes nothing; with new
 //! settings (a restarted member on another port, a rotated token) it updates the Secret and the Cluster's
 //! connection fields in place and keeps everything else (taints, resource models, status, finalizers).
 
@@ -58,13 +60,11 @@ pub async fn register(control: &Client, registration: &Registration) -> Result<C
     let name = &registration.name;
     ensure_namespace(control, namespaces::KARMADA_CLUSTER).await?;
     ensure_secret(control, registration).await?;
-    let clusters: Api<Cluster> = Api::all(control.clone());
     let secret_ref = Some(LocalSecretReference {
         namespace: namespaces::KARMADA_CLUSTER.into(),
         name: name.clone(),
     });
-    let describe = || format!("Cluster {name}");
-    let apply_connection = |spec: &mut ClusterSpec| {
+    create_or_update(control, name, |spec: &mut ClusterSpec| {
         spec.sync_mode = ClusterSyncMode::Push;
         spec.api_endpoint.clone_from(&registration.api_endpoint);
         spec.secret_ref.clone_from(&secret_ref);
@@ -73,7 +73,40 @@ pub async fn register(control: &Client, registration: &Registration) -> Result<C
         if !registration.id.is_empty() {
             spec.id.clone_from(&registration.id);
         }
-    };
+    })
+    .await
+}
+
+/// Registers (or re-registers) a Pull-mode member with the control plane reached by `control`: the Cluster
+/// karmada-agent creates, with `syncMode: Pull`, the member's `apiEndpoint`, `id`, TLS and proxy settings, and
+/// no `secretRef`. Fields of `registration` that only concern Push members (`token`, `caBundle`) are ignored.
+///
+/// # Errors
+/// `Kube` naming the Cluster when it cannot be read or written.
+pub async fn register_pull(control: &Client, registration: &Registration) -> Result<Cluster> {
+    // The agent renews the cluster's Lease there.
+    ensure_namespace(control, namespaces::KARMADA_CLUSTER).await?;
+    create_or_update(control, &registration.name, |spec: &mut ClusterSpec| {
+        spec.sync_mode = ClusterSyncMode::Pull;
+        spec.api_endpoint.clone_from(&registration.api_endpoint);
+        spec.insecure_skip_tls_verification = registration.insecure_skip_tls_verification;
+        spec.proxy_url.clone_from(&registration.proxy_url);
+        if !registration.id.is_empty() {
+            spec.id.clone_from(&registration.id);
+        }
+    })
+    .await
+}
+
+/// Creates Cluster `name` with `apply_connection` applied to a default spec, or applies it to the existing
+/// Cluster's spec and updates it if that changed anything.
+async fn create_or_update(
+    control: &Client,
+    name: &str,
+    apply_connection: impl Fn(&mut ClusterSpec),
+) -> Result<Cluster> {
+    let clusters: Api<Cluster> = Api::all(control.clone());
+    let describe = || format!("Cluster {name}");
     match clusters
         .get_opt(name)
         .await

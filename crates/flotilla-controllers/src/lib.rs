@@ -6,6 +6,7 @@
 
 pub(crate) mod admin;
 pub mod admission;
+pub mod agent;
 pub(crate) mod api;
 pub(crate) mod bindings;
 pub(crate) mod conditions;

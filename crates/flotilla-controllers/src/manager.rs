@@ -268,6 +268,14 @@ async fn run(
     );
     spawn(
         &mut tasks,
+        controllers::cluster_health::NAME,
+        Box::pin(controllers::cluster_health::run(
+            ctx.clone(),
+            shutdown.clone(),
+        )),
+    );
+    spawn(
+        &mut tasks,
         controllers::policy_normaliser::NAME,
         Box::pin(controllers::policy_normaliser::run(
             ctx.clone(),

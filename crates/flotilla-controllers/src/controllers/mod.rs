@@ -4,6 +4,7 @@
 pub(crate) mod binding;
 pub(crate) mod binding_status;
 pub(crate) mod cluster;
+pub(crate) mod cluster_health;
 pub(crate) mod cluster_status;
 pub(crate) mod cluster_taint_policy;
 pub(crate) mod dependencies;

@@ -2,6 +2,10 @@
 //! `secretRef` names (`token`, `caBundle`), plus the member's informers (started lazily for every resource a
 //! Work carries) and its served resources.
 //!
+//! In a `flotilla agent` ([`Members::for_agent`]) there is one member, the one the agent runs beside, with the
+//! client the agent was given: no Secret is read. Which clusters a process does the member side for is
+//! [`Members::serves`]: the control plane every Push cluster, an agent only its own (Pull) cluster.
+//!
 //! Controllers that react to member changes register an informer hook ([`Members::add_informer_hook`]); every
 //! member informer, whenever and by whomever it is started, gets every hook's handlers.
 
@@ -12,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-use flotilla_api::cluster::v1alpha1::Cluster;
+use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::DynamicObject;
 use kube::core::GroupVersionKind;
@@ -161,6 +165,8 @@ pub struct Members {
     hooks: Arc<RwLock<Vec<InformerHook>>>,
     /// Set by [`Members::shutdown`]: members built afterwards (by a task still finishing) start no informers.
     closed: Arc<AtomicBool>,
+    /// In an agent, the one cluster it serves, whose client is fixed.
+    agent: Option<Arc<Member>>,
 }
 
 impl Members {
@@ -174,6 +180,74 @@ impl Members {
             entries: Arc::default(),
             hooks: Arc::default(),
             closed: Arc::default(),
+            agent: None,
+        }
+    }
+
+    /// Member access of an agent: only `cluster`, through `member` (the agent's own client of it).
+    pub fn for_agent(control: Client, cluster: &str, member: Client, limit: RateLimit) -> Self {
+        let hooks: Arc<RwLock<Vec<InformerHook>>> = Arc::default();
+        let agent = Arc::new(Member {
+            cluster: cluster.to_owned(),
+            client: member.clone(),
+            informers: Informers::new(member, cluster),
+            started: Mutex::default(),
+            served: Mutex::default(),
+            hooks: hooks.clone(),
+            rejected: Arc::default(),
+        });
+        let members = Members {
+            control,
+            timeout: Duration::ZERO,
+            limit,
+            entries: Arc::default(),
+            hooks,
+            closed: Arc::default(),
+            agent: Some(agent.clone()),
+        };
+        members.lock().insert(
+            cluster.to_owned(),
+            Entry {
+                fingerprint: String::new(),
+                secret_version: String::new(),
+                member: agent,
+            },
+        );
+        members
+    }
+
+    /// Whether this process does the member side (execution, work status, cluster status) of `cluster`: the
+    /// control plane for Push clusters, an agent for its own cluster only.
+    pub fn serves(&self, cluster: &Cluster) -> bool {
+        match &self.agent {
+            Some(agent) => agent.cluster == cluster.name_any(),
+            None => cluster.spec.sync_mode == ClusterSyncMode::Push,
+        }
+    }
+
+    /// Whether this process may release the Works of cluster `name` once that Cluster is gone: the control
+    /// plane any cluster's, an agent only its own cluster's.
+    pub fn serves_name(&self, name: &str) -> bool {
+        self.agent
+            .as_ref()
+            .is_none_or(|agent| agent.cluster == name)
+    }
+
+    /// The agent's member, or why `cluster` is not served here; `None` when member access is built from
+    /// Secrets (the control plane) and `cluster` is a Push cluster.
+    fn fixed(&self, cluster: &Cluster) -> Option<Result<Arc<Member>>> {
+        let name = cluster.name_any();
+        match &self.agent {
+            Some(agent) if agent.cluster == name => Some(Ok(agent.clone())),
+            Some(agent) => Some(Err(Error::MemberClient {
+                cluster: name,
+                reason: format!("this agent serves only cluster {}", agent.cluster),
+            })),
+            None if cluster.spec.sync_mode == ClusterSyncMode::Pull => Some(Err(Error::MemberClient {
+                cluster: name,
+                reason: "the cluster is in Pull mode: its agent reaches it, the control plane does not".into(),
+            })),
+            None => None,
         }
     }
 
@@ -208,6 +282,9 @@ impl Members {
     /// `MemberClient` when the Cluster or its Secret does not allow building a client; `Kube` when the Secret
     /// could not be read.
     pub async fn get(&self, cluster: &Cluster) -> Result<Arc<Member>> {
+        if let Some(fixed) = self.fixed(cluster) {
+            return fixed;
+        }
         let name = cluster.name_any();
         let fingerprint = fingerprint(cluster);
         if let Some(entry) = self.lock().get(&name)
@@ -225,6 +302,9 @@ impl Members {
     /// # Errors
     /// As [`Members::get`].
     pub async fn refresh(&self, cluster: &Cluster) -> Result<Arc<Member>> {
+        if let Some(fixed) = self.fixed(cluster) {
+            return fixed;
+        }
         let secret = self.read_secret(cluster).await?;
         let version = secret.resource_version().unwrap_or_default();
         let fingerprint = fingerprint(cluster);
@@ -245,6 +325,14 @@ impl Members {
 
     /// Drops the member of `cluster` and stops its informers (cluster deleted, or credentials rejected).
     pub fn remove(&self, cluster: &str) {
+        if self
+            .agent
+            .as_ref()
+            .is_some_and(|agent| agent.cluster == cluster)
+        {
+            // The agent's member is its reason to run: it stays until the agent stops.
+            return;
+        }
         if let Some(entry) = self.lock().remove(cluster) {
             entry.member.shutdown();
         }

@@ -45,6 +45,15 @@ pub struct Args {
     /// How often member cluster status is collected, e.g. `10s`.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub cluster_status_update_frequency: Duration,
+    /// How often the Lease of each Pull cluster is checked.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub cluster_monitor_period: Duration,
+    /// How long a Pull cluster may go without renewing its Lease or changing Ready before Ready turns Unknown.
+    #[arg(long, default_value = "40s", value_parser = parse_duration)]
+    pub cluster_monitor_grace_period: Duration,
+    /// How long after its creation a Pull cluster may post no status at all before Ready turns Unknown.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub cluster_startup_grace_period: Duration,
     /// Karmada's feature gates, as `Name=bool` pairs (also `AllAlpha=bool`, `AllBeta=bool`); default: Karmada's
     /// defaults.
     #[arg(long, default_value = "", value_parser = FeatureGates::parse)]
@@ -83,7 +92,7 @@ pub struct Args {
 
 /// Parses a duration flag as Karmada's Go flags read one (`500ms`, `10s`, `1m30s`, `1h`): jiff's friendly
 /// format is a superset of Go's `time.ParseDuration` for the values a flag takes.
-fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     let parsed: jiff::SignedDuration = text
         .parse()
         .map_err(|err| format!("{text:?} is not a duration like 10s or 1m30s: {err}"))?;
@@ -122,6 +131,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         skipped_propagating_namespaces: skipped,
         skipped_propagating_apis: args.skipped_propagating_apis.clone(),
         cluster_status_update_frequency: args.cluster_status_update_frequency,
+        cluster_monitor_period: args.cluster_monitor_period,
+        cluster_monitor_grace_period: args.cluster_monitor_grace_period,
+        cluster_startup_grace_period: args.cluster_startup_grace_period,
         feature_gates: args.feature_gates.clone(),
         cluster_api: args.rate_limits.cluster_api(),
         controllers: args.controllers.clone(),

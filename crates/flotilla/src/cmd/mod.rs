@@ -9,6 +9,8 @@ macro_rules! subcommands {
         $(pub mod $module;)*
 
         /// A subcommand and its arguments.
+        // Parsed once per process: the size of its largest variant costs nothing worth a Box.
+        #[allow(clippy::large_enum_variant)]
         #[derive(Debug, clap::Subcommand)]
         pub enum Command {
             $($(#[$doc])* $variant($module::Args),)*
@@ -46,6 +48,12 @@ subcommands! {
     Join => join,
     /// Remove a member cluster, as karmadactl unjoin does.
     Unjoin => unjoin,
+    /// Register a member cluster in Pull mode, as karmadactl register does; `flotilla agent` serves it.
+    Register => register,
+    /// Remove a Pull-mode member cluster, as karmadactl unregister does.
+    Unregister => unregister,
+    /// Serve one Pull-mode member cluster, as karmada-agent does.
+    Agent => agent,
     /// Run interpreter rules locally (compatible with karmadactl interpret).
     Interpret => interpret,
     /// Serve the example interpreter webhook for the Workload CRD on /interpreter-workload.

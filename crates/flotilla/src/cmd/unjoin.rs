@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::namespaces;
 use k8s_openapi::api::core::v1::Secret;
-use kube::Api;
+use kube::{Api, Client};
 
 use super::kube_access;
 
@@ -34,28 +34,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let control = kube_access::client(args.kubeconfig.as_deref(), args.karmada_context.as_deref())
         .await
         .context("failed to reach the control plane")?;
-    let clusters: Api<Cluster> = Api::all(control.clone());
     let name = &args.name;
-    match clusters.delete(name, &Default::default()).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.code == 404 => {}
-        Err(err) => return Err(err).with_context(|| format!("failed to delete Cluster {name}")),
-    }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(args.wait);
-    while clusters
-        .get_opt(name)
-        .await
-        .with_context(|| format!("failed to read Cluster {name}"))?
-        .is_some()
-    {
-        if tokio::time::Instant::now() > deadline {
-            bail!(
-                "Cluster {name} is still being removed after {}s (is a controller manager running?)",
-                args.wait
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    delete_cluster(&control, name, args.wait).await?;
     let secrets: Api<Secret> = Api::namespaced(control, namespaces::KARMADA_CLUSTER);
     match secrets.delete(name, &Default::default()).await {
         Ok(_) => {}
@@ -70,5 +50,31 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     println!("cluster({name}) is unjoined successfully");
+    Ok(())
+}
+
+/// Deletes Cluster `name` and waits up to `wait` seconds until the controllers have released it.
+pub(super) async fn delete_cluster(control: &Client, name: &str, wait: u64) -> anyhow::Result<()> {
+    let clusters: Api<Cluster> = Api::all(control.clone());
+    match clusters.delete(name, &Default::default()).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 404 => {}
+        Err(err) => return Err(err).with_context(|| format!("failed to delete Cluster {name}")),
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
+    while clusters
+        .get_opt(name)
+        .await
+        .with_context(|| format!("failed to read Cluster {name}"))?
+        .is_some()
+    {
+        if tokio::time::Instant::now() > deadline {
+            bail!(
+                "Cluster {name} is still being removed after {}s (is a controller manager running?)",
+                wait
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! thresholds), and while it is ready collect its version, API enablements, nodes and resources.
 
 pub(crate) mod build;
+pub(crate) mod lease;
 #[cfg(test)]
 mod tests;
 
@@ -37,6 +38,8 @@ struct ClusterStatusController {
     ctx: Context,
     clusters: Arc<Informer<Cluster>>,
     thresholds: Thresholds,
+    leases: lease::Leases,
+    shutdown: CancellationToken,
 }
 
 /// Runs the cluster status controller until `shutdown` is cancelled.
@@ -44,6 +47,8 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ClusterStatusController {
         clusters: ctx.informers.typed(),
         thresholds: Thresholds::default(),
+        leases: lease::Leases::default(),
+        shutdown: shutdown.clone(),
         ctx,
     });
     let runner = Controller::new(NAME, &controller.clusters, &controller.ctx);
@@ -110,9 +115,11 @@ impl ClusterStatusController {
                 }
             },
         };
+        // The control plane collects Push clusters with credentials, an agent its own (Pull) cluster.
         if cluster.metadata.deletion_timestamp.is_some()
-            || cluster.spec.sync_mode != ClusterSyncMode::Push
-            || cluster.spec.secret_ref.is_none()
+            || !self.ctx.members.serves(&cluster)
+            || (cluster.spec.sync_mode == ClusterSyncMode::Push
+                && cluster.spec.secret_ref.is_none())
         {
             return Ok(Action::await_change());
         }
@@ -147,6 +154,17 @@ impl ClusterStatusController {
         let ready_true = ready.status == "True";
         set_condition(&mut status.conditions, ready);
         if probed == Probe::Healthy && ready_true {
+            if cluster.spec.sync_mode == ClusterSyncMode::Pull {
+                // The agent's heartbeat, from the first time its member is seen healthy (§9.3).
+                let options = &self.ctx.options;
+                self.leases.ensure_started(
+                    &self.ctx.client,
+                    &cluster,
+                    options.cluster_lease_duration,
+                    options.cluster_lease_renew_interval_fraction,
+                    &self.shutdown,
+                );
+            }
             self.collect(&member.client, &cluster, &mut status).await;
         }
         self.write(name, &current, &status).await?;

@@ -48,12 +48,22 @@ impl ExecutionController {
         let Ok(cluster_name) = cluster_of_execution_namespace(&key.namespace) else {
             return Ok(Action::await_change());
         };
+        if !self.ctx.members.serves_name(cluster_name) {
+            return Ok(Action::await_change());
+        }
         let cluster = match self.clusters.get("", cluster_name) {
             Some(cluster) => Some(cluster),
             None => get_opt(Api::<Cluster>::all(self.ctx.client.clone()), cluster_name)
                 .await?
                 .map(Arc::new),
         };
+        // A Pull cluster's Works are its agent's (on the control plane), another cluster's not an agent's.
+        if cluster
+            .as_deref()
+            .is_some_and(|cluster| !self.ctx.members.serves(cluster))
+        {
+            return Ok(Action::await_change());
+        }
         if work.metadata.deletion_timestamp.is_some() {
             return self.finalize(&api, work, cluster.as_deref()).await;
         }

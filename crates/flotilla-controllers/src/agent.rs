@@ -1,0 +1,110 @@
+//! The Pull-mode agent (karmada-agent): runs beside one member with that member's client and a control-plane
+//! client, and does the member side of that one cluster with the same controllers the control plane runs for
+//! Push clusters (one implementation, two callers): the execution controller applies the Works of
+//! `karmada-es-<cluster>` to the member, the work status controller reflects their member status, and the
+//! cluster status controller posts the cluster's status and renews its Lease `karmada-cluster/<cluster>`.
+//!
+//! What differs is only the member access ([`Members::for_agent`]): the member client is the agent's own, and
+//! [`Members::serves`] limits every controller to this cluster (the control plane's leave Pull clusters alone).
+
+use std::sync::Arc;
+
+use kube::Client;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{Context, Options};
+use crate::controllers;
+use crate::events::EventSink;
+use crate::interpreter::Interpreter;
+use crate::member::Members;
+use crate::metrics::Metrics;
+
+/// Why the agent could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The metrics registry could not be built.
+    #[error("failed to set up metrics")]
+    Metrics(#[source] prometheus::Error),
+}
+
+/// A running agent.
+pub struct AgentHandle {
+    shutdown: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl AgentHandle {
+    /// Stops the agent's controllers and waits for them (the Lease is no longer renewed).
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        let _ = self.task.await;
+    }
+
+    /// Waits until the agent stops (it runs until shut down).
+    pub async fn wait(&mut self) {
+        let _ = (&mut self.task).await;
+    }
+}
+
+/// Starts the agent of `cluster`: `control` reaches the control plane, `member` the member cluster.
+///
+/// # Errors
+/// When metrics cannot be set up.
+pub fn start(
+    control: Client,
+    member: Client,
+    cluster: &str,
+    interpreter: Arc<dyn Interpreter>,
+    options: Options,
+    disable_events: bool,
+) -> Result<AgentHandle, AgentError> {
+    let metrics = Metrics::new().map_err(AgentError::Metrics)?;
+    let shutdown = CancellationToken::new();
+    let events = if disable_events {
+        EventSink::disabled()
+    } else {
+        let (sink, publisher) = EventSink::new(control.clone());
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = publisher => {}
+                () = stop.cancelled() => {}
+            }
+        });
+        sink
+    };
+    let limit = options.cluster_api;
+    let mut ctx = Context::new(control.clone(), interpreter, events, metrics, options);
+    ctx.members = Members::for_agent(control, cluster, member, limit);
+    let task = tokio::spawn(run(ctx, shutdown.clone()));
+    Ok(AgentHandle { shutdown, task })
+}
+
+async fn run(ctx: Context, shutdown: CancellationToken) {
+    let mut tasks = vec![tokio::spawn(controllers::cluster_status::run(
+        ctx.clone(),
+        shutdown.clone(),
+    ))];
+    tokio::select! {
+        () = ctx.interpreter.ready() => {}
+        () = shutdown.cancelled() => {}
+    }
+    if !shutdown.is_cancelled() {
+        tasks.push(tokio::spawn(controllers::execution::run(
+            ctx.clone(),
+            shutdown.clone(),
+        )));
+        tasks.push(tokio::spawn(controllers::work_status::run(
+            ctx.clone(),
+            shutdown.clone(),
+        )));
+        tracing::info!("agent controllers started");
+    }
+    shutdown.cancelled().await;
+    for task in tasks {
+        let _ = task.await;
+    }
+    ctx.informers.shutdown();
+    ctx.members.shutdown();
+}

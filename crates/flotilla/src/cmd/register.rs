@@ -1,0 +1,60 @@
+//! `flotilla register NAME`: registers a member cluster in Pull mode, as `karmadactl register` (through the
+//! karmada-agent it deploys) does: a Cluster with `syncMode: Pull`, the member's `apiEndpoint` and `id`, and no
+//! credentials, since the control plane never reaches a Pull member. `flotilla agent` then serves it.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use flotilla_controllers::join::{Registration, member_id, register_pull};
+
+use super::kube_access;
+
+/// Arguments of `flotilla register`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Name of the member cluster (the Cluster object's name).
+    pub name: String,
+    /// Kubeconfig of the control plane; without it, in-cluster configuration or KUBECONFIG.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Context of the control plane in `--kubeconfig`.
+    #[arg(long)]
+    pub karmada_context: Option<String>,
+    /// Kubeconfig of the member cluster (read for its API endpoint and `kube-system` uid only).
+    #[arg(long)]
+    pub cluster_kubeconfig: PathBuf,
+    /// Context of the member in `--cluster-kubeconfig` (default: its current context).
+    #[arg(long)]
+    pub cluster_context: Option<String>,
+}
+
+/// Registers the member with the control plane in Pull mode.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let control = kube_access::client(args.kubeconfig.as_deref(), args.karmada_context.as_deref())
+        .await
+        .context("failed to reach the control plane")?;
+    let path = &args.cluster_kubeconfig;
+    let config = kube_access::config(Some(path), args.cluster_context.as_deref())
+        .await
+        .with_context(|| format!("invalid member kubeconfig {}", path.display()))?;
+    let registration = Registration {
+        name: args.name.clone(),
+        api_endpoint: config.cluster_url.to_string().trim_end_matches('/').to_owned(),
+        insecure_skip_tls_verification: config.accept_invalid_certs,
+        proxy_url: config
+            .proxy_url
+            .as_ref()
+            .map(|url| url.to_string().trim_end_matches('/').to_owned())
+            .unwrap_or_default(),
+        ..Registration::default()
+    };
+    let member = kube::Client::try_from(config).context("failed to reach the member cluster")?;
+    let id = member_id(&member)
+        .await
+        .context("failed to read the member's kube-system namespace")?;
+    register_pull(&control, &Registration { id, ..registration })
+        .await
+        .with_context(|| format!("failed to register cluster {}", args.name))?;
+    println!("cluster({}) is registered successfully", args.name);
+    Ok(())
+}
