@@ -3,7 +3,6 @@
 //! `karmada-es-<cluster-name>` to the member, reports their status and the cluster's, and renews the cluster's
 //! Lease. The Cluster is registered first if it does not exist yet (`flotilla register` does the same alone).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,24 +14,18 @@ use flotilla_controllers::kube_client;
 use kube::Api;
 
 use super::controller_manager::parse_duration;
-use super::kube_access::{self, ApiRateLimits};
+use super::kube_access::{ApiRateLimits, ControlPlaneFlags, MemberFlags};
 use super::register;
 
 /// Arguments of `flotilla agent`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Kubeconfig of the control plane; without it, in-cluster configuration or KUBECONFIG.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Context of the control plane in `--kubeconfig`.
-    #[arg(long)]
-    pub karmada_context: Option<String>,
-    /// Kubeconfig of the member cluster this agent serves.
-    #[arg(long)]
-    pub cluster_kubeconfig: PathBuf,
-    /// Context of the member in `--cluster-kubeconfig` (default: its current context).
-    #[arg(long)]
-    pub cluster_context: Option<String>,
+    /// The control plane.
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
+    /// The member cluster this agent serves.
+    #[command(flatten)]
+    pub member: MemberFlags,
     /// Name of the member cluster (the Cluster object's name).
     #[arg(long)]
     pub cluster_name: String,
@@ -64,17 +57,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     // Long-running clients: HTTP/2 where offered, rate limited as the flags say.
-    let control = kube_access::config(args.kubeconfig.as_deref(), args.karmada_context.as_deref())
-        .await
-        .context("failed to reach the control plane")?;
+    let control = args.control_plane.config().await?;
     let control = kube_client::client(control, args.rate_limits.kube_api())
         .context("failed to create the control plane's client")?;
-    let member = kube_access::config(
-        Some(&args.cluster_kubeconfig),
-        args.cluster_context.as_deref(),
-    )
-    .await
-    .with_context(|| format!("invalid member kubeconfig {}", args.cluster_kubeconfig.display()))?;
+    let member = args.member.config().await?;
     let member = kube_client::client(member, args.rate_limits.cluster_api())
         .with_context(|| format!("failed to create a client of member cluster {}", args.cluster_name))?;
     let clusters: Api<Cluster> = Api::all(control.clone());
@@ -87,10 +73,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         // karmada-agent creates its Cluster when it starts.
         register::run(register::Args {
             name: args.cluster_name.clone(),
-            kubeconfig: args.kubeconfig.clone(),
-            karmada_context: args.karmada_context.clone(),
-            cluster_kubeconfig: args.cluster_kubeconfig.clone(),
-            cluster_context: args.cluster_context.clone(),
+            control_plane: args.control_plane.clone(),
+            member: args.member.clone(),
         })
         .await?;
     }

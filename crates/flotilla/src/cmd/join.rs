@@ -5,7 +5,6 @@
 //! certificates, as kind's kubeconfigs do), a ServiceAccount with cluster-admin rights is created in the
 //! member and its token used, like karmadactl's.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -17,7 +16,7 @@ use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 use secrecy::ExposeSecret;
 
-use super::kube_access;
+use super::kube_access::{ControlPlaneFlags, MemberFlags};
 
 /// Namespace of the member-side ServiceAccount (as karmadactl's).
 const MEMBER_NAMESPACE: &str = "karmada-cluster";
@@ -27,18 +26,12 @@ const MEMBER_NAMESPACE: &str = "karmada-cluster";
 pub struct Args {
     /// Name of the member cluster (the Cluster object's name).
     pub name: String,
-    /// Kubeconfig of the control plane; without it, in-cluster configuration or KUBECONFIG.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Context of the control plane in `--kubeconfig`.
-    #[arg(long)]
-    pub karmada_context: Option<String>,
-    /// Kubeconfig of the member cluster.
-    #[arg(long)]
-    pub cluster_kubeconfig: PathBuf,
-    /// Context of the member in `--cluster-kubeconfig` (default: its current context).
-    #[arg(long)]
-    pub cluster_context: Option<String>,
+    /// The control plane.
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
+    /// The member.
+    #[command(flatten)]
+    pub member: MemberFlags,
 }
 
 /// What the member kubeconfig says about reaching the member.
@@ -99,13 +92,9 @@ fn pem_certificate(der: &[u8]) -> String {
 
 /// Registers the member with the control plane.
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let control = kube_access::client(args.kubeconfig.as_deref(), args.karmada_context.as_deref())
-        .await
-        .context("failed to reach the control plane")?;
-    let path = &args.cluster_kubeconfig;
-    let config = kube_access::config(Some(path), args.cluster_context.as_deref())
-        .await
-        .with_context(|| format!("invalid member kubeconfig {}", path.display()))?;
+    let control = args.control_plane.client().await?;
+    let config = args.member.config().await?;
+    let path = &args.member.cluster_kubeconfig;
     let access = member_access(&config)
         .with_context(|| format!("invalid member kubeconfig {}", path.display()))?;
     let member = kube::Client::try_from(config).context("failed to reach the member cluster")?;
@@ -244,7 +233,7 @@ mod tests {
     async fn access(dir: &Path, text: &str, context: Option<&str>) -> anyhow::Result<MemberAccess> {
         let path = dir.join("config");
         std::fs::write(&path, text).unwrap();
-        member_access(&kube_access::config(Some(&path), context).await?)
+        member_access(&crate::cmd::kube_access::config(Some(&path), context).await?)
     }
 
     fn kubeconfig(cluster: &str, user: &str) -> String {

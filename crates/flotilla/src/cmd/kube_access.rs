@@ -39,6 +39,61 @@ impl KubeAccess {
     }
 }
 
+/// The control plane, named as karmadactl's `join`, `unjoin`, `register` and `unregister` name it.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ControlPlaneFlags {
+    /// Kubeconfig of the control plane; without it, in-cluster configuration or KUBECONFIG.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Context of the control plane in `--kubeconfig`.
+    #[arg(long)]
+    pub karmada_context: Option<String>,
+}
+
+impl ControlPlaneFlags {
+    /// The client configuration these flags name, as [`config`] resolves it.
+    ///
+    /// # Errors
+    /// As [`config`].
+    pub async fn config(&self) -> anyhow::Result<kube::Config> {
+        config(self.kubeconfig.as_deref(), self.karmada_context.as_deref())
+            .await
+            .context("failed to reach the control plane")
+    }
+
+    /// A client for the control plane.
+    ///
+    /// # Errors
+    /// As [`ControlPlaneFlags::config`], or when a client cannot be built.
+    pub async fn client(&self) -> anyhow::Result<kube::Client> {
+        kube::Client::try_from(self.config().await?).context("failed to reach the control plane")
+    }
+}
+
+/// A member cluster, named as karmadactl names it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MemberFlags {
+    /// Kubeconfig of the member cluster.
+    #[arg(long)]
+    pub cluster_kubeconfig: PathBuf,
+    /// Context of the member in `--cluster-kubeconfig` (default: its current context).
+    #[arg(long)]
+    pub cluster_context: Option<String>,
+}
+
+impl MemberFlags {
+    /// The member's client configuration.
+    ///
+    /// # Errors
+    /// When the kubeconfig cannot be read or the context does not exist, naming the file.
+    pub async fn config(&self) -> anyhow::Result<kube::Config> {
+        let path = &self.cluster_kubeconfig;
+        config(Some(path), self.cluster_context.as_deref())
+            .await
+            .with_context(|| format!("invalid member kubeconfig {}", path.display()))
+    }
+}
+
 /// Client-side rate limits, named as Karmada's controller manager names them. A QPS of zero or less sets no
 /// limit.
 #[derive(Debug, Clone, clap::Args)]

@@ -2,41 +2,29 @@
 //! karmada-agent it deploys) does: a Cluster with `syncMode: Pull`, the member's `apiEndpoint` and `id`, and no
 //! credentials, since the control plane never reaches a Pull member. `flotilla agent` then serves it.
 
-use std::path::PathBuf;
 
 use anyhow::Context;
 use flotilla_controllers::join::{Registration, member_id, register_pull};
 
-use super::kube_access;
+use super::kube_access::{ControlPlaneFlags, MemberFlags};
 
 /// Arguments of `flotilla register`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// Name of the member cluster (the Cluster object's name).
     pub name: String,
-    /// Kubeconfig of the control plane; without it, in-cluster configuration or KUBECONFIG.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Context of the control plane in `--kubeconfig`.
-    #[arg(long)]
-    pub karmada_context: Option<String>,
-    /// Kubeconfig of the member cluster (read for its API endpoint and `kube-system` uid only).
-    #[arg(long)]
-    pub cluster_kubeconfig: PathBuf,
-    /// Context of the member in `--cluster-kubeconfig` (default: its current context).
-    #[arg(long)]
-    pub cluster_context: Option<String>,
+    /// The control plane.
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
+    /// The member, read for its API endpoint and `kube-system` uid only.
+    #[command(flatten)]
+    pub member: MemberFlags,
 }
 
 /// Registers the member with the control plane in Pull mode.
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let control = kube_access::client(args.kubeconfig.as_deref(), args.karmada_context.as_deref())
-        .await
-        .context("failed to reach the control plane")?;
-    let path = &args.cluster_kubeconfig;
-    let config = kube_access::config(Some(path), args.cluster_context.as_deref())
-        .await
-        .with_context(|| format!("invalid member kubeconfig {}", path.display()))?;
+    let control = args.control_plane.client().await?;
+    let config = args.member.config().await?;
     let registration = Registration {
         name: args.name.clone(),
         api_endpoint: config.cluster_url.to_string().trim_end_matches('/').to_owned(),

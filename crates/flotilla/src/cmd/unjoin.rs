@@ -2,7 +2,6 @@
 //! cluster controller removes its execution namespace and Works first), waits until it is gone, then deletes
 //! its credentials Secret.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -11,19 +10,16 @@ use flotilla_api::names::namespaces;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Client};
 
-use super::kube_access;
+use super::kube_access::ControlPlaneFlags;
 
 /// Arguments of `flotilla unjoin`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// Name of the member cluster.
     pub name: String,
-    /// Kubeconfig of the control plane; without it, in-cluster configuration or KUBECONFIG.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Context of the control plane in `--kubeconfig`.
-    #[arg(long)]
-    pub karmada_context: Option<String>,
+    /// The control plane.
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
     /// How long to wait for the controllers to release the Cluster, in seconds.
     #[arg(long, default_value_t = 60)]
     pub wait: u64,
@@ -31,9 +27,7 @@ pub struct Args {
 
 /// Removes the member and its credentials.
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let control = kube_access::client(args.kubeconfig.as_deref(), args.karmada_context.as_deref())
-        .await
-        .context("failed to reach the control plane")?;
+    let control = args.control_plane.client().await?;
     let name = &args.name;
     delete_cluster(&control, name, args.wait).await?;
     let secrets: Api<Secret> = Api::namespaced(control, namespaces::KARMADA_CLUSTER);

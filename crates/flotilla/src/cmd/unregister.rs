@@ -3,11 +3,9 @@
 //! its execution namespace; while the agent still runs and the cluster is Ready, it cleans the member's objects
 //! first). A Pull Cluster has no credentials Secret on the control plane, so that is all.
 
-use std::path::PathBuf;
 
-use anyhow::Context;
 
-use super::kube_access;
+use super::kube_access::ControlPlaneFlags;
 use super::unjoin::delete_cluster;
 
 /// Arguments of `flotilla unregister`.
@@ -15,12 +13,9 @@ use super::unjoin::delete_cluster;
 pub struct Args {
     /// Name of the member cluster.
     pub name: String,
-    /// Kubeconfig of the control plane; without it, in-cluster configuration or KUBECONFIG.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Context of the control plane in `--kubeconfig`.
-    #[arg(long)]
-    pub karmada_context: Option<String>,
+    /// The control plane.
+    #[command(flatten)]
+    pub control_plane: ControlPlaneFlags,
     /// How long to wait for the controllers to release the Cluster, in seconds.
     #[arg(long, default_value_t = 60)]
     pub wait: u64,
@@ -28,9 +23,7 @@ pub struct Args {
 
 /// Removes the Pull member.
 pub async fn run(args: Args) -> anyhow::Result<()> {
-    let control = kube_access::client(args.kubeconfig.as_deref(), args.karmada_context.as_deref())
-        .await
-        .context("failed to reach the control plane")?;
+    let control = args.control_plane.client().await?;
     delete_cluster(&control, &args.name, args.wait).await?;
     println!("cluster({}) is unregistered successfully", args.name);
     Ok(())
