@@ -52,9 +52,10 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         clusters: ctx.informers.typed(),
         ctx,
     });
-    // As in the execution controller: a member that answers slowly holds only its own Works' turns.
-    let runner = Controller::new(NAME, &controller.works, &controller.ctx)
-        .per_partition(|work| work.namespace.clone().unwrap_or_default());
+    // One pool of permits, unlike the execution controller's one per member: reconciles here read the member
+    // informers' caches, so a slow member does not hold them, and while they wait for a permit more of a
+    // member object's changes gather into one reflection (per-member pools cost writes under load).
+    let runner = Controller::new(NAME, &controller.works, &controller.ctx);
     let trigger = runner.trigger();
     controller
         .ctx
