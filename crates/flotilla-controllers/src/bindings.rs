@@ -14,6 +14,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use k8s_openapi::api::core::v1::ObjectReference;
+
 use crate::error::Result;
 use crate::runtime::{Action, Controller};
 
@@ -210,4 +212,19 @@ pub(crate) async fn run_both<C, F, Fut>(
             crb_reconcile(state, BindingRef::of(crb.as_ref()))
         }),
     );
+}
+
+/// The template a binding's `spec.resource` names, as an Event's involved object.
+pub(crate) fn template_reference(spec: &ResourceBindingSpec) -> ObjectReference {
+    let r = &spec.resource;
+    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    ObjectReference {
+        api_version: non_empty(&r.api_version),
+        kind: non_empty(&r.kind),
+        namespace: non_empty(&r.namespace),
+        name: non_empty(&r.name),
+        uid: non_empty(&r.uid),
+        resource_version: None,
+        field_path: None,
+    }
 }

@@ -18,7 +18,6 @@ use flotilla_api::names::{annotations, events};
 use flotilla_api::work::v1alpha2::{
     ClusterResourceBinding, ResourceBinding, ResourceBindingSpec, ResourceBindingStatus,
 };
-use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
 use kube::core::object::{HasSpec, HasStatus};
@@ -37,6 +36,7 @@ use super::workload_affinity::{Assigning, WorkloadRules};
 use super::writeback::{
     condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
 };
+use crate::bindings::template_reference;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
@@ -612,20 +612,5 @@ impl Scheduler {
             },
         )
         .await
-    }
-}
-
-/// The template a binding propagates, as an event target.
-fn template_reference(spec: &ResourceBindingSpec) -> ObjectReference {
-    let r = &spec.resource;
-    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
-    ObjectReference {
-        api_version: non_empty(&r.api_version),
-        kind: non_empty(&r.kind),
-        namespace: non_empty(&r.namespace),
-        name: non_empty(&r.name),
-        uid: non_empty(&r.uid),
-        resource_version: None,
-        field_path: None,
     }
 }

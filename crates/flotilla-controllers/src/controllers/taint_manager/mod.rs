@@ -15,13 +15,12 @@ use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::events;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding, TargetCluster};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
 use self::build::{Verdict, applied_tolerations, evict, no_execute_taints, purge_mode, verdict};
-use crate::bindings::BindingObject;
+use crate::bindings::{BindingObject, template_reference};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
@@ -190,7 +189,7 @@ impl TaintManager {
             ),
         };
         // Karmada reports on the binding and on its resource template.
-        for target in [reference(binding), template_reference(binding)] {
+        for target in [reference(binding), template_reference(binding.spec())] {
             if warn {
                 self.recorder.warning(&target, reason, note.clone());
             } else {
@@ -198,20 +197,5 @@ impl TaintManager {
             }
         }
         written.map(|_| ())
-    }
-}
-
-/// The template a binding propagates, as an event target.
-fn template_reference<B: BindingObject>(binding: &B) -> ObjectReference {
-    let r = &binding.spec().resource;
-    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
-    ObjectReference {
-        api_version: non_empty(&r.api_version),
-        kind: non_empty(&r.kind),
-        namespace: non_empty(&r.namespace),
-        name: non_empty(&r.name),
-        uid: non_empty(&r.uid),
-        resource_version: None,
-        field_path: None,
     }
 }
