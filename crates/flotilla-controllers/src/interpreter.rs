@@ -159,20 +159,23 @@ pub(crate) async fn get_replicas(
     interpreter: &dyn Interpreter,
     object: &Value,
 ) -> (Result<(i32, Option<ReplicaRequirements>)>, Answered) {
-    let op = InterpreterOperation::InterpretReplica;
     let request = Request::InterpretReplica {
         object: object.clone(),
     };
-    let (result, answered) = explained(interpreter, request).await;
-    let result = match result {
-        Ok(Response::Replicas {
-            replicas,
-            requirements,
-        }) => Ok((replicas, requirements)),
-        Ok(_) => Err(unexpected(op, object)),
-        Err(err) => Err(failed(op, object, err)),
-    };
-    (result, answered)
+    ask(
+        interpreter,
+        InterpreterOperation::InterpretReplica,
+        object,
+        request,
+        |response| match response {
+            Response::Replicas {
+                replicas,
+                requirements,
+            } => Some((replicas, requirements)),
+            _ => None,
+        },
+    )
+    .await
 }
 
 /// InterpretComponent: the pod-template components of a multi-template workload, and which layer answered.
@@ -180,17 +183,20 @@ pub(crate) async fn get_components(
     interpreter: &dyn Interpreter,
     object: &Value,
 ) -> (Result<Vec<Component>>, Answered) {
-    let op = InterpreterOperation::InterpretComponent;
     let request = Request::InterpretComponent {
         object: object.clone(),
     };
-    let (result, answered) = explained(interpreter, request).await;
-    let result = match result {
-        Ok(Response::Components(components)) => Ok(components),
-        Ok(_) => Err(unexpected(op, object)),
-        Err(err) => Err(failed(op, object, err)),
-    };
-    (result, answered)
+    ask(
+        interpreter,
+        InterpreterOperation::InterpretComponent,
+        object,
+        request,
+        |response| match response {
+            Response::Components(components) => Some(components),
+            _ => None,
+        },
+    )
+    .await
 }
 
 /// ReviseReplica: `object` with its replicas set to `replicas`.
@@ -249,17 +255,20 @@ pub(crate) async fn reflect_status(
     interpreter: &dyn Interpreter,
     object: &Value,
 ) -> (Result<Option<Value>>, Answered) {
-    let op = InterpreterOperation::InterpretStatus;
     let request = Request::InterpretStatus {
         object: object.clone(),
     };
-    let (result, answered) = explained(interpreter, request).await;
-    let result = match result {
-        Ok(Response::Status(status)) => Ok(status),
-        Ok(_) => Err(unexpected(op, object)),
-        Err(err) => Err(failed(op, object, err)),
-    };
-    (result, answered)
+    ask(
+        interpreter,
+        InterpreterOperation::InterpretStatus,
+        object,
+        request,
+        |response| match response {
+            Response::Status(status) => Some(status),
+            _ => None,
+        },
+    )
+    .await
 }
 
 /// InterpretHealth: whether a member object is healthy, with the layer that answered.
@@ -267,17 +276,20 @@ pub(crate) async fn interpret_health(
     interpreter: &dyn Interpreter,
     object: &Value,
 ) -> (Result<bool>, Answered) {
-    let op = InterpreterOperation::InterpretHealth;
     let request = Request::InterpretHealth {
         object: object.clone(),
     };
-    let (result, answered) = explained(interpreter, request).await;
-    let result = match result {
-        Ok(Response::Healthy(healthy)) => Ok(healthy),
-        Ok(_) => Err(unexpected(op, object)),
-        Err(err) => Err(failed(op, object, err)),
-    };
-    (result, answered)
+    ask(
+        interpreter,
+        InterpreterOperation::InterpretHealth,
+        object,
+        request,
+        |response| match response {
+            Response::Healthy(healthy) => Some(healthy),
+            _ => None,
+        },
+    )
+    .await
 }
 
 /// AggregateStatus: the template with its status folded from the member items, with the layer that answered.
@@ -286,18 +298,21 @@ pub(crate) async fn aggregate_status(
     object: &Value,
     items: Vec<AggregatedStatusItem>,
 ) -> (Result<Value>, Answered) {
-    let op = InterpreterOperation::AggregateStatus;
     let request = Request::AggregateStatus {
         object: object.clone(),
         items,
     };
-    let (result, answered) = explained(interpreter, request).await;
-    let result = match result {
-        Ok(Response::Object(aggregated)) => Ok(aggregated),
-        Ok(_) => Err(unexpected(op, object)),
-        Err(err) => Err(failed(op, object, err)),
-    };
-    (result, answered)
+    ask(
+        interpreter,
+        InterpreterOperation::AggregateStatus,
+        object,
+        request,
+        |response| match response {
+            Response::Object(aggregated) => Some(aggregated),
+            _ => None,
+        },
+    )
+    .await
 }
 
 /// InterpretDependency: the objects the template depends on, with the layer that answered.
@@ -305,15 +320,35 @@ pub(crate) async fn get_dependencies(
     interpreter: &dyn Interpreter,
     object: &Value,
 ) -> (Result<Vec<DependentObjectReference>>, Answered) {
-    let op = InterpreterOperation::InterpretDependency;
     let request = Request::InterpretDependency {
         object: object.clone(),
     };
+    ask(
+        interpreter,
+        InterpreterOperation::InterpretDependency,
+        object,
+        request,
+        |response| match response {
+            Response::Dependencies(deps) => Some(deps),
+            _ => None,
+        },
+    )
+    .await
+}
+
+/// Asks for `operation` on `object` and takes the answer `pick` finds in the response (none: an unexpected
+/// response), with the layer that answered.
+async fn ask<T>(
+    interpreter: &dyn Interpreter,
+    operation: InterpreterOperation,
+    object: &Value,
+    request: Request,
+    pick: impl FnOnce(Response) -> Option<T>,
+) -> (Result<T>, Answered) {
     let (result, answered) = explained(interpreter, request).await;
     let result = match result {
-        Ok(Response::Dependencies(deps)) => Ok(deps),
-        Ok(_) => Err(unexpected(op, object)),
-        Err(err) => Err(failed(op, object, err)),
+        Ok(response) => pick(response).ok_or_else(|| unexpected(operation, object)),
+        Err(err) => Err(failed(operation, object, err)),
     };
     (result, answered)
 }
