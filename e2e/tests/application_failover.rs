@@ -8,6 +8,8 @@
 //! copy is a reliable way to make it unhealthy or healthy in both worlds.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+use std::time::Duration;
+
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
@@ -15,13 +17,15 @@ use flotilla_e2e::resources::{RESOURCE_BINDING, WORK, WORKLOAD, aggregated_item,
 use flotilla_e2e::steps::{
     apply, control_object, install_workload_crd, member_object, member_object_gone,
 };
-use flotilla_e2e::{Env, Kubectl, Options, wait_for};
+use flotilla_e2e::wait::{patience, wait_within};
+use flotilla_e2e::{Env, Kubectl, Options};
 
 const BINDING: &str = "app-workload";
 const LABEL: &str = "failover.example.com/ready-replicas";
 const PRODUCER: &str = "resource-binding-application-failover-controller";
-/// Long enough for the scenario to report a fresh copy healthy before its toleration ends.
-const TOLERATION_SECONDS: i64 = 15;
+/// Long enough for the scenario to report a fresh copy healthy before its toleration ends, even on a busy
+/// machine.
+const TOLERATION_SECONDS: u64 = 20;
 
 flotilla_e2e::scenario!(
     unhealthy_application_moves_with_its_preserved_state,
@@ -136,18 +140,24 @@ async fn application_failover(env: &Env, ns: &str) -> anyhow::Result<()> {
     // Unhealthy for longer than the toleration: evicted with Karmada's task, state preserved from its status.
     report_ready(env, &from, ns, 2).await?;
     health_is(env, ns, &from, "Unhealthy").await?;
-    let evicted = wait_for(&format!("{BINDING} to be evicted from {from}"), || async {
-        let rb = RESOURCE_BINDING
-            .get(&env.karmada, Some(ns), BINDING)
-            .await?
-            .ok_or("absent")?;
-        let task = rb
-            .pointer("/spec/gracefulEvictionTasks")
-            .and_then(Value::as_array)
-            .and_then(|ts| ts.iter().find(|t| t["fromCluster"] == from.as_str()))
-            .cloned();
-        task.ok_or_else(|| brief(&rb["spec"]))
-    })
+    // The toleration runs on top of the usual patience.
+    let within = patience() + Duration::from_secs(TOLERATION_SECONDS);
+    let evicted = wait_within(
+        &format!("{BINDING} to be evicted from {from}"),
+        within,
+        || async {
+            let rb = RESOURCE_BINDING
+                .get(&env.karmada, Some(ns), BINDING)
+                .await?
+                .ok_or("absent")?;
+            let task = rb
+                .pointer("/spec/gracefulEvictionTasks")
+                .and_then(Value::as_array)
+                .and_then(|ts| ts.iter().find(|t| t["fromCluster"] == from.as_str()))
+                .cloned();
+            task.ok_or_else(|| brief(&rb["spec"]))
+        },
+    )
     .await?;
     let expected = json!({
         "fromCluster": from,
