@@ -258,6 +258,12 @@ pub mod eviction {
     pub const REASON_APPLICATION_FAILURE: &str = "ApplicationFailure";
     /// Producer: the taint manager.
     pub const PRODUCER_TAINT_MANAGER: &str = "TaintManager";
+    /// Producer: the application failover controller of ResourceBindings (its controller name).
+    pub const PRODUCER_RB_APPLICATION_FAILOVER: &str =
+        "resource-binding-application-failover-controller";
+    /// Producer: the application failover controller of ClusterResourceBindings (its controller name).
+    pub const PRODUCER_CRB_APPLICATION_FAILOVER: &str =
+        "cluster-resource-binding-application-failover-controller";
 }
 
 /// Kubernetes Event reasons the controllers record.

@@ -12,8 +12,11 @@ use std::fmt;
 /// Karmada's controllers that are off unless `--controllers` names them.
 const DISABLED_BY_DEFAULT: &[&str] = &["hpaScaleTargetMarker", "deploymentReplicasSyncer"];
 
-/// The off-by-default controllers Flotilla has.
-const SWITCHABLE: &[&str] = &[crate::controllers::replicas_syncer::CONTROLLER];
+/// The controllers Flotilla lets `--controllers` switch: its off-by-default ones, and `applicationFailover`.
+const SWITCHABLE: &[&str] = &[
+    crate::controllers::replicas_syncer::CONTROLLER,
+    crate::controllers::application_failover::CONTROLLER,
+];
 
 /// A `--controllers` value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,6 +108,10 @@ mod tests {
         let default = ControllerSelection::default();
         assert!(default.enabled("binding"));
         assert!(!default.enabled(SYNCER));
+        assert!(default.enabled("applicationFailover"));
+        let off = ControllerSelection::parse("*,-applicationFailover").unwrap_or_default();
+        assert!(!off.enabled("applicationFailover"));
+        assert!(off.without_effect().is_empty());
         assert!(default.without_effect().is_empty());
     }
 

@@ -18,8 +18,15 @@ enum Stage {
 /// The gates Flotilla consults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feature {
-    /// `Failover`: the ClusterTaintPolicy controller and the taint manager's NoExecute eviction run.
+    /// `Failover`: the ClusterTaintPolicy controller, the taint manager's NoExecute eviction and application
+    /// failover run.
     Failover,
+    /// `GracefulEviction`: application failover may evict with `purgeMode: Gracefully` (the graceful eviction
+    /// controller itself always runs, as in Karmada).
+    GracefulEviction,
+    /// `StatefulFailoverInjection`: application failover records `statePreservation` results in its eviction
+    /// tasks and the binding controller injects them as labels into the copy on the new cluster.
+    StatefulFailoverInjection,
     /// `PropagateDeps`: the dependencies distributor runs.
     PropagateDeps,
     /// `CustomizedClusterResourceModeling`: a Cluster without resource models gets the default ones.
@@ -40,6 +47,8 @@ impl Feature {
     pub fn name(self) -> &'static str {
         match self {
             Feature::Failover => "Failover",
+            Feature::GracefulEviction => "GracefulEviction",
+            Feature::StatefulFailoverInjection => "StatefulFailoverInjection",
             Feature::PropagateDeps => "PropagateDeps",
             Feature::CustomizedClusterResourceModeling => "CustomizedClusterResourceModeling",
             Feature::PropagationPolicyPreemption => "PropagationPolicyPreemption",
@@ -70,13 +79,13 @@ const fn gate(name: &'static str, default: bool, stage: Stage, implemented: bool
 /// `implemented` is accepted and reported, never silently honoured.
 const GATES: &[Gate] = &[
     gate("Failover", false, Stage::Beta, true),
-    gate("GracefulEviction", true, Stage::Beta, false),
+    gate("GracefulEviction", true, Stage::Beta, true),
     gate("PropagateDeps", true, Stage::Beta, true),
     gate("CustomizedClusterResourceModeling", true, Stage::Beta, true),
     gate("PropagationPolicyPreemption", false, Stage::Alpha, true),
     gate("MultiClusterService", false, Stage::Alpha, false),
     gate("ResourceQuotaEstimate", false, Stage::Alpha, false),
-    gate("StatefulFailoverInjection", false, Stage::Alpha, false),
+    gate("StatefulFailoverInjection", false, Stage::Alpha, true),
     gate("PriorityBasedScheduling", false, Stage::Alpha, false),
     gate("FederatedQuotaEnforcement", false, Stage::Alpha, false),
     gate("LoggingAlphaOptions", false, Stage::Alpha, false),
@@ -238,10 +247,12 @@ mod tests {
         assert!(gates.enabled(Feature::PropagationPolicyPreemption));
         assert!(gates.enabled(Feature::WorkloadAffinity));
         assert!(gates.enabled(Feature::MultiplePodTemplatesScheduling));
+        assert!(gates.enabled(Feature::StatefulFailoverInjection));
+        assert!(gates.enabled(Feature::GracefulEviction));
         assert!(gates.without_effect().is_empty());
         assert_eq!(
             gates.to_string(),
-            "Failover=true,PropagationPolicyPreemption=true,MultiplePodTemplatesScheduling=true,WorkloadAffinity=true"
+            "Failover=true,PropagationPolicyPreemption=true,StatefulFailoverInjection=true,MultiplePodTemplatesScheduling=true,WorkloadAffinity=true"
         );
     }
 
@@ -260,11 +271,7 @@ mod tests {
         assert!(gates.enabled(Feature::PropagationPolicyPreemption));
         assert!(gates.enabled(Feature::Failover));
         assert!(!gates.without_effect().contains(&"Failover"));
-        assert!(
-            gates
-                .without_effect()
-                .contains(&"StatefulFailoverInjection")
-        );
+        assert!(gates.without_effect().contains(&"PriorityBasedScheduling"));
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod resources;
 pub mod runtime;
 pub mod scheduler;
 pub mod selector;
+pub(crate) mod state_preservation;
 pub(crate) mod templates;
 pub(crate) mod update;
 pub(crate) mod works;

@@ -341,6 +341,22 @@ async fn run(
                 )),
             );
         }
+        // After the interpreter, whose InterpretHealth hooks decide which bindings it watches.
+        if ctx.options.feature_gates.enabled(Feature::Failover)
+            && ctx
+                .options
+                .controllers
+                .enabled(controllers::application_failover::CONTROLLER)
+        {
+            spawn(
+                &mut tasks,
+                controllers::application_failover::NAME,
+                Box::pin(controllers::application_failover::run(
+                    ctx.clone(),
+                    shutdown.clone(),
+                )),
+            );
+        }
         if ctx
             .options
             .controllers

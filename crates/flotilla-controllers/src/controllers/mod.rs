@@ -1,6 +1,7 @@
 //! The controllers, one module each (controllers spec §3, §5–§10). Each exposes `NAME` and a `run` function
 //! taking the shared [`crate::Context`] and a shutdown token; the manager starts them.
 
+pub(crate) mod application_failover;
 pub(crate) mod binding;
 pub(crate) mod binding_status;
 pub(crate) mod cluster;

@@ -59,7 +59,8 @@ pub struct Args {
     #[arg(long, default_value = "", value_parser = FeatureGates::parse)]
     pub feature_gates: FeatureGates,
     /// Karmada's controllers to run: `*` (those on by default), `name`, `-name`; Flotilla switches
-    /// `deploymentReplicasSyncer` (off by default, as in Karmada) and names the entries it cannot honour.
+    /// `deploymentReplicasSyncer` (off by default, as in Karmada) and `applicationFailover` (on), and names the
+    /// entries it cannot honour.
     #[arg(long, default_value = "*", value_parser = ControllerSelection::parse)]
     pub controllers: ControllerSelection,
     /// Run the taint manager (with the `Failover` gate), which evicts workloads from clusters with NoExecute

@@ -71,6 +71,29 @@ pub(crate) fn directly_purged_clusters(spec: &ResourceBindingSpec) -> BTreeSet<S
         .collect()
 }
 
+/// Karmada's `injectReservedLabelState` (gate `StatefulFailoverInjection`): the labels of the last graceful
+/// eviction task's `preservedLabelState`, for the copy going to `cluster`, when the binding now targets that one
+/// cluster only (`targets` counts `spec.clusters` with the `requiredBy` clusters), that task purges
+/// `Directly`, and `cluster` is not one the binding had before that failover. Empty otherwise, so the labels
+/// go once the task is removed.
+pub(crate) fn preserved_labels<'a>(
+    spec: &'a ResourceBindingSpec,
+    cluster: &str,
+    targets: usize,
+) -> &'a BTreeMap<String, String> {
+    static NONE: BTreeMap<String, String> = BTreeMap::new();
+    match spec.graceful_eviction_tasks.last() {
+        Some(task)
+            if targets == 1
+                && task.purge_mode == Some(PurgeMode::Directly)
+                && !task.clusters_before_failover.iter().any(|c| c == cluster) =>
+        {
+            &task.preserved_label_state
+        }
+        _ => &NONE,
+    }
+}
+
 /// Whether the binding describes a workload (replicas, replica requirements or components).
 pub(crate) fn is_workload(spec: &ResourceBindingSpec) -> bool {
     spec.replicas > 0 || spec.replica_requirements.is_some() || !spec.components.is_empty()
@@ -162,6 +185,8 @@ pub(crate) struct BindingInfo<'a> {
     pub name_annotations: BTreeMap<String, String>,
     /// The binding's spec.
     pub spec: &'a ResourceBindingSpec,
+    /// How many clusters the binding's Works go to ([`targets`]).
+    pub targets: usize,
 }
 
 /// The Work for one cluster (§5.3 steps 5–11) from the template copy after replica revision and overrides.

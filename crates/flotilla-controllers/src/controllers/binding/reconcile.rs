@@ -14,12 +14,13 @@ use serde_json::Value;
 use super::BindingController;
 use super::build::{
     BindingInfo, Target, build_work, directly_purged_clusters, expected_clusters, is_workload,
-    job_completions, set_completions, targets,
+    job_completions, preserved_labels, set_completions, targets,
 };
 use crate::api::get_opt;
 use crate::bindings::{BindingObject, BindingRef};
 use crate::error::{Error, Result};
 use crate::events::{reference, reference_of};
+use crate::features::Feature;
 use crate::interpreter::{enabled, revise_replica};
 use crate::names::cluster_of_execution_namespace;
 use crate::overrides::apply_overrides;
@@ -194,6 +195,7 @@ impl BindingController {
             permanent_id: (B::permanent_id_label(), id),
             name_annotations,
             spec,
+            targets: targets.len(),
         };
         let cops: Vec<ClusterOverridePolicy> =
             self.cop.list().iter().map(|p| p.as_ref().clone()).collect();
@@ -266,6 +268,17 @@ impl BindingController {
                 ));
             }
         };
+        // After the overrides, as Karmada does: the preserved state wins over them.
+        if self
+            .ctx
+            .options
+            .feature_gates
+            .enabled(Feature::StatefulFailoverInjection)
+        {
+            for (key, value) in preserved_labels(binding.spec, &target.cluster, binding.targets) {
+                crate::objects::set_label(&mut copy, key, value);
+            }
+        }
         let desired =
             build_work(binding, template, &target.cluster, copy, &applied).map_err(|source| {
                 Error::Decode {

@@ -178,6 +178,7 @@ fn work_is_built_from_binding_with_karmada_names_labels_and_annotations() {
         ]
         .into(),
         spec: &spec,
+        targets: 1,
     };
     let mut revised = mk_template();
     revised["spec"]["replicas"] = json!(2);
