@@ -18,8 +18,7 @@ enum Stage {
 /// The gates Flotilla consults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feature {
-    /// `Failover`: the ClusterTaintPolicy controller, the taint manager's NoExecute eviction and application
-    /// failover run.
+    /// `Failover`: the ClusterTaintPolicy controller and the taint manager's NoExecute eviction run.
     Failover,
     /// `GracefulEviction`: application failover may evict with `purgeMode: Gracefully` (the graceful eviction
     /// controller itself always runs, as in Karmada).

@@ -341,12 +341,13 @@ async fn run(
                 )),
             );
         }
-        // After the interpreter, whose InterpretHealth hooks decide which bindings it watches.
-        if ctx.options.feature_gates.enabled(Feature::Failover)
-            && ctx
-                .options
-                .controllers
-                .enabled(controllers::application_failover::CONTROLLER)
+        // After the interpreter, whose InterpretHealth hooks decide which bindings it watches. Not behind the
+        // `Failover` gate: Karmada starts it whenever `applicationFailover` is enabled, since a policy asks for it
+        // with `spec.failover.application` (controllers spec §9.8 says otherwise; Karmada's code is followed).
+        if ctx
+            .options
+            .controllers
+            .enabled(controllers::application_failover::CONTROLLER)
         {
             spawn(
                 &mut tasks,
