@@ -10,12 +10,16 @@
 
 pub(crate) mod env;
 pub(crate) mod kubectl;
+pub mod outage;
 pub mod resources;
 pub mod steps;
+pub mod undo;
 pub mod wait;
 
 pub use env::{Env, Options, TestNamespace, World};
 pub use kubectl::Kubectl;
+pub use outage::Outage;
+pub use undo::Undo;
 pub use wait::wait_for;
 
 use std::path::PathBuf;
