@@ -191,7 +191,7 @@ impl Environment {
             let mut server_config = ServerConfig::new(listen(config.port, i)?, dir.join(&name));
             server_config.nodes = config.nodes_per_member;
             let server = Arc::new(MemberServer::start(&name, server_config).await?);
-            let client = kubeconfigs::client(&server.kubeconfig(), config.cluster_api).await?;
+            let client = kubeconfigs::client(&server.kubeconfig(&name), config.cluster_api).await?;
             progress(&format!("{name} serving on {}", server.url()));
             members.push(Member {
                 name,
@@ -303,7 +303,7 @@ impl Environment {
         write(&karmada_config, &control_kubeconfig)?;
         let member_configs: Vec<String> = members
             .iter()
-            .map(|m| m.server.kubeconfig())
+            .map(|m| m.server.kubeconfig(&m.name))
             .collect();
         write(&members_config, &kubeconfigs::merge(&member_configs)?)?;
         let status_url = controllers

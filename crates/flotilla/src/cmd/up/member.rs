@@ -22,7 +22,6 @@ pub struct MemberServer {
     /// The configuration it was first started with, on the address it got (a free port stays the same).
     config: ServerConfig,
     url: String,
-    kubeconfig: String,
     admin_token: String,
     ca_pem: String,
     state: tokio::sync::Mutex<State>,
@@ -49,7 +48,6 @@ impl MemberServer {
             name: name.to_string(),
             config,
             url: server.url(),
-            kubeconfig: server.kubeconfig(name),
             admin_token: server.admin_token().to_string(),
             ca_pem: server.ca_pem().to_string(),
             state: tokio::sync::Mutex::new(State {
@@ -69,9 +67,10 @@ impl MemberServer {
         self.url.clone()
     }
 
-    /// A kubeconfig reaching it, with context (and cluster, user) named after the member.
-    pub fn kubeconfig(&self) -> String {
-        self.kubeconfig.clone()
+    /// A kubeconfig reaching it, with the given context (and cluster, user) name, as
+    /// [`RunningServer::kubeconfig`] renders it (the same while stopped).
+    pub fn kubeconfig(&self, context: &str) -> String {
+        flotilla_apiserver::kubeconfig::render(&self.url, &self.ca_pem, &self.admin_token, context)
     }
 
     /// The admin bearer token.
