@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 use flotilla::cmd::up::{Environment, UpConfig, install};
 use flotilla_api::config::v1alpha1::ResourceInterpreterWebhookConfiguration;
+use flotilla_controllers::features::FeatureGates;
 use flotilla_webhook::example::{CONFIGURATION_NAME, ExampleConfig, RunningWebhook};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
@@ -21,6 +22,9 @@ use serde_json::Value;
 
 use crate::kubectl::Kubectl;
 use crate::resources::{self, CLUSTER, DEPLOYMENT, EVENT, RESOURCE_BINDING, WORK, WORKLOAD};
+
+/// `--cluster-failure-threshold` and `--cluster-success-threshold` of an in-process environment.
+const IN_PROCESS_CLUSTER_THRESHOLD: Duration = Duration::from_secs(3);
 
 /// Context of the control plane in `karmada.config`.
 const KARMADA_CONTEXT: &str = "karmada-apiserver";
@@ -40,6 +44,10 @@ pub enum World {
 pub struct Options {
     /// The example Workload interpreter webhook is registered (`flotilla up --webhook-example`).
     pub webhook_example: bool,
+    /// An in-process environment's feature gates: `Some(value)` is Karmada's defaults changed by this
+    /// `--feature-gates` value (`Some("")`: Karmada's defaults, Failover off); `None` is what `flotilla up` runs
+    /// (Karmada's local-up: every alpha and beta gate). An external environment keeps its own.
+    pub feature_gates: Option<&'static str>,
 }
 
 /// A namespace a scenario owns.
@@ -63,7 +71,7 @@ pub struct Env {
     pub karmada_context: String,
     /// Kubeconfig of the members (one context each).
     pub members_config: PathBuf,
-    owned: Option<Environment>,
+    pub(crate) owned: Option<Environment>,
     data_dir: Option<tempfile::TempDir>,
     webhook: Option<RunningWebhook>,
 }
@@ -73,7 +81,7 @@ pub(crate) fn no_cleanup() -> bool {
     std::env::var_os("NO_CLEANUP").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-async fn client_for(path: &Path, context: Option<&str>) -> anyhow::Result<Client> {
+pub(crate) async fn client_for(path: &Path, context: Option<&str>) -> anyhow::Result<Client> {
     let file = Kubeconfig::read_from(path)
         .with_context(|| format!("failed to read kubeconfig {}", path.display()))?;
     let options = KubeConfigOptions {
@@ -168,6 +176,13 @@ impl Env {
         config.port = 0;
         config.webhook_example = options.webhook_example;
         config.simulator_delay = Duration::from_millis(50);
+        if let Some(gates) = options.feature_gates {
+            config.feature_gates = FeatureGates::parse(gates)
+                .with_context(|| format!("invalid feature gates {gates:?}"))?;
+        }
+        // A member taken away (crate::outage) turns not Ready, and back, within seconds rather than Karmada's 30.
+        config.cluster_failure_threshold = IN_PROCESS_CLUSTER_THRESHOLD;
+        config.cluster_success_threshold = IN_PROCESS_CLUSTER_THRESHOLD;
         let environment = Environment::start(&config, &|_| {}).await?;
         let members = environment
             .members

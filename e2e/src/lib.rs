@@ -6,16 +6,22 @@
 //! environment (`flotilla up` in-process, on free ports, in a temporary data dir). The kube world is real
 //! kube-apiservers named by `FLOTILLA_E2E_KUBE_DIR` (see [`env`]). Every scenario works in a fresh namespace,
 //! waits on conditions with deadlines ([`wait::wait_for`], patience `E2E_TIMEOUT` seconds, default 30), dumps
-//! the relevant state when it fails, and deletes what it created unless `NO_CLEANUP` is set.
+//! the relevant state when it fails, and deletes what it created unless `NO_CLEANUP` is set. A scenario may take a
+//! member away and bring it back ([`Env::take_member_away`], [`outage`]); what it changes outside its namespace
+//! is undone also when it fails ([`Undo`]), since the kube world is shared by the scenarios run after it.
 
 pub(crate) mod env;
 pub(crate) mod kubectl;
+pub mod outage;
 pub mod resources;
 pub mod steps;
+pub mod undo;
 pub mod wait;
 
 pub use env::{Env, Options, TestNamespace, World};
 pub use kubectl::Kubectl;
+pub use outage::Outage;
+pub use undo::Undo;
 pub use wait::wait_for;
 
 use std::path::PathBuf;

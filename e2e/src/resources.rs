@@ -39,6 +39,8 @@ pub const CRD: Res = Res(
 pub const CLUSTER: Res = Res("cluster.karmada.io", "v1alpha1", "Cluster", "clusters");
 /// `v1 ConfigMap`.
 pub const CONFIG_MAP: Res = Res("", "v1", "ConfigMap", "configmaps");
+/// `v1 Namespace`.
+pub const NAMESPACE: Res = Res("", "v1", "Namespace", "namespaces");
 /// `v1 Event`.
 pub const EVENT: Res = Res("", "v1", "Event", "events");
 

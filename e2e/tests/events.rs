@@ -106,6 +106,7 @@ flotilla_e2e::scenario!(
     "events",
     Options {
         webhook_example: true,
+        ..Options::default()
     },
     full_set
 );

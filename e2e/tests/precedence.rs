@@ -22,6 +22,7 @@ flotilla_e2e::scenario!(
     "precedence",
     Options {
         webhook_example: true,
+        ..Options::default()
     },
     precedence
 );

@@ -18,6 +18,7 @@ flotilla_e2e::scenario!(
     "workload",
     Options {
         webhook_example: true,
+        ..Options::default()
     },
     walkthrough
 );

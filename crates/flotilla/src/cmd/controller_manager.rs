@@ -45,6 +45,12 @@ pub struct Args {
     /// How often member cluster status is collected, e.g. `10s`.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub cluster_status_update_frequency: Duration,
+    /// How long a member must look unhealthy before its Ready turns False.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub cluster_failure_threshold: Duration,
+    /// How long a member must look healthy before its Ready turns True again.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub cluster_success_threshold: Duration,
     /// How often the Lease of each Pull cluster is checked.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub cluster_monitor_period: Duration,
@@ -132,6 +138,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         skipped_propagating_namespaces: skipped,
         skipped_propagating_apis: args.skipped_propagating_apis.clone(),
         cluster_status_update_frequency: args.cluster_status_update_frequency,
+        cluster_failure_threshold: args.cluster_failure_threshold,
+        cluster_success_threshold: args.cluster_success_threshold,
         cluster_monitor_period: args.cluster_monitor_period,
         cluster_monitor_grace_period: args.cluster_monitor_grace_period,
         cluster_startup_grace_period: args.cluster_startup_grace_period,

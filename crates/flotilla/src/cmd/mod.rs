@@ -58,6 +58,9 @@ subcommands! {
     Interpret => interpret,
     /// Serve the example interpreter webhook for the Workload CRD on /interpreter-workload.
     WebhookExample => webhook_example,
+    /// Take a member of a running `flotilla up` away (`stop NAME`: its API server refuses connections, nothing
+    /// is deleted) and bring it back (`start NAME`), to try failover.
+    Member => member,
     /// Run the member workload simulator alone against any cluster (what `up` runs per member).
     Simulate => simulate,
     /// What the control plane did with each template: policy, scheduling, Works and member health, aggregated

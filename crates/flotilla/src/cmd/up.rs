@@ -4,9 +4,11 @@
 //! Prints short progress lines on stderr, then exactly one line on stdout when ready:
 //! `ready: karmada=DIR/karmada.config members=DIR/members.config`.
 
+pub mod control;
 mod env;
 pub mod install;
 pub mod kubeconfigs;
+pub mod member;
 pub mod remembered;
 
 use std::path::PathBuf;
@@ -51,6 +53,12 @@ pub struct Args {
     /// gate; here those whose feature Flotilla has).
     #[arg(long, default_value = "")]
     pub feature_gates: String,
+    /// How long a member must look unhealthy before its Ready turns False (e.g. after `flotilla member stop`).
+    #[arg(long, default_value = "30s", value_parser = super::controller_manager::parse_duration)]
+    pub cluster_failure_threshold: Duration,
+    /// How long a member must look healthy before its Ready turns True again.
+    #[arg(long, default_value = "30s", value_parser = super::controller_manager::parse_duration)]
+    pub cluster_success_threshold: Duration,
     /// Client-side rate limits of the controllers towards the control plane and the members.
     #[command(flatten)]
     pub rate_limits: ApiRateLimits,
@@ -94,6 +102,8 @@ impl Args {
         config.feature_gates = FeatureGates::local_up()
             .with(&self.feature_gates)
             .context("invalid --feature-gates")?;
+        config.cluster_failure_threshold = self.cluster_failure_threshold;
+        config.cluster_success_threshold = self.cluster_success_threshold;
         config.kube_api = self.rate_limits.kube_api();
         config.cluster_api = self.rate_limits.cluster_api();
         Ok(config)

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use flotilla_simulator::{Simulator, SimulatorConfig};
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
+use flotilla_simulator::SimulatorConfig;
 use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
 use flotilla_controllers::kube_client::RateLimit;
@@ -19,6 +19,8 @@ use flotilla_controllers::join::{self, Registration};
 use flotilla_controllers::manager::{self, ManagerHandle, ManagerOptions};
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
 
+use super::control::{self, ControlEndpoint};
+use super::member::{self, MemberServer};
 use super::{install, kubeconfigs};
 use crate::cmd::karmada_webhook;
 use flotilla_controllers::admission::configuration::Endpoint;
@@ -63,6 +65,11 @@ pub struct UpConfig {
     /// Where the controllers serve the status page and `/metrics`; `None`: 127.0.0.1 on `port - 1` (any free
     /// port when `port` is 0 or 1).
     pub status_addr: Option<SocketAddr>,
+    /// How long a member must look unhealthy before its Ready turns False, and healthy before it turns True again
+    /// (`--cluster-failure-threshold`, `--cluster-success-threshold`; Karmada: 30 s each).
+    pub cluster_failure_threshold: Duration,
+    /// See [`UpConfig::cluster_failure_threshold`].
+    pub cluster_success_threshold: Duration,
 }
 
 impl UpConfig {
@@ -83,6 +90,8 @@ impl UpConfig {
             kube_api: RateLimit::default(),
             cluster_api: RateLimit::default(),
             status_addr: None,
+            cluster_failure_threshold: Duration::from_secs(30),
+            cluster_success_threshold: Duration::from_secs(30),
         }
     }
 }
@@ -91,11 +100,10 @@ impl UpConfig {
 pub struct Member {
     /// Its name (`memberN`), also its Cluster's and kubeconfig context's name.
     pub name: String,
-    /// Its API server.
-    pub server: RunningServer,
+    /// Its API server (and simulator), which `flotilla member stop|start` stops and starts.
+    pub server: Arc<MemberServer>,
     /// A client of its API server.
     pub client: kube::Client,
-    simulator: Option<Simulator>,
 }
 
 /// The running environment.
@@ -117,6 +125,8 @@ pub struct Environment {
     controllers: Option<(ManagerHandle, tokio::task::JoinHandle<()>)>,
     /// karmada-webhook's validations, served and registered with the controllers.
     admission: Option<flotilla_webhook::RunningServer>,
+    /// `DIR/control.sock`, for `flotilla member stop|start`.
+    endpoint: Option<ControlEndpoint>,
 }
 
 /// The file in the data dir that names the status page's URL while `flotilla up` runs.
@@ -180,14 +190,13 @@ impl Environment {
             let name = format!("member{i}");
             let mut server_config = ServerConfig::new(listen(config.port, i)?, dir.join(&name));
             server_config.nodes = config.nodes_per_member;
-            let server = start_server(server_config, &name).await?;
+            let server = Arc::new(MemberServer::start(&name, server_config).await?);
             let client = kubeconfigs::client(&server.kubeconfig(&name), config.cluster_api).await?;
             progress(&format!("{name} serving on {}", server.url()));
             members.push(Member {
                 name,
                 server,
                 client,
-                simulator: None,
             });
         }
 
@@ -227,15 +236,16 @@ impl Environment {
         };
 
         if config.simulator {
-            for member in &mut members {
-                member.simulator = Some(Simulator::start(
-                    member.client.clone(),
-                    SimulatorConfig {
-                        delay: config.simulator_delay,
-                        children: config.simulator_children,
-                        cluster: member.name.clone(),
-                    },
-                ));
+            for member in &members {
+                let simulator = SimulatorConfig {
+                    delay: config.simulator_delay,
+                    children: config.simulator_children,
+                    cluster: member.name.clone(),
+                };
+                member
+                    .server
+                    .start_simulator(member.client.clone(), simulator)
+                    .await;
             }
             progress("workload simulators running");
         }
@@ -263,6 +273,8 @@ impl Environment {
             options.controllers.cluster_status_update_frequency = CLUSTER_STATUS_INTERVAL;
             options.controllers.feature_gates = config.feature_gates.clone();
             options.controllers.cluster_api = config.cluster_api;
+            options.controllers.cluster_failure_threshold = config.cluster_failure_threshold;
+            options.controllers.cluster_success_threshold = config.cluster_success_threshold;
             // As Karmada's own deployment runs them (`--controllers=*,...,deploymentReplicasSyncer`).
             options.controllers.controllers = ControllerSelection::karmada_deployment();
             // As Karmada's deployment also does (`--enable-no-execute-taint-eviction=true`).
@@ -304,6 +316,14 @@ impl Environment {
                 .with_context(|| format!("failed to write {}", file.display()))?;
             progress(&format!("status page at {url}"));
         }
+        let servers = members.iter().map(|m| m.server.clone()).collect();
+        let endpoint = match control::serve(dir, servers) {
+            Ok(endpoint) => Some(endpoint),
+            Err(e) => {
+                progress(&format!("`flotilla member stop|start` unavailable: {e:#}"));
+                None
+            }
+        };
         Ok(Environment {
             control,
             control_client,
@@ -314,7 +334,36 @@ impl Environment {
             status_url,
             controllers,
             admission,
+            endpoint,
         })
+    }
+
+    /// Takes member `name` away: its API server stops (connections refused) and its simulator with it; nothing
+    /// is deleted. What `flotilla member stop` asks a running `up` to do.
+    ///
+    /// # Errors
+    /// When there is no such member or it is already stopped.
+    pub async fn stop_member(&self, name: &str) -> anyhow::Result<()> {
+        self.member_server(name)?.stop().await
+    }
+
+    /// Brings member `name` back on the same address with the same store. What `flotilla member start` asks a
+    /// running `up` to do.
+    ///
+    /// # Errors
+    /// When there is no such member, it already runs, or its server cannot start.
+    pub async fn start_member(&self, name: &str) -> anyhow::Result<()> {
+        self.member_server(name)?.start_again().await
+    }
+
+    /// The server of member `name`.
+    ///
+    /// # Errors
+    /// When there is no such member.
+    pub fn member_server(&self, name: &str) -> anyhow::Result<Arc<MemberServer>> {
+        let servers: Vec<Arc<MemberServer>> =
+            self.members.iter().map(|m| m.server.clone()).collect();
+        member::find(&servers, name).cloned()
     }
 
     /// The controllers' Prometheus metrics in text format (`None` without controllers).
@@ -332,19 +381,14 @@ impl Environment {
             // `flotilla status` then says nothing runs rather than failing to connect.
             let _ = std::fs::remove_file(dir.join(STATUS_URL_FILE));
         }
+        if let Some(endpoint) = self.endpoint {
+            endpoint.shutdown().await;
+        }
         if let Some((manager, watch)) = self.controllers {
             if let Err(e) = manager.shutdown().await {
                 tracing::warn!(error = %e, "the controllers stopped with an error");
             }
             watch.abort();
-        }
-        // Simulators first: nothing should write to a member that is shutting down.
-        let mut servers = Vec::new();
-        for member in self.members {
-            if let Some(simulator) = member.simulator {
-                simulator.shutdown().await;
-            }
-            servers.push(member.server);
         }
         if let Some(webhook) = self.webhook {
             webhook.shutdown().await;
@@ -352,8 +396,9 @@ impl Environment {
         if let Some(admission) = self.admission {
             admission.shutdown().await;
         }
-        for server in servers {
-            server.shutdown().await;
+        // Each member's simulator stops before its server: nothing should write to a member shutting down.
+        for member in self.members {
+            member.server.shutdown().await;
         }
         self.control.shutdown().await;
     }
