@@ -32,6 +32,7 @@ flotilla_e2e::scenario!(
     "appfo",
     Options {
         webhook_example: true,
+        ..Options::default()
     },
     application_failover
 );
