@@ -7,6 +7,7 @@
 mod env;
 pub mod install;
 pub mod kubeconfigs;
+pub mod pull_member;
 pub mod remembered;
 
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use flotilla_controllers::features::FeatureGates;
 use super::kube_access::ApiRateLimits;
 
 pub use env::{Environment, Member, STATUS_URL_FILE, UpConfig};
+pub use pull_member::InProcessAgent;
 
 /// Arguments of `flotilla up`.
 #[derive(Debug, Clone, clap::Args)]

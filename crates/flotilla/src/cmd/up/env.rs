@@ -1,6 +1,7 @@
 //! The embedded environment `flotilla up` runs: a control-plane API server, N member API servers with seeded
 //! Nodes and a workload simulator each, optionally the example interpreter webhook, and the controllers with
-//! karmada-webhook's validations (served on a free port and registered; docs/ADMISSION.md).
+//! karmada-webhook's validations (served on a free port and registered; docs/ADMISSION.md). member3 is a Pull
+//! member served by an in-process agent ([`pull_member`]), as in Karmada's local-up.
 //!
 //! It is a library so that tests and benchmarks can run the same environment in-process on free ports.
 
@@ -19,7 +20,9 @@ use flotilla_controllers::join::{self, Registration};
 use flotilla_controllers::manager::{self, ManagerHandle, ManagerOptions};
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
 
+use super::pull_member::{self, InProcessAgent};
 use super::{install, kubeconfigs};
+use crate::cmd::agent;
 use crate::cmd::karmada_webhook;
 use flotilla_controllers::admission::configuration::Endpoint;
 
@@ -117,6 +120,8 @@ pub struct Environment {
     controllers: Option<(ManagerHandle, tokio::task::JoinHandle<()>)>,
     /// karmada-webhook's validations, served and registered with the controllers.
     admission: Option<flotilla_webhook::RunningServer>,
+    /// The agent serving the Pull member (member3), when there is one and controllers run.
+    pub agent: Option<InProcessAgent>,
 }
 
 /// The file in the data dir that names the status page's URL while `flotilla up` runs.
@@ -193,17 +198,21 @@ impl Environment {
 
         let count = install::crds(&control_client).await?;
         progress(&format!("installed {count} CRDs"));
-        for member in &members {
-            register(&control_client, member).await?;
+        let mut push = Vec::new();
+        for (i, member) in members.iter().enumerate() {
+            if pull_member::is_pull(i + 1) {
+                let kubeconfig = member.server.kubeconfig(&member.name);
+                pull_member::register(&control_client, &member.name, &kubeconfig).await?;
+                progress(&format!(
+                    "registered {} as a Pull cluster (served by the in-process agent)",
+                    member.name
+                ));
+            } else {
+                register(&control_client, member).await?;
+                push.push(member.name.as_str());
+            }
         }
-        progress(&format!(
-            "registered {} as Push clusters",
-            members
-                .iter()
-                .map(|m| m.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        progress(&format!("registered {} as Push clusters", push.join(", ")));
 
         let webhook = if config.webhook_example {
             let webhook = flotilla_webhook::example::serve(ExampleConfig::default())
@@ -279,12 +288,39 @@ impl Environment {
                     )
                 })?;
             progress("controllers running");
-            install::clusters_ready(&control_client, members.len(), CONTROLLERS_TIMEOUT).await?;
-            progress("every member cluster is Ready");
             Some((manager, watch))
         } else {
             None
         };
+        let agent = match members.get(pull_member::PULL_MEMBER - 1) {
+            Some(member) if config.controllers => {
+                let options = flotilla_controllers::Options {
+                    cluster_status_update_frequency: CLUSTER_STATUS_INTERVAL,
+                    feature_gates: config.feature_gates.clone(),
+                    cluster_api: config.cluster_api,
+                    ..flotilla_controllers::Options::default()
+                };
+                let settings = agent::Settings {
+                    cluster: member.name.clone(),
+                    options,
+                    kube_api: config.kube_api,
+                    events: config.events,
+                };
+                let agent = InProcessAgent::start(
+                    control_kubeconfig.clone(),
+                    member.server.kubeconfig(&member.name),
+                    settings,
+                )
+                .await?;
+                progress(&format!("agent of {} running", member.name));
+                Some(agent)
+            }
+            _ => None,
+        };
+        if config.controllers {
+            install::clusters_ready(&control_client, members.len(), CONTROLLERS_TIMEOUT).await?;
+            progress("every member cluster is Ready");
+        }
 
         let karmada_config = dir.join("karmada.config");
         let members_config = dir.join("members.config");
@@ -314,6 +350,7 @@ impl Environment {
             status_url,
             controllers,
             admission,
+            agent,
         })
     }
 
@@ -331,6 +368,9 @@ impl Environment {
         {
             // `flotilla status` then says nothing runs rather than failing to connect.
             let _ = std::fs::remove_file(dir.join(STATUS_URL_FILE));
+        }
+        if let Some(agent) = &self.agent {
+            agent.stop().await;
         }
         if let Some((manager, watch)) = self.controllers {
             if let Err(e) = manager.shutdown().await {
