@@ -63,7 +63,7 @@ pub struct Env {
     pub karmada_context: String,
     /// Kubeconfig of the members (one context each).
     pub members_config: PathBuf,
-    owned: Option<Environment>,
+    pub(crate) owned: Option<Environment>,
     data_dir: Option<tempfile::TempDir>,
     webhook: Option<RunningWebhook>,
 }

@@ -24,16 +24,19 @@ fn ready(cluster: &Cluster) -> bool {
 async fn served_by_its_agent(karmada: &kube::Client) -> Cluster {
     let clusters: Api<Cluster> = Api::all(karmada.clone());
     let leases: Api<Lease> = Api::namespaced(karmada.clone(), "karmada-cluster");
-    eventually("member3 to be a Ready Pull cluster with a Lease", || async {
-        let cluster = clusters.get("member3").await.ok()?;
-        let lease = leases.get("member3").await.ok()?;
-        let renewed = lease.spec?.renew_time.is_some();
-        (cluster.spec.sync_mode == ClusterSyncMode::Pull
-            && cluster.spec.secret_ref.is_none()
-            && ready(&cluster)
-            && renewed)
-            .then_some(cluster)
-    })
+    eventually(
+        "member3 to be a Ready Pull cluster with a Lease",
+        || async {
+            let cluster = clusters.get("member3").await.ok()?;
+            let lease = leases.get("member3").await.ok()?;
+            let renewed = lease.spec?.renew_time.is_some();
+            (cluster.spec.sync_mode == ClusterSyncMode::Pull
+                && cluster.spec.secret_ref.is_none()
+                && ready(&cluster)
+                && renewed)
+                .then_some(cluster)
+        },
+    )
     .await
 }
 
@@ -57,14 +60,22 @@ async fn up_serves_member3_in_pull_mode_and_converges_from_a_push_registration()
     let karmada = client(&first.karmada, "karmada-apiserver").await;
     let clusters: Api<Cluster> = Api::all(karmada.clone());
     let member3 = served_by_its_agent(&karmada).await;
-    assert!(!member3.spec.id.is_empty(), "spec.id is member3's kube-system uid");
+    assert!(
+        !member3.spec.id.is_empty(),
+        "spec.id is member3's kube-system uid"
+    );
     assert_eq!(
         clusters.get("member1").await.unwrap().spec.sync_mode,
         ClusterSyncMode::Push
     );
     // The members' kubeconfig still reaches member3 directly.
     let direct = client(&first.members, "member3").await;
-    assert_eq!(flotilla_controllers::join::member_id(&direct).await.unwrap(), member3.spec.id);
+    assert_eq!(
+        flotilla_controllers::join::member_id(&direct)
+            .await
+            .unwrap(),
+        member3.spec.id
+    );
 
     // What an earlier Flotilla left: member3 registered in Push mode, with a credentials reference.
     let mut pushed = member3.clone();
@@ -82,7 +93,11 @@ async fn up_serves_member3_in_pull_mode_and_converges_from_a_push_registration()
     let second = up(dir.path(), &[]);
     let karmada = client(&second.karmada, "karmada-apiserver").await;
     let again = served_by_its_agent(&karmada).await;
-    assert_eq!(again.uid(), member3.uid(), "the same Cluster, not a new one");
+    assert_eq!(
+        again.uid(),
+        member3.uid(),
+        "the same Cluster, not a new one"
+    );
     let names: Vec<String> = Api::<Cluster>::all(karmada)
         .list(&Default::default())
         .await
