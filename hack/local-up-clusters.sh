@@ -3,7 +3,8 @@
 # it in the background, the example interpreter webhook when asked, member1, member2 and member4.. joined in Push
 # mode with `flotilla join`, and member3 (when there are at least 3 members) registered in Pull mode with `flotilla
 # register` and served by a `flotilla agent` process, as Karmada's local-up does (pid in DATA_DIR/agent-member3.pid,
-# log in DATA_DIR/agent-member3.log; DATA_DIR/agent-member3.sh starts it again). kind mode makes kind clusters; kube mode starts real kube-apiservers with hack/kube.sh (members
+# log in DATA_DIR/agent-member3.log; DATA_DIR/agent-member3.sh starts it again, as DATA_DIR/controller-manager.sh
+# starts the controller manager). kind mode makes kind clusters; kube mode starts real kube-apiservers with hack/kube.sh (members
 # with kube-controller-manager, kube-scheduler and KWOK's fake Nodes). A rerun keeps clusters that still run.
 # Uses what local-up.sh set: root, bin, mode, data_dir, kube_dir, pid_file, log_file, ready_timeout, say, fail.
 # In kube mode the controller manager also serves karmada-webhook's validations (deletion protection,
@@ -68,6 +69,34 @@ kube_cluster() {
   fi
 }
 
+# Writes script $1 that starts the command "${@:5}" in the background in a session of its own (output appended
+# to $3, pid written to $2) and, when $4 is a URL, waits until it answers "ok" (up to ready_timeout). This script
+# runs it, and so can whoever restarts the process later (the e2e tests do); hack/local-down.sh stops it by its pid
+# file.
+background_script() {
+  local script=$1 pid=$2 log=$3 ready_url=$4
+  shift 4
+  local what="flotilla $2"
+  {
+    echo '#!/usr/bin/env bash'
+    echo "# Written by hack/local-up.sh: starts \`$what\` in the background (output appended to $log, pid in"
+    echo "# $pid)."
+    echo 'set -euo pipefail'
+    printf 'setsid nohup'
+    printf ' %q' "$@"
+    printf ' >>%q 2>&1 </dev/null &\n' "$log"
+    printf 'pid=$!\necho "$pid" >%q\n' "$pid"
+    if [ -n "$ready_url" ]; then
+      printf 'deadline=$((SECONDS + %d))\n' "$ready_timeout"
+      printf 'until [ "$(curl -fsS %q 2>/dev/null)" = ok ]; do\n' "$ready_url"
+      printf '  kill -0 "$pid" 2>/dev/null || { echo "%s exited (log: %q)" >&2; exit 1; }\n' "$what" "$log"
+      printf '  [ "$SECONDS" -lt "$deadline" ] || { echo "%s was not ready within %ds" >&2; exit 1; }\n' "$what" "$ready_timeout"
+      printf '  sleep 0.2\ndone\n'
+    fi
+  } >"$script"
+  chmod +x "$script"
+}
+
 cluster() {
   case "$mode" in
     kind) kind_cluster "$1" "$2" "$3" ;;
@@ -103,16 +132,13 @@ if [ "$mode" = kube ]; then
   manager_flags+=(--webhook-addr "$karmada_webhook_addr" --webhook-self-signed --webhook-url "https://$karmada_webhook_addr")
 fi
 [ -s "$log_file" ] && mv -f "$log_file" "$log_file.1"
-nohup "$bin" controller-manager "${manager_flags[@]}" >"$log_file" 2>&1 </dev/null &
-pid=$!
-echo "$pid" >"$pid_file"
-say "flotilla controller-manager started (pid $pid), waiting for it to be ready..."
-deadline=$((SECONDS + ready_timeout))
-until [ "$(curl -fsS "http://$metrics_addr/readyz" 2>/dev/null)" = ok ]; do
-  kill -0 "$pid" 2>/dev/null || { tail -n 20 "$log_file" >&2; rm -f "$pid_file"; fail "the controller manager exited (log: $log_file)"; }
-  [ "$SECONDS" -lt "$deadline" ] || fail "the controller manager was not ready within ${ready_timeout}s (log: $log_file)"
-  sleep 0.2
-done
+manager_script="$data_dir/controller-manager.sh"
+background_script "$manager_script" "$pid_file" "$log_file" "http://$metrics_addr/readyz" \
+  "$bin" controller-manager "${manager_flags[@]}"
+say "starting flotilla controller-manager and waiting for it to be ready..."
+"$manager_script" || { tail -n 20 "$log_file" >&2; fail "the controller manager did not start (log: $log_file)"; }
+pid=$(cat "$pid_file")
+say "flotilla controller-manager is ready (pid $pid)"
 
 if [ "$webhook" = true ]; then
   webhook_out="$data_dir/webhook-example.out"
@@ -159,18 +185,11 @@ if [ "$members" -ge 3 ]; then
   agent_script="$data_dir/agent-$pull_member.sh"
   agent_pid_file="$data_dir/agent-$pull_member.pid"
   agent_log="$data_dir/agent-$pull_member.log"
-  {
-    echo '#!/usr/bin/env bash'
-    echo "# Written by hack/local-up.sh: starts \`flotilla agent\` for $pull_member in the background (log appended to"
-    echo "# $agent_log, pid in $agent_pid_file)."
-    echo 'set -euo pipefail'
-    printf 'setsid nohup %q agent --kubeconfig %q --karmada-context karmada-apiserver --cluster-kubeconfig %q --cluster-context %q --cluster-name %q >>%q 2>&1 </dev/null &\n' \
-      "$bin" "$kube_dir/karmada.config" "$kube_dir/members.config" "$pull_member" "$pull_member" "$agent_log"
-    printf 'echo $! >%q\n' "$agent_pid_file"
-  } >"$agent_script"
-  chmod +x "$agent_script"
+  background_script "$agent_script" "$agent_pid_file" "$agent_log" "" "$bin" agent \
+    --kubeconfig "$kube_dir/karmada.config" --karmada-context karmada-apiserver \
+    --cluster-kubeconfig "$kube_dir/members.config" --cluster-context "$pull_member" --cluster-name "$pull_member"
   [ -s "$agent_log" ] && mv -f "$agent_log" "$agent_log.1"
-  "$agent_script"
+  "$agent_script" || fail "the agent of $pull_member did not start (log: $agent_log)"
   say "flotilla agent for $pull_member started (pid $(cat "$agent_pid_file")), waiting for $pull_member to be Ready..."
   deadline=$((SECONDS + ready_timeout))
   until [ "$(kubectl "${karmada[@]}" get cluster "$pull_member" \

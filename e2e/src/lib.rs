@@ -8,9 +8,9 @@
 //! waits on conditions with deadlines ([`wait::wait_for`], patience `E2E_TIMEOUT` seconds, default 30), dumps
 //! the relevant state when it fails, and deletes what it created unless `NO_CLEANUP` is set.
 
-pub mod agent;
 pub(crate) mod env;
 pub(crate) mod kubectl;
+pub mod processes;
 pub mod resources;
 pub mod steps;
 pub mod wait;

@@ -1,13 +1,14 @@
 //! Scenario 3 of issue 11: a Pull member. member3 is registered with `syncMode: Pull` and served by its agent
 //! (in-process in the embedded world, a `flotilla agent` process in the kube world). The nginx and Workload
 //! walkthroughs reach it through the agent with status aggregated into the templates, and restarting the agent
-//! converges: the same member objects (not recreated), no extra Works or copies, later changes still applied.
+//! converges, and so does restarting the control plane's controllers: the same member objects (not recreated), no
+//! extra Works or copies, later changes still applied and their status aggregated.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-use flotilla_e2e::agent::PULL_MEMBER;
+use flotilla_e2e::processes::{PULL_MEMBER, Restartable};
 use flotilla_e2e::resources::{
     CLUSTER, DEPLOYMENT, RESOURCE_BINDING, WORK, WORKLOAD, aggregated_item, brief, int, text,
 };
@@ -16,8 +17,9 @@ use flotilla_e2e::{Env, Kubectl, Options, example, testdata, wait_for};
 
 flotilla_e2e::scenario!(
     /// Scenario 3: nginx on member1 (Push) and member3 (Pull), the Workload divided over all three; both reach
-    /// member3 through its agent with status aggregated; the agent restarts without duplicates.
-    pull_member_serves_the_walkthroughs_and_survives_an_agent_restart,
+    /// member3 through its agent with status aggregated; the agent and the controllers restart without
+    /// duplicates.
+    pull_member_serves_the_walkthroughs_and_survives_agent_and_control_plane_restarts,
     "pull",
     Options {
         webhook_example: true,
@@ -27,9 +29,10 @@ flotilla_e2e::scenario!(
 
 async fn pull_member(env: &Env, ns: &str) -> anyhow::Result<()> {
     let result = walkthroughs_and_restart(env, ns).await;
-    // The kube world is shared: its member3 must keep an agent, also when the scenario failed.
-    let running = env.ensure_agent_running().await;
-    result.and(running)
+    // The kube world is shared: it must keep its controllers and member3 its agent, also when the scenario failed.
+    let controllers = env.ensure_running(Restartable::Controllers).await;
+    let agent = env.ensure_running(Restartable::Agent).await;
+    result.and(controllers).and(agent)
 }
 
 fn uid(object: &Value) -> Option<&str> {
@@ -171,7 +174,7 @@ async fn walkthroughs_and_restart(env: &Env, ns: &str) -> anyhow::Result<()> {
     // Restarting the agent converges: nothing recreated or duplicated, and it keeps serving.
     let works = member3_works(env, ns).await?;
     anyhow::ensure!(works.len() == 2, "member3's Works of {ns}: {works:?}");
-    env.restart_agent().await?;
+    env.restart(Restartable::Agent).await?;
     WORKLOAD
         .api(&env.karmada, Some(ns))
         .patch(
@@ -236,13 +239,62 @@ async fn walkthroughs_and_restart(env: &Env, ns: &str) -> anyhow::Result<()> {
         },
     )
     .await?;
+    only_the_originals(env, ns).await?;
+
+    // Restarting the control plane's controllers converges the same way.
+    env.restart(Restartable::Controllers).await?;
+    env.kubectl_karmada(
+        &kubectl,
+        &["scale", "-n", ns, "deployment", "nginx", "--replicas", "1"],
+    )
+    .await?;
+    let scaled = member_object(
+        env,
+        PULL_MEMBER,
+        DEPLOYMENT,
+        ns,
+        "nginx",
+        "with 1 replica",
+        |d| int(d, "/spec/replicas") == Some(1),
+    )
+    .await?;
     anyhow::ensure!(
-        member3_names(env, DEPLOYMENT, ns).await? == ["nginx"],
-        "member3 holds other Deployments than nginx"
+        uid(&scaled) == uid(&nginx),
+        "nginx was recreated in member3: {}",
+        brief(&scaled)
     );
+    control_object(
+        env,
+        DEPLOYMENT,
+        ns,
+        "nginx",
+        "aggregating 1 + 1 ready replicas",
+        |d| int(d, "/status/readyReplicas") == Some(2) && int(d, "/status/replicas") == Some(2),
+    )
+    .await?;
+    wait_for(
+        "member3's Works to stay the same after the controllers' restart",
+        || async {
+            let now = member3_works(env, ns).await.map_err(|e| e.to_string())?;
+            if now == works {
+                Ok(())
+            } else {
+                Err(format!("{now:?}"))
+            }
+        },
+    )
+    .await?;
+    only_the_originals(env, ns).await
+}
+
+/// member3 holds one nginx Deployment and one nginx Workload in `ns`, nothing else.
+async fn only_the_originals(env: &Env, ns: &str) -> anyhow::Result<()> {
+    let deployments = member3_names(env, DEPLOYMENT, ns).await?;
     anyhow::ensure!(
-        member3_names(env, WORKLOAD, ns).await? == ["nginx"],
-        "member3 holds other Workloads than nginx"
+        deployments == ["nginx"],
+        "member3's Deployments: {deployments:?}"
     );
+    let workloads = member3_names(env, WORKLOAD, ns).await?;
+    anyhow::ensure!(workloads == ["nginx"], "member3's Workloads: {workloads:?}");
     Ok(())
 }

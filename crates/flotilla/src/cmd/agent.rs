@@ -150,6 +150,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let agent = start(control, member, settings).await?;
     tracing::info!(cluster = %args.cluster_name, "agent started");
     crate::shutdown_signal().await;
+    tracing::info!(cluster = %args.cluster_name, "agent stopping");
     agent.shutdown().await;
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! Prints short progress lines on stderr, then exactly one line on stdout when ready:
 //! `ready: karmada=DIR/karmada.config members=DIR/members.config`.
 
+mod controllers;
 mod env;
 pub mod install;
 pub mod kubeconfigs;
@@ -19,6 +20,7 @@ use flotilla_controllers::features::FeatureGates;
 use super::kube_access::ApiRateLimits;
 
 pub use env::{Environment, Member, STATUS_URL_FILE, UpConfig};
+pub use controllers::InProcessControllers;
 pub use pull_member::InProcessAgent;
 
 /// Arguments of `flotilla up`.

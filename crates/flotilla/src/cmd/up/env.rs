@@ -7,7 +7,6 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -17,7 +16,7 @@ use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
 use flotilla_controllers::kube_client::RateLimit;
 use flotilla_controllers::join::{self, Registration};
-use flotilla_controllers::manager::{self, ManagerHandle, ManagerOptions};
+use flotilla_controllers::manager::ManagerOptions;
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
 
 use super::pull_member::{self, InProcessAgent};
@@ -26,8 +25,7 @@ use crate::cmd::agent;
 use crate::cmd::karmada_webhook;
 use flotilla_controllers::admission::configuration::Endpoint;
 
-/// How long the controllers may take to start (their interpreter lists its configuration first).
-const CONTROLLERS_TIMEOUT: Duration = Duration::from_secs(30);
+use super::controllers::{CONTROLLERS_TIMEOUT, InProcessControllers};
 
 /// How often the cluster status controller collects each member's status. Karmada's 10 s would make a CRD
 /// propagated to the in-process members unschedulable for up to 10 s (API enablements are collected with the
@@ -117,7 +115,8 @@ pub struct Environment {
     pub members_config: PathBuf,
     /// The status page's URL (also written to `DIR/status.url` for `flotilla status`), when controllers run.
     pub status_url: Option<String>,
-    controllers: Option<(ManagerHandle, tokio::task::JoinHandle<()>)>,
+    /// The controllers, which can be restarted while the API servers run.
+    pub controllers: Option<InProcessControllers>,
     /// karmada-webhook's validations, served and registered with the controllers.
     admission: Option<flotilla_webhook::RunningServer>,
     /// The agent serving the Pull member (member3), when there is one and controllers run.
@@ -260,10 +259,6 @@ impl Environment {
             None
         };
         let controllers = if config.controllers {
-            let (interpreter, watch) =
-                flotilla_interpreter::config::control_plane(control_client.clone())
-                    .context("failed to assemble the resource interpreter")?;
-            let watch = tokio::spawn(watch);
             let mut options = ManagerOptions {
                 disable_events: !config.events,
                 admin_addr: Some(status_addr(config)),
@@ -276,19 +271,9 @@ impl Environment {
             options.controllers.controllers = ControllerSelection::karmada_deployment();
             // As Karmada's deployment also does (`--enable-no-execute-taint-eviction=true`).
             options.controllers.enable_no_execute_taint_eviction = true;
-            let manager = manager::start(control_client.clone(), Arc::new(interpreter), options)
-                .await
-                .context("failed to start the controllers")?;
-            tokio::time::timeout(CONTROLLERS_TIMEOUT, manager.wait_ready())
-                .await
-                .map_err(|_| {
-                    anyhow::anyhow!(
-                        "the controllers did not start within {}s",
-                        CONTROLLERS_TIMEOUT.as_secs()
-                    )
-                })?;
+            let controllers = InProcessControllers::start(control_client.clone(), options).await?;
             progress("controllers running");
-            Some((manager, watch))
+            Some(controllers)
         } else {
             None
         };
@@ -332,7 +317,7 @@ impl Environment {
         write(&members_config, &kubeconfigs::merge(&member_configs)?)?;
         let status_url = controllers
             .as_ref()
-            .and_then(|(manager, _)| manager.admin_addr())
+            .and_then(InProcessControllers::admin_addr)
             .map(|addr| format!("http://{addr}/"));
         if let Some(url) = &status_url {
             let file = dir.join(STATUS_URL_FILE);
@@ -358,7 +343,7 @@ impl Environment {
     pub fn controller_metrics(&self) -> Option<String> {
         self.controllers
             .as_ref()
-            .map(|(manager, _)| manager.context().metrics.encode())
+            .and_then(InProcessControllers::metrics)
     }
 
     /// Stops everything in reverse order of start and flushes every store.
@@ -372,11 +357,8 @@ impl Environment {
         if let Some(agent) = &self.agent {
             agent.stop().await;
         }
-        if let Some((manager, watch)) = self.controllers {
-            if let Err(e) = manager.shutdown().await {
-                tracing::warn!(error = %e, "the controllers stopped with an error");
-            }
-            watch.abort();
+        if let Some(controllers) = &self.controllers {
+            controllers.stop().await;
         }
         // Simulators first: nothing should write to a member that is shutting down.
         let mut servers = Vec::new();
