@@ -5,10 +5,11 @@
 
 mod common;
 
-use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode, LocalSecretReference};
+use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::ResourceExt;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::json;
 
 use common::{client, eventually, up};
 
@@ -78,14 +79,14 @@ async fn up_serves_member3_in_pull_mode_and_converges_from_a_push_registration()
     );
 
     // What an earlier Flotilla left: member3 registered in Push mode, with a credentials reference.
-    let mut pushed = member3.clone();
-    pushed.spec.sync_mode = ClusterSyncMode::Push;
-    pushed.spec.secret_ref = Some(LocalSecretReference {
-        namespace: "karmada-cluster".into(),
-        name: "member3".into(),
-    });
+    // A merge patch: the controllers keep updating the Cluster, a replace could lose the race.
     clusters
-        .replace("member3", &PostParams::default(), &pushed)
+        .patch(
+            "member3",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"syncMode": "Push",
+                "secretRef": {"namespace": "karmada-cluster", "name": "member3"}}})),
+        )
         .await
         .unwrap();
     first.terminate();
