@@ -19,13 +19,11 @@ use flotilla_controllers::join::{self, Registration};
 use flotilla_controllers::manager::ManagerOptions;
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
 
+use super::controllers::{CONTROLLERS_TIMEOUT, InProcessControllers};
 use super::pull_member::{self, InProcessAgent};
 use super::{install, kubeconfigs};
-use crate::cmd::agent;
 use crate::cmd::karmada_webhook;
 use flotilla_controllers::admission::configuration::Endpoint;
-
-use super::controllers::{CONTROLLERS_TIMEOUT, InProcessControllers};
 
 /// How often the cluster status controller collects each member's status. Karmada's 10 s would make a CRD
 /// propagated to the in-process members unschedulable for up to 10 s (API enablements are collected with the
@@ -279,18 +277,7 @@ impl Environment {
         };
         let agent = match members.get(pull_member::PULL_MEMBER - 1) {
             Some(member) if config.controllers => {
-                let options = flotilla_controllers::Options {
-                    cluster_status_update_frequency: CLUSTER_STATUS_INTERVAL,
-                    feature_gates: config.feature_gates.clone(),
-                    cluster_api: config.cluster_api,
-                    ..flotilla_controllers::Options::default()
-                };
-                let settings = agent::Settings {
-                    cluster: member.name.clone(),
-                    options,
-                    kube_api: config.kube_api,
-                    events: config.events,
-                };
+                let settings = pull_member::settings(config, &member.name, CLUSTER_STATUS_INTERVAL);
                 let agent = InProcessAgent::start(
                     control_kubeconfig.clone(),
                     member.server.kubeconfig(&member.name),

@@ -6,10 +6,12 @@
 //! The agent can be stopped and started again while the environment runs ([`InProcessAgent::restart`]), which is
 //! what tests of a Pull member's recovery need.
 
+use std::time::Duration;
+
 use anyhow::Context;
 use tokio::sync::Mutex;
 
-use super::kubeconfigs;
+use super::{UpConfig, kubeconfigs};
 use crate::cmd::agent::{self, RunningAgent, Settings};
 use crate::cmd::register;
 
@@ -34,6 +36,23 @@ pub async fn register(
     let member = kubeconfigs::config(member_kubeconfig).await?;
     register::register(control, name, member).await?;
     Ok(())
+}
+
+/// How the in-process agent of member `cluster` runs: with the environment's feature gates and rate limits, and
+/// posting the cluster's status every `status_interval` as the environment's controllers collect the Push
+/// members'.
+pub fn settings(config: &UpConfig, cluster: &str, status_interval: Duration) -> Settings {
+    Settings {
+        cluster: cluster.to_owned(),
+        options: flotilla_controllers::Options {
+            cluster_status_update_frequency: status_interval,
+            feature_gates: config.feature_gates.clone(),
+            cluster_api: config.cluster_api,
+            ..flotilla_controllers::Options::default()
+        },
+        kube_api: config.kube_api,
+        events: config.events,
+    }
 }
 
 /// An agent serving the Pull member from inside `flotilla up`, with the member's own kubeconfig and the control
