@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stops what hack/local-up.sh started with the same FLOTILLA_DATA_DIR (default ~/.flotilla): `flotilla up` or
-# `flotilla controller-manager`, the example webhook, and in kube mode the real clusters (their state stays in the
+# `flotilla controller-manager`, the Pull member's `flotilla agent` (kind and kube modes), the example webhook, and in kube mode the real clusters (their state stays in the
 # data dir; the next local-up starts them afresh). kind clusters are left alone (`kind delete clusters ...`).
 # --keep-clusters stops only Flotilla's own processes (local-up.sh does that before a rerun).
 set -euo pipefail
@@ -30,6 +30,10 @@ stop() {
   rm -f "$file"
 }
 
+# The agents first: they would otherwise report to a control plane that is going away.
+for agent_pid in "$data_dir"/agent-*.pid; do
+  [ -e "$agent_pid" ] && stop "$agent_pid"
+done
 stop "$data_dir/flotilla-up.pid"
 stop "$data_dir/webhook-example.pid"
 if [ "$keep_clusters" = false ] && [ -d "$data_dir/kube" ]; then

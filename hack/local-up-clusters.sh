@@ -1,7 +1,10 @@
 # Sourced by hack/local-up.sh in kind and kube modes (never run on its own): clusters karmada-host and member1..N,
 # Flotilla's CRDs installed in karmada-host (the karmada-apiserver), `flotilla controller-manager` running against
-# it in the background, the example interpreter webhook when asked, and every member joined in Push mode with
-# `flotilla join`. kind mode makes kind clusters; kube mode starts real kube-apiservers with hack/kube.sh (members
+# it in the background, the example interpreter webhook when asked, member1, member2 and member4.. joined in Push
+# mode with `flotilla join`, and member3 (when there are at least 3 members) registered in Pull mode with `flotilla
+# register` and served by a `flotilla agent` process, as Karmada's local-up does (pid in DATA_DIR/agent-member3.pid,
+# log in DATA_DIR/agent-member3.log; DATA_DIR/agent-member3.sh starts it again, as DATA_DIR/controller-manager.sh
+# starts the controller manager). kind mode makes kind clusters; kube mode starts real kube-apiservers with hack/kube.sh (members
 # with kube-controller-manager, kube-scheduler and KWOK's fake Nodes). A rerun keeps clusters that still run.
 # Uses what local-up.sh set: root, bin, mode, data_dir, kube_dir, pid_file, log_file, ready_timeout, say, fail.
 # In kube mode the controller manager also serves karmada-webhook's validations (deletion protection,
@@ -66,6 +69,34 @@ kube_cluster() {
   fi
 }
 
+# Writes script $1 that starts the command "${@:5}" in the background in a session of its own (output appended
+# to $3, pid written to $2) and, when $4 is a URL, waits until it answers "ok" (up to ready_timeout). This script
+# runs it, and so can whoever restarts the process later (the e2e tests do); hack/local-down.sh stops it by its pid
+# file.
+background_script() {
+  local script=$1 pid=$2 log=$3 ready_url=$4
+  shift 4
+  local what="flotilla $2"
+  {
+    echo '#!/usr/bin/env bash'
+    echo "# Written by hack/local-up.sh: starts \`$what\` in the background (output appended to $log, pid in"
+    echo "# $pid)."
+    echo 'set -euo pipefail'
+    printf 'setsid nohup'
+    printf ' %q' "$@"
+    printf ' >>%q 2>&1 </dev/null &\n' "$log"
+    printf 'pid=$!\necho "$pid" >%q\n' "$pid"
+    if [ -n "$ready_url" ]; then
+      printf 'deadline=$((SECONDS + %d))\n' "$ready_timeout"
+      printf 'until [ "$(curl -fsS %q 2>/dev/null)" = ok ]; do\n' "$ready_url"
+      printf '  kill -0 "$pid" 2>/dev/null || { echo "%s exited (log: %q)" >&2; exit 1; }\n' "$what" "$log"
+      printf '  [ "$SECONDS" -lt "$deadline" ] || { echo "%s was not ready within %ds" >&2; exit 1; }\n' "$what" "$ready_timeout"
+      printf '  sleep 0.2\ndone\n'
+    fi
+  } >"$script"
+  chmod +x "$script"
+}
+
 cluster() {
   case "$mode" in
     kind) kind_cluster "$1" "$2" "$3" ;;
@@ -101,16 +132,13 @@ if [ "$mode" = kube ]; then
   manager_flags+=(--webhook-addr "$karmada_webhook_addr" --webhook-self-signed --webhook-url "https://$karmada_webhook_addr")
 fi
 [ -s "$log_file" ] && mv -f "$log_file" "$log_file.1"
-nohup "$bin" controller-manager "${manager_flags[@]}" >"$log_file" 2>&1 </dev/null &
-pid=$!
-echo "$pid" >"$pid_file"
-say "flotilla controller-manager started (pid $pid), waiting for it to be ready..."
-deadline=$((SECONDS + ready_timeout))
-until [ "$(curl -fsS "http://$metrics_addr/readyz" 2>/dev/null)" = ok ]; do
-  kill -0 "$pid" 2>/dev/null || { tail -n 20 "$log_file" >&2; rm -f "$pid_file"; fail "the controller manager exited (log: $log_file)"; }
-  [ "$SECONDS" -lt "$deadline" ] || fail "the controller manager was not ready within ${ready_timeout}s (log: $log_file)"
-  sleep 0.2
-done
+manager_script="$data_dir/controller-manager.sh"
+background_script "$manager_script" "$pid_file" "$log_file" "http://$metrics_addr/readyz" \
+  "$bin" controller-manager "${manager_flags[@]}"
+say "starting flotilla controller-manager and waiting for it to be ready..."
+"$manager_script" || { tail -n 20 "$log_file" >&2; fail "the controller manager did not start (log: $log_file)"; }
+pid=$(cat "$pid_file")
+say "flotilla controller-manager is ready (pid $pid)"
 
 if [ "$webhook" = true ]; then
   webhook_out="$data_dir/webhook-example.out"
@@ -135,15 +163,50 @@ elif [ -f "$data_dir/webhook-configuration.yaml" ]; then
   say "removed the example webhook's registration, as it is not served"
 fi
 
+# member3 is the Pull member, as in Karmada's local-up and `flotilla up`.
+pull_member=member3
 for i in $(seq 1 "$members"); do
+  if [ "member$i" = "$pull_member" ]; then
+    say "registering member$i in Pull mode"
+    "$bin" register "member$i" --kubeconfig "$kube_dir/karmada.config" --karmada-context karmada-apiserver \
+      --cluster-kubeconfig "$kube_dir/members.config" --cluster-context "member$i" >&2 \
+      || fail "registering member$i failed"
+    continue
+  fi
   say "joining member$i"
   "$bin" join "member$i" --kubeconfig "$kube_dir/karmada.config" --karmada-context karmada-apiserver \
     --cluster-kubeconfig "$kube_dir/members.config" --cluster-context "member$i" >&2 || fail "joining member$i failed"
 done
 
+agent_note=""
+if [ "$members" -ge 3 ]; then
+  # A script that (re)starts the agent in the background, for this run and for whoever restarts it later (the e2e
+  # tests do); hack/local-down.sh stops it by its pid file.
+  agent_script="$data_dir/agent-$pull_member.sh"
+  agent_pid_file="$data_dir/agent-$pull_member.pid"
+  agent_log="$data_dir/agent-$pull_member.log"
+  background_script "$agent_script" "$agent_pid_file" "$agent_log" "" "$bin" agent \
+    --kubeconfig "$kube_dir/karmada.config" --karmada-context karmada-apiserver \
+    --cluster-kubeconfig "$kube_dir/members.config" --cluster-context "$pull_member" --cluster-name "$pull_member"
+  [ -s "$agent_log" ] && mv -f "$agent_log" "$agent_log.1"
+  "$agent_script" || fail "the agent of $pull_member did not start (log: $agent_log)"
+  say "flotilla agent for $pull_member started (pid $(cat "$agent_pid_file")), waiting for $pull_member to be Ready..."
+  deadline=$((SECONDS + ready_timeout))
+  until [ "$(kubectl "${karmada[@]}" get cluster "$pull_member" \
+      -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; do
+    kill -0 "$(cat "$agent_pid_file")" 2>/dev/null || { tail -n 20 "$agent_log" >&2; fail "the agent of $pull_member exited (log: $agent_log)"; }
+    [ "$SECONDS" -lt "$deadline" ] || fail "$pull_member was not Ready within ${ready_timeout}s (agent log: $agent_log)"
+    sleep 0.5
+  done
+  agent_note="
+$pull_member is a Pull cluster served by \`flotilla agent\` (pid $(cat "$agent_pid_file"); log $agent_log;
+$agent_script starts it again); the members' kubeconfig still reaches it directly.
+"
+fi
+
 case "$mode" in
-  kind) where="kind cluster karmada-host"; keep="the kind clusters stay; \`kind delete clusters karmada-host member1 ...\` removes them" ;;
-  kube) where="real cluster karmada-host (kube-apiserver, state in $clusters_dir; karmada-webhook validations on https://$karmada_webhook_addr)"; keep="hack/local-down.sh also stops the clusters" ;;
+  kind) where="kind cluster karmada-host"; keep="not the kind clusters: \`kind delete clusters karmada-host member1 ...\` removes them" ;;
+  kube) where="real cluster karmada-host (kube-apiserver, state in $clusters_dir; karmada-webhook validations on https://$karmada_webhook_addr)"; keep="and the clusters, whose state stays in $clusters_dir" ;;
 esac
 cat <<MSG
 
@@ -154,6 +217,7 @@ Flotilla's controller manager is running against $where (pid $pid; log $log_file
   kubectl --kubeconfig $kube_dir/members.config --context member1 get deployments
 
 What it did with each template: http://$metrics_addr/ in a browser, or \`flotilla status --url http://$metrics_addr\`.
-
-To stop it:  kill $pid     ($keep)
+$agent_note
+To stop it:  FLOTILLA_DATA_DIR=$data_dir hack/local-down.sh     (stops the controller manager, the agent and the
+example webhook, $keep). Running local-up again restarts them and keeps every object.
 MSG

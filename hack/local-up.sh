@@ -11,8 +11,10 @@
 #             run builds them, about 13 minutes on 2 cores; about 0.5 GB for karmada-host and 0.65 GB per member).
 #   auto      (default) kind when Docker and kind work, else embedded.
 # In kind and kube modes Flotilla's CRDs are installed in karmada-host (the karmada-apiserver), `flotilla
-# controller-manager` runs against it in the background, and the members are joined with `flotilla join`
-# (hack/local-up-clusters.sh). hack/local-down.sh stops whatever this script started.
+# controller-manager` runs against it in the background, the members are joined with `flotilla join`, except
+# member3, which is registered in Pull mode with `flotilla register` and served by a `flotilla agent` process
+# (hack/local-up-clusters.sh). In every mode member3 is a Pull member, as in Karmada's local-up.
+# hack/local-down.sh stops whatever this script started.
 #
 # Arguments are passed to `flotilla up` (e.g. --webhook-example, --members 2); in kind and kube modes only
 # --members N and --webhook-example.
@@ -122,6 +124,9 @@ Its binary is linked as $data_dir/bin/flotilla.
   kubectl get clusters
   kubectl apply -f <your manifests and PropagationPolicy>
   kubectl --kubeconfig $kube_dir/members.config --context member1 get deployments
+
+member3 (with 3 or more members) is a Pull cluster, served by an agent inside \`flotilla up\` as karmada-agent
+would serve it; the members' kubeconfig still reaches it directly.
 
 What it did with each template: $(cat "$data_dir/status.url" 2>/dev/null || echo "the status page") in a browser, or
 \`$data_dir/bin/flotilla status --data-dir $data_dir\`.

@@ -26,6 +26,9 @@ PATH="$root/.venv/bin:$PATH" FLOTILLA_LOCAL_UP_MODE=kube FLOTILLA_DATA_DIR="$kub
   FLOTILLA_READY_TIMEOUT=180 \
   hack/local-up.sh --webhook-example >&2 || { tail -n 50 "$kube_world"/data/*.log >&2 || true; exit 1; }
 export FLOTILLA_E2E_KUBE_DIR="$kube_world/kube"
+# Where local-up left the pid files and restart scripts of the controller manager and member3's agent (the e2e
+# scenario `pull` restarts both).
+export FLOTILLA_E2E_DATA_DIR="$kube_world/data"
 
 status=0
 cargo nextest run --workspace --locked --no-fail-fast --profile ci || status=$?
@@ -33,5 +36,7 @@ cargo test --workspace --doc --locked || status=$?
 if [ "$status" -ne 0 ]; then
   echo "test: the kube world's controller manager log ends:" >&2
   tail -n 40 "$kube_world/data/flotilla-up.log" >&2 || true
+  echo "test: the kube world's member3 agent log ends:" >&2
+  tail -n 20 "$kube_world/data/agent-member3.log" >&2 || true
 fi
 exit "$status"

@@ -13,6 +13,7 @@
 pub(crate) mod env;
 pub(crate) mod kubectl;
 pub mod outage;
+pub mod processes;
 pub mod resources;
 pub mod steps;
 pub mod undo;

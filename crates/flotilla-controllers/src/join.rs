@@ -79,7 +79,9 @@ pub async fn register(control: &Client, registration: &Registration) -> Result<C
 
 /// Registers (or re-registers) a Pull-mode member with the control plane reached by `control`: the Cluster
 /// karmada-agent creates, with `syncMode: Pull`, the member's `apiEndpoint`, `id`, TLS and proxy settings, and
-/// no `secretRef`. Fields of `registration` that only concern Push members (`token`, `caBundle`) are ignored.
+/// no `secretRef` (a Push registration of the same name loses its credentials reference: the control plane no
+/// longer reaches the member). Fields of `registration` that only concern Push members (`token`, `caBundle`) are
+/// ignored.
 ///
 /// # Errors
 /// `Kube` naming the Cluster when it cannot be read or written.
@@ -88,6 +90,7 @@ pub async fn register_pull(control: &Client, registration: &Registration) -> Res
     ensure_namespace(control, namespaces::KARMADA_CLUSTER).await?;
     create_or_update(control, &registration.name, |spec: &mut ClusterSpec| {
         spec.sync_mode = ClusterSyncMode::Pull;
+        spec.secret_ref = None;
         spec.api_endpoint.clone_from(&registration.api_endpoint);
         spec.insecure_skip_tls_verification = registration.insecure_skip_tls_verification;
         spec.proxy_url.clone_from(&registration.proxy_url);

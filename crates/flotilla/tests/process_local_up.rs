@@ -248,3 +248,88 @@ fn kind_mode_refuses_flags_it_cannot_honour() {
         "{stderr}"
     );
 }
+
+/// Whether process `pid` runs (exists and is not a zombie).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kind_mode_serves_member3_with_an_agent_process_that_reruns_restart_and_local_down_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bin, state) = (dir.path().join("bin"), dir.path().join("kind-state"));
+    let data = dir.path().join("data");
+    let agent_pid_file = data.join("agent-member3.pid");
+    let _reaper = Reaper {
+        pid_files: vec![
+            data.join("flotilla-up.pid"),
+            agent_pid_file.clone(),
+            state.join("pids"),
+        ],
+    };
+    fake_kind(&bin, &state);
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let metrics_addr = format!("127.0.0.1:{metrics_port}");
+    let env = [("FLOTILLA_METRICS_ADDR", metrics_addr.as_str())];
+    let first = local_up(dir.path(), Some(&bin), &env, &["--members", "3"]);
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(
+        stderr.contains("registering member3 in Pull mode"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("joining member2") && !stderr.contains("joining member3"),
+        "{stderr}"
+    );
+
+    let control = client(&dir.path().join("kube/karmada.config"), "karmada-apiserver").await;
+    wait_for_ready_clusters(&control, &["member1", "member2", "member3"]).await;
+    let clusters: Api<Cluster> = Api::all(control.clone());
+    let member3 = clusters.get("member3").await.unwrap();
+    assert_eq!(
+        member3.spec.sync_mode,
+        flotilla_api::cluster::v1alpha1::ClusterSyncMode::Pull
+    );
+    assert!(member3.spec.secret_ref.is_none());
+    let first_agent = std::fs::read_to_string(&agent_pid_file).unwrap();
+    assert!(alive(first_agent.trim()));
+
+    // A rerun stops the agent and starts a new one, which serves member3 again.
+    let rerun = local_up(dir.path(), Some(&bin), &env, &["--members", "3"]);
+    let stderr = String::from_utf8_lossy(&rerun.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "stopping the previous flotilla (pid {})",
+            first_agent.trim()
+        )),
+        "{stderr}"
+    );
+    let second_agent = std::fs::read_to_string(&agent_pid_file).unwrap();
+    assert_ne!(first_agent, second_agent);
+    assert!(alive(second_agent.trim()) && !alive(first_agent.trim()));
+    wait_for_ready_clusters(&control, &["member1", "member2", "member3"]).await;
+
+    // local-down stops it and forgets its pid.
+    let down = Command::new("bash")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../hack/local-down.sh"
+        ))
+        .env("FLOTILLA_DATA_DIR", &data)
+        .output()
+        .unwrap();
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    assert!(!alive(second_agent.trim()));
+    assert!(!agent_pid_file.exists());
+}

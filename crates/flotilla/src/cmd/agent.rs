@@ -2,6 +2,8 @@
 //! (`--cluster-kubeconfig`/`--cluster-context`) and the control plane's (`--kubeconfig`): applies the Works of
 //! `karmada-es-<cluster-name>` to the member, reports their status and the cluster's, and renews the cluster's
 //! Lease. The Cluster is registered first if it does not exist yet (`flotilla register` does the same alone).
+//!
+//! [`start`] is the agent itself; `flotilla agent` and `flotilla up` (for its Pull member3) both call it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,8 +11,8 @@ use std::time::Duration;
 use anyhow::Context;
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_controllers::Options;
-use flotilla_controllers::agent;
-use flotilla_controllers::kube_client;
+use flotilla_controllers::agent::{self, AgentHandle};
+use flotilla_controllers::kube_client::{self, RateLimit};
 use kube::Api;
 
 use super::controller_manager::parse_duration;
@@ -46,6 +48,80 @@ pub struct Args {
     pub rate_limits: ApiRateLimits,
 }
 
+/// What an agent serves and how, besides its two connections.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The member's Cluster name.
+    pub cluster: String,
+    /// The controllers' options (workers, status frequency, Lease, feature gates, member rate limit).
+    pub options: Options,
+    /// Client-side rate limit towards the control plane.
+    pub kube_api: RateLimit,
+    /// Publish Kubernetes Events on the control plane.
+    pub events: bool,
+}
+
+/// A running agent: its controllers and its interpreter's configuration watch.
+pub struct RunningAgent {
+    agent: AgentHandle,
+    sync: tokio::task::JoinHandle<()>,
+}
+
+impl RunningAgent {
+    /// Stops the agent (its Lease is no longer renewed) and waits for its controllers.
+    pub async fn shutdown(self) {
+        self.agent.shutdown().await;
+        self.sync.abort();
+    }
+}
+
+/// Starts the agent of `settings.cluster` with the control plane's and the member's client configurations:
+/// registers the Cluster in Pull mode when it does not exist yet, as karmada-agent does when it starts, then runs
+/// the execution, work status and cluster status controllers for that one cluster.
+///
+/// # Errors
+/// When a client cannot be built, the Cluster cannot be read or registered, or the interpreter or the agent
+/// cannot be set up.
+pub async fn start(
+    control: kube::Config,
+    member: kube::Config,
+    settings: Settings,
+) -> anyhow::Result<RunningAgent> {
+    let cluster = &settings.cluster;
+    // Long-running clients: HTTP/2 where offered, rate limited as asked.
+    let control = kube_client::client(control, settings.kube_api)
+        .context("failed to create the control plane's client")?;
+    let member_client = kube_client::client(member.clone(), settings.options.cluster_api)
+        .with_context(|| format!("failed to create a client of member cluster {cluster}"))?;
+    let clusters: Api<Cluster> = Api::all(control.clone());
+    if clusters
+        .get_opt(cluster)
+        .await
+        .with_context(|| format!("failed to read Cluster {cluster}"))?
+        .is_none()
+    {
+        register::register(&control, cluster, member).await?;
+    }
+    let (interpreter, sync) = flotilla_interpreter::config::control_plane(control.clone())
+        .context("failed to assemble the resource interpreter")?;
+    let sync = tokio::spawn(sync);
+    let agent = match agent::start(
+        control,
+        member_client,
+        cluster,
+        Arc::new(interpreter),
+        settings.options,
+        !settings.events,
+    ) {
+        Ok(agent) => agent,
+        Err(e) => {
+            sync.abort();
+            return Err(e).context("failed to start the agent");
+        }
+    };
+    Ok(RunningAgent { agent, sync })
+}
+
 /// Serves the member until SIGINT or SIGTERM.
 pub async fn run(args: Args) -> anyhow::Result<()> {
     if !(args.cluster_lease_renew_interval_fraction > 0.0
@@ -56,51 +132,25 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             args.cluster_lease_renew_interval_fraction
         );
     }
-    // Long-running clients: HTTP/2 where offered, rate limited as the flags say.
     let control = args.control_plane.config().await?;
-    let control = kube_client::client(control, args.rate_limits.kube_api())
-        .context("failed to create the control plane's client")?;
     let member = args.member.config().await?;
-    let member = kube_client::client(member, args.rate_limits.cluster_api())
-        .with_context(|| format!("failed to create a client of member cluster {}", args.cluster_name))?;
-    let clusters: Api<Cluster> = Api::all(control.clone());
-    if clusters
-        .get_opt(&args.cluster_name)
-        .await
-        .with_context(|| format!("failed to read Cluster {}", args.cluster_name))?
-        .is_none()
-    {
-        // karmada-agent creates its Cluster when it starts.
-        register::run(register::Args {
-            name: args.cluster_name.clone(),
-            control_plane: args.control_plane.clone(),
-            member: args.member.clone(),
-        })
-        .await?;
-    }
-    let options = Options {
-        workers: args.concurrent_syncs.max(1),
-        cluster_status_update_frequency: args.cluster_status_update_frequency,
-        cluster_lease_duration: args.cluster_lease_duration,
-        cluster_lease_renew_interval_fraction: args.cluster_lease_renew_interval_fraction,
-        cluster_api: args.rate_limits.cluster_api(),
-        ..Options::default()
+    let settings = Settings {
+        cluster: args.cluster_name.clone(),
+        options: Options {
+            workers: args.concurrent_syncs.max(1),
+            cluster_status_update_frequency: args.cluster_status_update_frequency,
+            cluster_lease_duration: args.cluster_lease_duration,
+            cluster_lease_renew_interval_fraction: args.cluster_lease_renew_interval_fraction,
+            cluster_api: args.rate_limits.cluster_api(),
+            ..Options::default()
+        },
+        kube_api: args.rate_limits.kube_api(),
+        events: true,
     };
-    let (interpreter, sync) = flotilla_interpreter::config::control_plane(control.clone())
-        .context("failed to assemble the resource interpreter")?;
-    let sync = tokio::spawn(sync);
-    let agent = agent::start(
-        control,
-        member,
-        &args.cluster_name,
-        Arc::new(interpreter),
-        options,
-        false,
-    )
-    .context("failed to start the agent")?;
+    let agent = start(control, member, settings).await?;
     tracing::info!(cluster = %args.cluster_name, "agent started");
     crate::shutdown_signal().await;
-    sync.abort();
+    tracing::info!(cluster = %args.cluster_name, "agent stopping");
     agent.shutdown().await;
     Ok(())
 }

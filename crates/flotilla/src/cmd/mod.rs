@@ -34,7 +34,8 @@ pub mod karmada_webhook;
 pub mod kube_access;
 
 subcommands! {
-    /// Start the whole embedded environment: control plane, member clusters, simulators and controllers.
+    /// Start the whole embedded environment: control plane, member clusters (member3 in Pull mode with its agent),
+    /// simulators and controllers.
     Up => up,
     /// Measure propagation of many templates over the embedded environment (docs/BENCHMARKS.md).
     Bench => bench,

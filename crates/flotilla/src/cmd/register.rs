@@ -2,8 +2,8 @@
 //! karmada-agent it deploys) does: a Cluster with `syncMode: Pull`, the member's `apiEndpoint` and `id`, and no
 //! credentials, since the control plane never reaches a Pull member. `flotilla agent` then serves it.
 
-
 use anyhow::Context;
+use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_controllers::join::{Registration, member_id, register_pull};
 
 use super::kube_access::{ControlPlaneFlags, MemberFlags};
@@ -25,24 +25,38 @@ pub struct Args {
 pub async fn run(args: Args) -> anyhow::Result<()> {
     let control = args.control_plane.client().await?;
     let config = args.member.config().await?;
+    register(&control, &args.name, config).await?;
+    println!("cluster({}) is registered successfully", args.name);
+    Ok(())
+}
+
+/// Registers (or re-registers) member `name`, reached with `member`, as a Pull cluster of `control`: what
+/// `flotilla register`, `flotilla agent` (when its Cluster does not exist yet) and `flotilla up` (for its Pull
+/// member) do. A Push registration of the same name becomes a Pull one.
+///
+/// # Errors
+/// When the member's `kube-system` namespace cannot be read or the Cluster cannot be written.
+pub async fn register(
+    control: &kube::Client,
+    name: &str,
+    member: kube::Config,
+) -> anyhow::Result<Cluster> {
     let registration = Registration {
-        name: args.name.clone(),
-        api_endpoint: config.cluster_url.to_string().trim_end_matches('/').to_owned(),
-        insecure_skip_tls_verification: config.accept_invalid_certs,
-        proxy_url: config
+        name: name.to_owned(),
+        api_endpoint: member.cluster_url.to_string().trim_end_matches('/').to_owned(),
+        insecure_skip_tls_verification: member.accept_invalid_certs,
+        proxy_url: member
             .proxy_url
             .as_ref()
             .map(|url| url.to_string().trim_end_matches('/').to_owned())
             .unwrap_or_default(),
         ..Registration::default()
     };
-    let member = kube::Client::try_from(config).context("failed to reach the member cluster")?;
+    let member = kube::Client::try_from(member).context("failed to reach the member cluster")?;
     let id = member_id(&member)
         .await
         .context("failed to read the member's kube-system namespace")?;
-    register_pull(&control, &Registration { id, ..registration })
+    register_pull(control, &Registration { id, ..registration })
         .await
-        .with_context(|| format!("failed to register cluster {}", args.name))?;
-    println!("cluster({}) is registered successfully", args.name);
-    Ok(())
+        .with_context(|| format!("failed to register cluster {name}"))
 }

@@ -1,14 +1,16 @@
 //! `flotilla up`: the whole embedded environment in one process (cli spec): control plane, members with
-//! seeded Nodes and workload simulators, optionally the example interpreter webhook, and the controllers,
-//! which serve the status page (its URL in `DIR/status.url`, for `flotilla status`).
+//! seeded Nodes and workload simulators (member3 in Pull mode with its in-process agent), optionally the example
+//! interpreter webhook, and the controllers, which serve the status page (its URL in `DIR/status.url`, for `flotilla status`).
 //! Prints short progress lines on stderr, then exactly one line on stdout when ready:
 //! `ready: karmada=DIR/karmada.config members=DIR/members.config`.
 
 pub mod control;
+mod controllers;
 mod env;
 pub mod install;
 pub mod kubeconfigs;
 pub mod member;
+pub mod pull_member;
 pub mod remembered;
 
 use std::path::PathBuf;
@@ -20,11 +22,14 @@ use flotilla_controllers::features::FeatureGates;
 use super::kube_access::ApiRateLimits;
 
 pub use env::{Environment, Member, STATUS_URL_FILE, UpConfig};
+pub use controllers::InProcessControllers;
+pub use pull_member::InProcessAgent;
 
 /// Arguments of `flotilla up`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Number of member clusters (`member1` .. `memberN`).
+    /// Number of member clusters (`member1` .. `memberN`). As in Karmada's local-up, member3 is a Pull member
+    /// (served by an agent inside this process, as `flotilla agent` would serve it), every other one Push.
     #[arg(long, default_value_t = 3)]
     pub members: usize,
     /// Where everything is stored (default `~/.flotilla`); starting again with the same directory resumes.

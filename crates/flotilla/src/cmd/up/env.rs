@@ -1,6 +1,7 @@
 //! The embedded environment `flotilla up` runs: a control-plane API server, N member API servers with seeded
 //! Nodes and a workload simulator each, optionally the example interpreter webhook, and the controllers with
-//! karmada-webhook's validations (served on a free port and registered; docs/ADMISSION.md).
+//! karmada-webhook's validations (served on a free port and registered; docs/ADMISSION.md). member3 is a Pull
+//! member served by an in-process agent ([`pull_member`]), as in Karmada's local-up.
 //!
 //! It is a library so that tests and benchmarks can run the same environment in-process on free ports.
 
@@ -16,17 +17,16 @@ use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
 use flotilla_controllers::kube_client::RateLimit;
 use flotilla_controllers::join::{self, Registration};
-use flotilla_controllers::manager::{self, ManagerHandle, ManagerOptions};
+use flotilla_controllers::manager::ManagerOptions;
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
 
 use super::control::{self, ControlEndpoint};
 use super::member::{self, MemberServer};
+use super::controllers::{CONTROLLERS_TIMEOUT, InProcessControllers};
+use super::pull_member::{self, InProcessAgent};
 use super::{install, kubeconfigs};
 use crate::cmd::karmada_webhook;
 use flotilla_controllers::admission::configuration::Endpoint;
-
-/// How long the controllers may take to start (their interpreter lists its configuration first).
-const CONTROLLERS_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How often the cluster status controller collects each member's status. Karmada's 10 s would make a CRD
 /// propagated to the in-process members unschedulable for up to 10 s (API enablements are collected with the
@@ -122,11 +122,14 @@ pub struct Environment {
     pub members_config: PathBuf,
     /// The status page's URL (also written to `DIR/status.url` for `flotilla status`), when controllers run.
     pub status_url: Option<String>,
-    controllers: Option<(ManagerHandle, tokio::task::JoinHandle<()>)>,
+    /// The controllers, which can be restarted while the API servers run.
+    pub controllers: Option<InProcessControllers>,
     /// karmada-webhook's validations, served and registered with the controllers.
     admission: Option<flotilla_webhook::RunningServer>,
     /// `DIR/control.sock`, for `flotilla member stop|start`.
     endpoint: Option<ControlEndpoint>,
+    /// The agent serving the Pull member (member3), when there is one and controllers run.
+    pub agent: Option<InProcessAgent>,
 }
 
 /// The file in the data dir that names the status page's URL while `flotilla up` runs.
@@ -202,17 +205,21 @@ impl Environment {
 
         let count = install::crds(&control_client).await?;
         progress(&format!("installed {count} CRDs"));
-        for member in &members {
-            register(&control_client, member).await?;
+        let mut push = Vec::new();
+        for (i, member) in members.iter().enumerate() {
+            if pull_member::is_pull(i + 1) {
+                let kubeconfig = member.server.kubeconfig(&member.name);
+                pull_member::register(&control_client, &member.name, &kubeconfig).await?;
+                progress(&format!(
+                    "registered {} as a Pull cluster (served by the in-process agent)",
+                    member.name
+                ));
+            } else {
+                register(&control_client, member).await?;
+                push.push(member.name.as_str());
+            }
         }
-        progress(&format!(
-            "registered {} as Push clusters",
-            members
-                .iter()
-                .map(|m| m.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        progress(&format!("registered {} as Push clusters", push.join(", ")));
 
         let webhook = if config.webhook_example {
             let webhook = flotilla_webhook::example::serve(ExampleConfig::default())
@@ -261,10 +268,6 @@ impl Environment {
             None
         };
         let controllers = if config.controllers {
-            let (interpreter, watch) =
-                flotilla_interpreter::config::control_plane(control_client.clone())
-                    .context("failed to assemble the resource interpreter")?;
-            let watch = tokio::spawn(watch);
             let mut options = ManagerOptions {
                 disable_events: !config.events,
                 admin_addr: Some(status_addr(config)),
@@ -279,24 +282,30 @@ impl Environment {
             options.controllers.controllers = ControllerSelection::karmada_deployment();
             // As Karmada's deployment also does (`--enable-no-execute-taint-eviction=true`).
             options.controllers.enable_no_execute_taint_eviction = true;
-            let manager = manager::start(control_client.clone(), Arc::new(interpreter), options)
-                .await
-                .context("failed to start the controllers")?;
-            tokio::time::timeout(CONTROLLERS_TIMEOUT, manager.wait_ready())
-                .await
-                .map_err(|_| {
-                    anyhow::anyhow!(
-                        "the controllers did not start within {}s",
-                        CONTROLLERS_TIMEOUT.as_secs()
-                    )
-                })?;
+            let controllers = InProcessControllers::start(control_client.clone(), options).await?;
             progress("controllers running");
-            install::clusters_ready(&control_client, members.len(), CONTROLLERS_TIMEOUT).await?;
-            progress("every member cluster is Ready");
-            Some((manager, watch))
+            Some(controllers)
         } else {
             None
         };
+        let agent = match members.get(pull_member::PULL_MEMBER - 1) {
+            Some(member) if config.controllers => {
+                let settings = pull_member::settings(config, &member.name, CLUSTER_STATUS_INTERVAL);
+                let agent = InProcessAgent::start(
+                    control_kubeconfig.clone(),
+                    member.server.kubeconfig(&member.name),
+                    settings,
+                )
+                .await?;
+                progress(&format!("agent of {} running", member.name));
+                Some(agent)
+            }
+            _ => None,
+        };
+        if config.controllers {
+            install::clusters_ready(&control_client, members.len(), CONTROLLERS_TIMEOUT).await?;
+            progress("every member cluster is Ready");
+        }
 
         let karmada_config = dir.join("karmada.config");
         let members_config = dir.join("members.config");
@@ -308,7 +317,7 @@ impl Environment {
         write(&members_config, &kubeconfigs::merge(&member_configs)?)?;
         let status_url = controllers
             .as_ref()
-            .and_then(|(manager, _)| manager.admin_addr())
+            .and_then(InProcessControllers::admin_addr)
             .map(|addr| format!("http://{addr}/"));
         if let Some(url) = &status_url {
             let file = dir.join(STATUS_URL_FILE);
@@ -335,6 +344,7 @@ impl Environment {
             controllers,
             admission,
             endpoint,
+            agent,
         })
     }
 
@@ -370,7 +380,7 @@ impl Environment {
     pub fn controller_metrics(&self) -> Option<String> {
         self.controllers
             .as_ref()
-            .map(|(manager, _)| manager.context().metrics.encode())
+            .and_then(InProcessControllers::metrics)
     }
 
     /// Stops everything in reverse order of start and flushes every store.
@@ -384,11 +394,11 @@ impl Environment {
         if let Some(endpoint) = self.endpoint {
             endpoint.shutdown().await;
         }
-        if let Some((manager, watch)) = self.controllers {
-            if let Err(e) = manager.shutdown().await {
-                tracing::warn!(error = %e, "the controllers stopped with an error");
-            }
-            watch.abort();
+        if let Some(agent) = &self.agent {
+            agent.stop().await;
+        }
+        if let Some(controllers) = &self.controllers {
+            controllers.stop().await;
         }
         if let Some(webhook) = self.webhook {
             webhook.shutdown().await;

@@ -44,12 +44,19 @@ pub fn merge(configs: &[String]) -> anyhow::Result<String> {
 /// # Errors
 /// When the kubeconfig cannot be parsed or a client cannot be built from it.
 pub async fn client(kubeconfig: &str, limit: RateLimit) -> anyhow::Result<kube::Client> {
+    kube_client::client(config(kubeconfig).await?, limit).context("failed to create a client")
+}
+
+/// The client configuration of a kubeconfig document (its current context).
+///
+/// # Errors
+/// When the kubeconfig cannot be parsed or loaded.
+pub async fn config(kubeconfig: &str) -> anyhow::Result<kube::Config> {
     let file: kube::config::Kubeconfig =
         flotilla_yaml::from_str(kubeconfig).context("failed to parse a generated kubeconfig")?;
-    let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
+    kube::Config::from_custom_kubeconfig(file, &Default::default())
         .await
-        .context("failed to load a generated kubeconfig")?;
-    kube_client::client(config, limit).context("failed to create a client")
+        .context("failed to load a generated kubeconfig")
 }
 
 #[cfg(test)]
