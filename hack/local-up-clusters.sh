@@ -80,11 +80,12 @@ background_script() {
   {
     echo '#!/usr/bin/env bash'
     echo "# Written by hack/local-up.sh: starts \`$what\` in the background (output appended to $log, pid in"
-    echo "# $pid)."
+    echo "# $pid). Arguments given to it are added to the command's (to try a flag, e.g. the controller manager's"
+    echo "# \`--feature-gates Failover=false\`)."
     echo 'set -euo pipefail'
     printf 'setsid nohup'
     printf ' %q' "$@"
-    printf ' >>%q 2>&1 </dev/null &\n' "$log"
+    printf ' "$@" >>%q 2>&1 </dev/null &\n' "$log"
     printf 'pid=$!\necho "$pid" >%q\n' "$pid"
     if [ -n "$ready_url" ]; then
       printf 'deadline=$((SECONDS + %d))\n' "$ready_timeout"

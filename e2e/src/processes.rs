@@ -33,19 +33,29 @@ impl Env {
     /// When this environment's processes cannot be reached (an external embedded environment), or `what` cannot
     /// be stopped or started.
     pub async fn restart(&self, what: Restartable) -> anyhow::Result<()> {
+        self.restart_with(what, &[]).await
+    }
+
+    /// Like [`Env::restart`], with `flags` added to the process's command line in the kube world (the scripts
+    /// `hack/local-up.sh` wrote pass their arguments on; a later `--feature-gates` entry wins over the script's).
+    /// The embedded world's in-process controllers and agent take no flags: `flags` must be empty there.
+    ///
+    /// # Errors
+    /// As [`Env::restart`], and when the embedded world is asked for flags.
+    pub async fn restart_with(&self, what: Restartable, flags: &[&str]) -> anyhow::Result<()> {
         match self.world {
             World::Embedded => {
+                anyhow::ensure!(
+                    flags.is_empty(),
+                    "the embedded world's {what:?} take no flags (asked for {flags:?})"
+                );
                 let environment = self.owned_environment()?;
                 match what {
                     Restartable::Agent => agent_of(environment)?.restart().await,
                     Restartable::Controllers => controllers_of(environment)?.restart().await,
                 }
             }
-            World::Kube => {
-                let process = Background::locate(what)?;
-                process.stop().await?;
-                process.start()
-            }
+            World::Kube => restart_process(what, flags).await,
         }
     }
 
@@ -66,7 +76,7 @@ impl Env {
             World::Kube => {
                 let process = Background::locate(what)?;
                 if process.running().is_none() {
-                    process.start()?;
+                    process.start(&[])?;
                 }
                 Ok(())
             }
@@ -79,6 +89,17 @@ impl Env {
              restarted from here",
         )
     }
+}
+
+/// Stops the kube world's `what` and starts it again with `flags` added: also what an [`crate::Undo`] of a
+/// restart with flags runs, without an [`Env`].
+///
+/// # Errors
+/// When the process cannot be located, stopped or started.
+pub async fn restart_process(what: Restartable, flags: &[&str]) -> anyhow::Result<()> {
+    let process = Background::locate(what)?;
+    process.stop().await?;
+    process.start(flags)
 }
 
 fn agent_of(environment: &Environment) -> anyhow::Result<&flotilla::cmd::up::InProcessAgent> {
@@ -177,9 +198,10 @@ impl Background {
         .await
     }
 
-    fn start(&self) -> anyhow::Result<()> {
+    fn start(&self, flags: &[&str]) -> anyhow::Result<()> {
         let status = Command::new("bash")
             .arg(&self.script)
+            .args(flags)
             .status()
             .with_context(|| format!("failed to run {}", self.script.display()))?;
         anyhow::ensure!(

@@ -14,11 +14,11 @@
 //!   every change of a cluster it matches, `dup` returns to member2 once its taints are gone; `div` (Divided,
 //!   its replicas complete elsewhere) stays where it was moved.
 //! * Failover off (scenario 4, Karmada's default gates): member2 only gets the NoSchedule taint; its Works stay,
-//!   and when it comes back the very same objects are there. In the embedded world the scenario's own Flotilla
-//!   runs Karmada's default gates and the same ClusterTaintPolicy exists, which must have no effect. The kube
-//!   world's shared manager runs with `AllAlpha=true,AllBeta=true` (Failover on) for the other scenarios, so
-//!   there the scenario creates no ClusterTaintPolicy: without a NoExecute taint nothing is evicted, which is
-//!   what Failover off shows from outside.
+//!   and when it comes back the very same objects are there. The same ClusterTaintPolicy exists and must have no
+//!   effect. In the embedded world the scenario's own Flotilla runs Karmada's default gates; the kube world's
+//!   shared manager runs with `AllAlpha=true,AllBeta=true` (Failover on) for the other scenarios, so the
+//!   scenario restarts it with `--feature-gates Failover=false` added, and afterwards as `hack/local-up.sh`
+//!   started it.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use std::collections::BTreeMap;
@@ -29,6 +29,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::{Value, json};
 
+use flotilla_e2e::processes::{Restartable, restart_process};
 use flotilla_e2e::resources::{
     CLUSTER, DEPLOYMENT, RESOURCE_BINDING, WORK, brief, int, target_clusters, text,
 };
@@ -182,18 +183,42 @@ async fn failover_on_steps(env: &Env, ns: &str) -> anyhow::Result<()> {
 }
 
 async fn failover_off(env: &Env, ns: &str) -> anyhow::Result<()> {
-    // Only where this scenario's own controllers run with Failover off: the kube world's shared manager runs
-    // with Failover on (see the module's comment).
-    let policy = match env.world {
-        World::Embedded => Some(with_taint_policy(env, ns).await?),
-        World::Kube => None,
+    // The scenario's own Flotilla runs Karmada's default gates in the embedded world; the kube world's shared
+    // manager runs with Failover on for the other scenarios, so it is restarted with Failover off for this one.
+    let gates = match env.world {
+        World::Kube => Some(failover_off_manager(env).await?),
+        World::Embedded => None,
     };
+    // Declared after `gates`, so a panic drops (deletes) it before the manager gets Failover back.
+    let policy = with_taint_policy(env, ns).await?;
     let result = failover_off_steps(env, ns).await;
-    let cleaned = match policy {
-        Some(policy) => policy.run(&env.karmada).await,
+    let cleaned = policy.run(&env.karmada).await;
+    let restored = match gates {
+        Some(gates) => gates.run(&env.karmada).await,
         None => Ok(()),
     };
-    result.and(cleaned)
+    result.and(cleaned).and(restored)
+}
+
+/// Restarts the kube world's controller manager with `Failover=false` over its usual gates; the [`Undo`] restarts
+/// it as `hack/local-up.sh` started it.
+async fn failover_off_manager(env: &Env) -> anyhow::Result<Undo> {
+    if let Err(e) = env
+        .restart_with(
+            Restartable::Controllers,
+            &["--feature-gates", "Failover=false"],
+        )
+        .await
+    {
+        // Never leave the shared world without its manager.
+        let _ = env.ensure_running(Restartable::Controllers).await;
+        return Err(e.context("restarting the controller manager with Failover off"));
+    }
+    Ok(Undo::new(
+        env,
+        "restart the controller manager with the kube world's gates",
+        |_client| async { restart_process(Restartable::Controllers, &[]).await },
+    ))
 }
 
 async fn failover_off_steps(env: &Env, ns: &str) -> anyhow::Result<()> {

@@ -61,9 +61,10 @@ pub struct Args {
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub cluster_startup_grace_period: Duration,
     /// Karmada's feature gates, as `Name=bool` pairs (also `AllAlpha=bool`, `AllBeta=bool`); default: Karmada's
-    /// defaults.
-    #[arg(long, default_value = "", value_parser = FeatureGates::parse)]
-    pub feature_gates: FeatureGates,
+    /// defaults. May be repeated: the values merge and a later entry for a gate wins, as with Karmada's flag.
+    #[arg(long, value_name = "GATES", action = clap::ArgAction::Append,
+          value_parser = |text: &str| FeatureGates::parse(text).map(|_| text.to_owned()))]
+    pub feature_gates: Vec<String>,
     /// Karmada's controllers to run: `*` (those on by default), `name`, `-name`; Flotilla switches
     /// `deploymentReplicasSyncer` (off by default, as in Karmada) and `applicationFailover` (on), and names the
     /// entries it cannot honour.
@@ -143,7 +144,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         cluster_monitor_period: args.cluster_monitor_period,
         cluster_monitor_grace_period: args.cluster_monitor_grace_period,
         cluster_startup_grace_period: args.cluster_startup_grace_period,
-        feature_gates: args.feature_gates.clone(),
+        feature_gates: merged_feature_gates(&args.feature_gates)?,
         cluster_api: args.rate_limits.cluster_api(),
         controllers: args.controllers.clone(),
         enable_taint_manager: args.enable_taint_manager,
@@ -217,9 +218,30 @@ async fn ensure_namespace(client: &kube::Client, name: &str) -> anyhow::Result<(
     }
 }
 
+/// The gates of every `--feature-gates` value, merged as Karmada's map flag merges them: a later entry for a gate
+/// wins, and a gate named on its own wins over `AllAlpha`/`AllBeta` wherever it stands.
+fn merged_feature_gates(values: &[String]) -> anyhow::Result<FeatureGates> {
+    FeatureGates::parse(&values.join(",")).context("invalid --feature-gates")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flotilla_controllers::features::Feature;
+
+    #[test]
+    fn repeated_feature_gates_merge_and_the_later_entry_wins() {
+        let values = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let gates =
+            merged_feature_gates(&values(&["AllAlpha=true,AllBeta=true", "Failover=false"])).unwrap();
+        assert!(!gates.enabled(Feature::Failover));
+        assert!(gates.enabled(Feature::PropagationPolicyPreemption));
+        let gates = merged_feature_gates(&values(&["Failover=false", "Failover=true"])).unwrap();
+        assert!(gates.enabled(Feature::Failover));
+        assert!(!merged_feature_gates(&[]).unwrap().enabled(Feature::Failover));
+        let err = merged_feature_gates(&values(&["Failover=maybe"])).unwrap_err();
+        assert!(format!("{err:#}").contains("--feature-gates"), "{err:#}");
+    }
 
     #[test]
     fn durations_parse_with_units() {
