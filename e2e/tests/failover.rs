@@ -354,16 +354,25 @@ async fn propagate(env: &Env, ns: &str) -> anyhow::Result<()> {
         ),
     ];
     for (name, replicas, placement) in placements {
+        let mut spec = json!({
+            "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name}],
+            "placement": placement
+        });
+        if name == "dup" {
+            // A cluster statePreservation rule: with StatefulFailoverInjection (on in both worlds) the taint
+            // manager reads it from the evicted copy's reflected status before evicting, so the eviction below
+            // also shows that the rule could be evaluated.
+            spec["failover"] = json!({"cluster": {
+                "purgeMode": "Gracefully",
+                "statePreservation": {"rules": [
+                    {"aliasLabelName": "failover.example.com/replicas", "jsonPath": "{.replicas}"}
+                ]}
+            }});
+        }
         policies
             .create(
                 &PostParams::default(),
-                &serde_json::from_value(json!({
-                    "metadata": {"name": name},
-                    "spec": {
-                        "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name}],
-                        "placement": placement
-                    }
-                }))?,
+                &serde_json::from_value(json!({"metadata": {"name": name}, "spec": spec}))?,
             )
             .await?;
         deployments

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use flotilla_api::policy::v1alpha1::StatePreservation;
+use flotilla_api::work::v1alpha2::AggregatedStatusItem;
 use jsonpath_rust::JsonPath as _;
 use serde_json::Value;
 
@@ -25,6 +26,9 @@ pub(crate) enum StatePreservationError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The failed copy's status, which the rules read, has not been collected yet.
+    #[error("the application status has not yet been collected from Cluster({0})")]
+    StatusNotCollected(String),
     /// A field the path names is missing from the status (Kubernetes' `AllowMissingKeys(false)`).
     #[error("failed to execute jsonpath {path:?}: {query} is not found")]
     NotFound {
@@ -54,6 +58,27 @@ pub(crate) fn preserved_label_state(
             ))
         })
         .collect()
+}
+
+/// Karmada's `extractStateForEviction`: the results of `preservation`'s rules over the status `cluster`
+/// reported (its `status.aggregatedStatus` item); empty when there are no rules.
+///
+/// # Errors
+/// When `cluster`'s status has not been collected, or as [`preserved_label_state`].
+pub(crate) fn state_for_eviction(
+    preservation: Option<&StatePreservation>,
+    items: &[AggregatedStatusItem],
+    cluster: &str,
+) -> Result<BTreeMap<String, String>, StatePreservationError> {
+    let Some(preservation) = preservation.filter(|p| !p.rules.is_empty()) else {
+        return Ok(BTreeMap::new());
+    };
+    let status = items
+        .iter()
+        .find(|i| i.cluster_name == cluster)
+        .and_then(|i| i.status.as_ref())
+        .ok_or_else(|| StatePreservationError::StatusNotCollected(cluster.to_owned()))?;
+    preserved_label_state(preservation, status)
 }
 
 /// One piece of a template: literal text or an action between braces.
@@ -288,5 +313,41 @@ mod tests {
             }],
         };
         assert!(preserved_label_state(&broken, &status()).is_err());
+    }
+
+    #[test]
+    fn eviction_state_reads_the_failed_clusters_status() {
+        let rules = StatePreservation {
+            rules: vec![StatePreservationRule {
+                alias_label_name: "failover.example.com/replicas".into(),
+                json_path: "{.replicas}".into(),
+            }],
+        };
+        let item = |cluster: &str, status: Option<Value>| AggregatedStatusItem {
+            cluster_name: cluster.into(),
+            status,
+            ..AggregatedStatusItem::default()
+        };
+        let items = [item("m1", None), item("m2", Some(status()))];
+        assert_eq!(
+            state_for_eviction(Some(&rules), &items, "m2"),
+            Ok([("failover.example.com/replicas".to_owned(), "3".to_owned())].into())
+        );
+        // Karmada waits for the status rather than evicting without the state.
+        assert_eq!(
+            state_for_eviction(Some(&rules), &items, "m1"),
+            Err(StatePreservationError::StatusNotCollected("m1".into()))
+        );
+        assert_eq!(
+            state_for_eviction(Some(&rules), &items, "m3"),
+            Err(StatePreservationError::StatusNotCollected("m3".into()))
+        );
+        // No rules: nothing to read, whatever was collected.
+        assert_eq!(state_for_eviction(None, &items, "m1"), Ok(BTreeMap::new()));
+        let empty = StatePreservation { rules: Vec::new() };
+        assert_eq!(
+            state_for_eviction(Some(&empty), &items, "m3"),
+            Ok(BTreeMap::new())
+        );
     }
 }

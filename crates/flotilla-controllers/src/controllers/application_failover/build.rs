@@ -11,7 +11,7 @@ use flotilla_api::work::v1alpha2::{
 };
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use crate::state_preservation::{StatePreservationError, preserved_label_state};
+use crate::state_preservation::{StatePreservationError, state_for_eviction};
 
 /// When each cluster of one binding was first seen holding an unhealthy copy (Karmada keeps this in memory
 /// only, so a restart starts the toleration again).
@@ -88,10 +88,7 @@ pub(crate) fn forget(tracked: &mut Unhealthy, clusters: &BTreeSet<String>, other
 /// Why a cluster cannot be evicted (yet).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum EvictError {
-    /// `statePreservation` needs the failed copy's status, which has not been collected.
-    #[error("the application status has not yet been collected from Cluster({0})")]
-    StatusNotCollected(String),
-    /// A `statePreservation` rule cannot be evaluated.
+    /// A `statePreservation` rule cannot be evaluated (or the status it reads is not collected yet).
     #[error(transparent)]
     StatePreservation(#[from] StatePreservationError),
     /// `purgeMode: Gracefully` without the `GracefulEviction` gate.
@@ -136,17 +133,13 @@ pub(crate) fn evict(
         ..GracefulEvictionTask::default()
     };
     if gates.stateful_failover_injection
-        && let Some(preservation) = behavior
+        && behavior
             .state_preservation
             .as_ref()
-            .filter(|p| !p.rules.is_empty())
+            .is_some_and(|p| !p.rules.is_empty())
     {
-        let status = items
-            .iter()
-            .find(|i| i.cluster_name == cluster)
-            .and_then(|i| i.status.as_ref())
-            .ok_or_else(|| EvictError::StatusNotCollected(cluster.to_owned()))?;
-        task.preserved_label_state = preserved_label_state(preservation, status)?;
+        task.preserved_label_state =
+            state_for_eviction(behavior.state_preservation.as_ref(), items, cluster)?;
         task.clusters_before_failover = spec.clusters.iter().map(|c| c.name.clone()).collect();
     }
     match behavior.purge_mode {

@@ -15,6 +15,7 @@ use super::build::{
     Detection, EvictError, Gates, Unhealthy, detect, evict, forget, split_by_health,
 };
 use crate::controllers::binding::build::preserved_labels;
+use crate::state_preservation::StatePreservationError;
 
 const PRODUCER: &str = "resource-binding-application-failover-controller";
 const ALL_GATES: Gates = Gates {
@@ -264,7 +265,9 @@ fn state_preservation_needs_the_collected_status() {
             PRODUCER,
             ALL_GATES
         ),
-        Err(EvictError::StatusNotCollected("m1".into()))
+        Err(EvictError::StatePreservation(
+            StatePreservationError::StatusNotCollected("m1".into())
+        ))
     );
     let mut missing = behavior(PurgeMode::Directly);
     if let Some(p) = missing.state_preservation.as_mut() {

@@ -85,8 +85,14 @@ pub(crate) fn purge_mode(failover: Option<&FailoverBehavior>, flag: PurgeMode) -
 
 /// Karmada's `GracefulEvictCluster` by the taint manager: removes `cluster` from `spec.clusters` and, unless a
 /// task for it exists, appends one (`producer: TaintManager`, `reason: TaintUntolerated`, the replicas it had
-/// when any). Returns whether the binding listed the cluster.
-pub(crate) fn evict(spec: &mut ResourceBindingSpec, cluster: &str, purge_mode: PurgeMode) -> bool {
+/// when any, and `preserved` as `preservedLabelState`: `spec.failover.cluster.statePreservation`'s results).
+/// Returns whether the binding listed the cluster.
+pub(crate) fn evict(
+    spec: &mut ResourceBindingSpec,
+    cluster: &str,
+    purge_mode: PurgeMode,
+    preserved: BTreeMap<String, String>,
+) -> bool {
     let Some(index) = spec.clusters.iter().position(|c| c.name == cluster) else {
         return false;
     };
@@ -102,6 +108,7 @@ pub(crate) fn evict(spec: &mut ResourceBindingSpec, cluster: &str, purge_mode: P
             replicas: Some(evicted.replicas).filter(|r| *r > 0),
             reason: eviction::REASON_TAINT_UNTOLERATED.to_owned(),
             producer: eviction::PRODUCER_TAINT_MANAGER.to_owned(),
+            preserved_label_state: preserved,
             ..GracefulEvictionTask::default()
         });
     }

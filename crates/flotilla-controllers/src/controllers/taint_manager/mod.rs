@@ -7,6 +7,7 @@ pub(crate) mod build;
 #[cfg(test)]
 mod tests;
 
+use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +25,9 @@ use crate::bindings::{BindingObject, template_reference};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
+use crate::features::Feature;
 use crate::runtime::{Action, Controller, Informer, spec_changed};
+use crate::state_preservation::state_for_eviction;
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (Karmada's `taint-manager`).
@@ -170,13 +173,42 @@ impl TaintManager {
                     Ok(Verdict::EvictNow)
                 );
                 let mode = purge_mode(fresh.spec().failover.as_ref(), flag);
-                let changed = due && evict(fresh.spec_mut(), &name, mode);
-                async move { Ok(Edit::of(fresh, changed)) }
+                // As Karmada: with StatefulFailoverInjection, the policy's cluster statePreservation rules read
+                // the copy's reflected status; until it is collected the eviction waits (an error, retried).
+                let preserved = if due
+                    && self
+                        .ctx
+                        .options
+                        .feature_gates
+                        .enabled(Feature::StatefulFailoverInjection)
+                {
+                    let rules = fresh
+                        .spec()
+                        .failover
+                        .as_ref()
+                        .and_then(|f| f.cluster.as_ref())
+                        .and_then(|c| c.state_preservation.as_ref());
+                    let items = fresh
+                        .status()
+                        .map(|s| s.aggregated_status.as_slice())
+                        .unwrap_or_default();
+                    state_for_eviction(rules, items, &name)
+                        .map_err(|err| Error::invalid(fresh.describe(), err.to_string()))
+                } else {
+                    Ok(BTreeMap::new())
+                };
+                let result = preserved.map(|preserved| {
+                    let changed = due && evict(fresh.spec_mut(), &name, mode, preserved);
+                    Edit::of(fresh, changed)
+                });
+                async move { result }
             },
         )
         .await;
         let (reason, note, warn) = match &written {
             Ok(w) if !w.wrote() => return Ok(()),
+            // The state to preserve cannot be read yet: no write was tried, and Karmada records no Event.
+            Err(Error::Invalid { .. }) => return written.map(|_| ()),
             Ok(_) => (
                 events::EVICT_WORKLOAD_FROM_CLUSTER_SUCCEED,
                 format!("Evict from cluster {name} succeed."),

@@ -129,7 +129,13 @@ fn eviction_moves_the_cluster_into_one_task() {
         clusters: vec![target("m1", 2), target("m2", 0)],
         ..ResourceBindingSpec::default()
     };
-    assert!(evict(&mut spec, "m1", PurgeMode::Gracefully));
+    let preserved = BTreeMap::from([("failover.example.com/replicas".to_owned(), "2".to_owned())]);
+    assert!(evict(
+        &mut spec,
+        "m1",
+        PurgeMode::Gracefully,
+        preserved.clone()
+    ));
     assert_eq!(spec.clusters, vec![target("m2", 0)]);
     assert_eq!(
         spec.graceful_eviction_tasks,
@@ -139,16 +145,27 @@ fn eviction_moves_the_cluster_into_one_task() {
             replicas: Some(2),
             reason: "TaintUntolerated".to_owned(),
             producer: "TaintManager".to_owned(),
+            preserved_label_state: preserved,
             ..GracefulEvictionTask::default()
         }]
     );
     // A cluster not listed: nothing happens.
-    assert!(!evict(&mut spec, "m1", PurgeMode::Gracefully));
+    assert!(!evict(
+        &mut spec,
+        "m1",
+        PurgeMode::Gracefully,
+        BTreeMap::new()
+    ));
     // No replicas: the task says none; an existing task is not duplicated.
     spec.clusters.push(target("m1", 0));
-    assert!(evict(&mut spec, "m2", PurgeMode::Directly));
+    assert!(evict(&mut spec, "m2", PurgeMode::Directly, BTreeMap::new()));
     assert_eq!(spec.graceful_eviction_tasks[1].replicas, None);
-    assert!(evict(&mut spec, "m1", PurgeMode::Gracefully));
+    assert!(evict(
+        &mut spec,
+        "m1",
+        PurgeMode::Gracefully,
+        BTreeMap::new()
+    ));
     assert_eq!(spec.graceful_eviction_tasks.len(), 2);
     assert!(spec.clusters.is_empty());
 }
