@@ -3,6 +3,7 @@
 //! which layer answers.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
 use kube::Client;
@@ -10,6 +11,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
 use crate::resources::{CLUSTER, CRD, EVENT, Res, brief, text};
+use crate::wait::{patience, wait_within};
 use crate::{Env, Kubectl, example, manifest, wait_for};
 
 /// `kubectl apply -f FILE` (in `namespace` when given) against the control plane with `kubectl`.
@@ -121,11 +123,44 @@ pub async fn object_until<F>(
 where
     F: Fn(&Value) -> bool,
 {
+    object_within(
+        client,
+        place,
+        res,
+        Some(namespace),
+        name,
+        what,
+        patience(),
+        check,
+    )
+    .await
+}
+
+/// [`object_until`] with an explicit deadline, for namespaced (`Some`) and cluster-scoped (`None`) objects.
+///
+/// # Errors
+/// When the deadline passes (with the last state seen).
+#[allow(clippy::too_many_arguments)]
+pub async fn object_within<F>(
+    client: &Client,
+    place: &str,
+    res: Res,
+    namespace: Option<&str>,
+    name: &str,
+    what: &str,
+    within: Duration,
+    check: F,
+) -> anyhow::Result<Value>
+where
+    F: Fn(&Value) -> bool,
+{
     let check = &check;
-    wait_for(
-        &format!("{} {namespace}/{name} in {place} {what}", res.2),
+    let key = namespace.map_or_else(|| name.to_owned(), |ns| format!("{ns}/{name}"));
+    wait_within(
+        &format!("{} {key} in {place} {what}", res.2),
+        within,
         || async move {
-            match res.get(client, Some(namespace), name).await? {
+            match res.get(client, namespace, name).await? {
                 Some(object) if check(&object) => Ok(object),
                 Some(object) => Err(brief(&object)),
                 None => Err("absent".into()),

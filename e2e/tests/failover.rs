@@ -33,7 +33,7 @@ use flotilla_e2e::processes::{Restartable, restart_process};
 use flotilla_e2e::resources::{
     CLUSTER, DEPLOYMENT, RESOURCE_BINDING, WORK, brief, int, target_clusters, text,
 };
-use flotilla_e2e::steps::event_on;
+use flotilla_e2e::steps::{event_on, object_within};
 use flotilla_e2e::wait::{patience, wait_within};
 use flotilla_e2e::{Env, Options, Undo, World};
 
@@ -459,14 +459,17 @@ async fn cluster_until<F>(
 where
     F: Fn(&Value) -> bool,
 {
-    let check = &check;
-    wait_within(&format!("Cluster {name} {what}"), within, || async move {
-        match CLUSTER.get(&env.karmada, None, name).await? {
-            Some(cluster) if check(&cluster) => Ok(cluster),
-            Some(cluster) => Err(brief(&cluster)),
-            None => Err("absent".into()),
-        }
-    })
+    let place = "the control plane";
+    object_within(
+        &env.karmada,
+        place,
+        CLUSTER,
+        None,
+        name,
+        what,
+        within,
+        check,
+    )
     .await
 }
 
@@ -489,22 +492,17 @@ async fn binding_until<F>(
 where
     F: Fn(&Value) -> bool,
 {
-    let check = &check;
-    let binding_name = format!("{name}-deployment");
-    let binding_name = binding_name.as_str();
-    wait_within(
-        &format!("binding {ns}/{binding_name} {what}"),
+    let binding = format!("{name}-deployment");
+    let place = "the control plane";
+    object_within(
+        &env.karmada,
+        place,
+        RESOURCE_BINDING,
+        Some(ns),
+        &binding,
+        what,
         within,
-        || async move {
-            match RESOURCE_BINDING
-                .get(&env.karmada, Some(ns), binding_name)
-                .await?
-            {
-                Some(binding) if check(&binding) => Ok(binding),
-                Some(binding) => Err(brief(&binding)),
-                None => Err("absent".into()),
-            }
-        },
+        check,
     )
     .await
 }

@@ -184,26 +184,7 @@ async fn walkthroughs_and_restart(env: &Env, ns: &str) -> anyhow::Result<()> {
             &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]}}}})),
         )
         .await?;
-    env.kubectl_karmada(
-        &kubectl,
-        &["scale", "-n", ns, "deployment", "nginx", "--replicas", "3"],
-    )
-    .await?;
-    let scaled = member_object(
-        env,
-        PULL_MEMBER,
-        DEPLOYMENT,
-        ns,
-        "nginx",
-        "with 3 replicas",
-        |d| int(d, "/spec/replicas") == Some(3),
-    )
-    .await?;
-    anyhow::ensure!(
-        uid(&scaled) == uid(&nginx),
-        "nginx was recreated in member3: {}",
-        brief(&scaled)
-    );
+    scale_converges(env, &kubectl, ns, 3, &nginx).await?;
     let updated = member_object(
         env,
         PULL_MEMBER,
@@ -219,34 +200,37 @@ async fn walkthroughs_and_restart(env: &Env, ns: &str) -> anyhow::Result<()> {
         "the Workload was recreated in member3: {}",
         brief(&updated)
     );
-    control_object(
-        env,
-        DEPLOYMENT,
-        ns,
-        "nginx",
-        "aggregating 3 + 3 ready replicas",
-        |d| int(d, "/status/readyReplicas") == Some(6),
-    )
-    .await?;
-    wait_for(
-        "member3's Works to stay the same after the restart",
-        || async {
-            let now = member3_works(env, ns).await.map_err(|e| e.to_string())?;
-            if now == works {
-                Ok(())
-            } else {
-                Err(format!("{now:?}"))
-            }
-        },
-    )
-    .await?;
+    works_stay(env, ns, &works, "the agent's restart").await?;
     only_the_originals(env, ns).await?;
 
     // Restarting the control plane's controllers converges the same way.
     env.restart(Restartable::Controllers).await?;
+    scale_converges(env, &kubectl, ns, 1, &nginx).await?;
+    works_stay(env, ns, &works, "the controllers' restart").await?;
+    only_the_originals(env, ns).await
+}
+
+/// Scales the nginx template to `replicas` per member: member3's copy follows in place (the uid of `original`)
+/// and both members' ready replicas are aggregated into the template.
+async fn scale_converges(
+    env: &Env,
+    kubectl: &Kubectl,
+    ns: &str,
+    replicas: i64,
+    original: &Value,
+) -> anyhow::Result<()> {
+    let count = replicas.to_string();
     env.kubectl_karmada(
-        &kubectl,
-        &["scale", "-n", ns, "deployment", "nginx", "--replicas", "1"],
+        kubectl,
+        &[
+            "scale",
+            "-n",
+            ns,
+            "deployment",
+            "nginx",
+            "--replicas",
+            &count,
+        ],
     )
     .await?;
     let scaled = member_object(
@@ -255,12 +239,12 @@ async fn walkthroughs_and_restart(env: &Env, ns: &str) -> anyhow::Result<()> {
         DEPLOYMENT,
         ns,
         "nginx",
-        "with 1 replica",
-        |d| int(d, "/spec/replicas") == Some(1),
+        &format!("with {replicas} replicas"),
+        |d| int(d, "/spec/replicas") == Some(replicas),
     )
     .await?;
     anyhow::ensure!(
-        uid(&scaled) == uid(&nginx),
+        uid(&scaled) == uid(original),
         "nginx was recreated in member3: {}",
         brief(&scaled)
     );
@@ -269,12 +253,20 @@ async fn walkthroughs_and_restart(env: &Env, ns: &str) -> anyhow::Result<()> {
         DEPLOYMENT,
         ns,
         "nginx",
-        "aggregating 1 + 1 ready replicas",
-        |d| int(d, "/status/readyReplicas") == Some(2) && int(d, "/status/replicas") == Some(2),
+        &format!("aggregating {replicas} + {replicas} ready replicas"),
+        |d| {
+            int(d, "/status/readyReplicas") == Some(2 * replicas)
+                && int(d, "/status/replicas") == Some(2 * replicas)
+        },
     )
     .await?;
+    Ok(())
+}
+
+/// Waits until member3's Works are `works` again after `what`: none made anew, none left behind.
+async fn works_stay(env: &Env, ns: &str, works: &[String], what: &str) -> anyhow::Result<()> {
     wait_for(
-        "member3's Works to stay the same after the controllers' restart",
+        &format!("member3's Works to stay the same after {what}"),
         || async {
             let now = member3_works(env, ns).await.map_err(|e| e.to_string())?;
             if now == works {
@@ -284,8 +276,7 @@ async fn walkthroughs_and_restart(env: &Env, ns: &str) -> anyhow::Result<()> {
             }
         },
     )
-    .await?;
-    only_the_originals(env, ns).await
+    .await
 }
 
 /// member3 holds one nginx Deployment and one nginx Workload in `ns`, nothing else.
