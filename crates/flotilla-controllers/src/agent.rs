@@ -61,19 +61,7 @@ pub fn start(
 ) -> Result<AgentHandle, AgentError> {
     let metrics = Metrics::new().map_err(AgentError::Metrics)?;
     let shutdown = CancellationToken::new();
-    let events = if disable_events {
-        EventSink::disabled()
-    } else {
-        let (sink, publisher) = EventSink::new(control.clone());
-        let stop = shutdown.clone();
-        tokio::spawn(async move {
-            tokio::select! {
-                () = publisher => {}
-                () = stop.cancelled() => {}
-            }
-        });
-        sink
-    };
+    let events = EventSink::spawned(control.clone(), disable_events, &shutdown);
     let limit = options.cluster_api;
     let mut ctx = Context::new(control.clone(), interpreter, events, metrics, options);
     ctx.members = Members::for_agent(control, cluster, member, limit);

@@ -229,6 +229,15 @@ impl Error {
         error_chain(self)
     }
 
+    /// What the API server said when it refused a request (Karmada puts the API error itself in its Warning
+    /// Events), else the whole chain.
+    pub fn api_text(&self) -> String {
+        match self {
+            Error::Kube { source, .. } => kube_error_text(source),
+            other => other.message(),
+        }
+    }
+
     /// `Ok` when `errors` is empty, the single error when there is one, else `Multiple`.
     pub fn aggregate(mut errors: Vec<Error>) -> Result<()> {
         match errors.len() {

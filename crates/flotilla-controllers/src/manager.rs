@@ -141,19 +141,7 @@ pub async fn start(
         .register_metrics(&metrics.registry, crate::metrics::PREFIX)
         .map_err(ManagerError::Metrics)?;
     let shutdown = CancellationToken::new();
-    let events = if options.disable_events {
-        EventSink::disabled()
-    } else {
-        let (sink, publisher) = EventSink::new(client.clone());
-        let stop = shutdown.clone();
-        tokio::spawn(async move {
-            tokio::select! {
-                () = publisher => {}
-                () = stop.cancelled() => {}
-            }
-        });
-        sink
-    };
+    let events = EventSink::spawned(client.clone(), options.disable_events, &shutdown);
     let context = Context::new(
         client,
         interpreter,

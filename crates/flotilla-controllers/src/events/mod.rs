@@ -19,6 +19,7 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::events::EventType;
 use kube::{Client, ResourceExt};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
 use correlator::{Correlator, Decision, Recorded, Regarding, SeriesKey};
@@ -45,6 +46,23 @@ impl EventSink {
     pub fn new(client: Client) -> (Self, impl Future<Output = ()> + Send + 'static) {
         let (tx, rx) = mpsc::channel(QUEUE);
         (EventSink { tx: Some(tx) }, publish_loop(client, rx))
+    }
+
+    /// A sink publishing to `client`'s API server from a task of its own that ends with `shutdown`, or one that
+    /// drops every event when `disabled` (`--no-events`): what the controller manager and the agent both run.
+    pub fn spawned(client: Client, disabled: bool, shutdown: &CancellationToken) -> Self {
+        if disabled {
+            return EventSink::disabled();
+        }
+        let (sink, publisher) = EventSink::new(client);
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = publisher => {}
+                () = stop.cancelled() => {}
+            }
+        });
+        sink
     }
 
     /// A sink that drops every event (unit tests, tools).

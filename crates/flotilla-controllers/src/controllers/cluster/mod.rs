@@ -128,16 +128,16 @@ impl ClusterController {
                     events::TAINT_CLUSTER_SUCCEED,
                     format!("Taint cluster succeed: {}.", describe_taints(taints)),
                 ),
-                Err(err) if !err.is_conflict() => {
+                Err(err) => {
                     // Karmada's note is the API error itself.
-                    let note = match err {
-                        Error::Kube { source, .. } => kube_error_text(source),
-                        other => other.message(),
-                    };
-                    self.recorder
-                        .warning(&cluster_ref, events::TAINT_CLUSTER_FAILED, note);
+                    self.recorder.failure(
+                        &cluster_ref,
+                        events::TAINT_CLUSTER_FAILED,
+                        err,
+                        err.api_text(),
+                    );
                 }
-                _ => {}
+                Ok(_) => {}
             }
         }
         written?;

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::build::{policy_taints, taints_message};
 use crate::context::Context;
-use crate::error::{Error, Result, kube_error_text};
+use crate::error::Result;
 use crate::events::{EventRecorder, reference};
 use crate::runtime::{Action, Change, Controller, Informer, spec_changed};
 use crate::selector::cluster_matches;
@@ -112,15 +112,15 @@ impl TaintPolicyController {
                     taints_message(&cluster.spec.taints)
                 ),
             ),
-            Err(err) if !err.is_conflict() => {
-                let note = match err {
-                    Error::Kube { source, .. } => kube_error_text(source),
-                    other => other.message(),
-                };
-                self.recorder
-                    .warning(&cluster_ref, events::TAINT_CLUSTER_FAILED, note);
+            Err(err) => {
+                self.recorder.failure(
+                    &cluster_ref,
+                    events::TAINT_CLUSTER_FAILED,
+                    err,
+                    err.api_text(),
+                );
             }
-            _ => {}
+            Ok(_) => {}
         }
         written?;
         Ok(Action::await_change())
