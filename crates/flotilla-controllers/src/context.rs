@@ -8,6 +8,7 @@ use flotilla_api::policy::v1alpha1::PurgeMode;
 use kube::Client;
 use regex::Regex;
 
+use crate::controllers::work_status::ConditionOutbox;
 use crate::enabled_controllers::ControllerSelection;
 use crate::events::{EventRecorder, EventSink};
 use crate::features::FeatureGates;
@@ -37,6 +38,8 @@ pub struct Context {
     pub members: Members,
     /// How the manager was configured.
     pub options: Arc<Options>,
+    /// Work conditions from the execution controller, written by the work status controller.
+    pub(crate) work_conditions: ConditionOutbox,
 }
 
 impl Context {
@@ -62,6 +65,7 @@ impl Context {
             metrics,
             interpreter,
             options,
+            work_conditions: ConditionOutbox::default(),
         }
     }
 

@@ -1,7 +1,8 @@
 //! The execution controller (controllers spec §6): applies each Work's manifest to its member cluster through
-//! the object watcher, keeps the `Applied` and `Dispatching` conditions, deletes (or detaches) member objects
-//! when the Work goes, and corrects drift: member changes to what a Work owns, and deletions of member objects,
-//! bring the Work back for another sync (§6.5).
+//! the object watcher, decides the `Applied` and `Dispatching` conditions (the work status controller writes
+//! them with the member objects' first status: `work_status::ConditionOutbox`), deletes (or detaches) member
+//! objects when the Work goes, and corrects drift: member changes to what a Work owns, and deletions of member
+//! objects, bring the Work back for another sync (§6.5).
 
 pub(crate) mod build;
 mod reconcile;

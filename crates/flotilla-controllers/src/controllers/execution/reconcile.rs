@@ -6,9 +6,9 @@ use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{annotations, conditions as names, events, finalizers};
 use flotilla_api::work::v1alpha1::{Work, WorkStatus};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::api::{Patch, PatchParams};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{Api, ResourceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::build::detached_manifest;
 use super::watcher::Outcome;
@@ -106,7 +106,7 @@ impl ExecutionController {
         let ready = cluster_ready(&cluster);
         if suspended || !ready {
             if dispatching_changed {
-                self.write_conditions(&api, &work, &conditions).await?;
+                self.ctx.work_conditions.post(key.clone(), conditions);
             }
             if suspended {
                 return Ok(Action::await_change());
@@ -119,22 +119,23 @@ impl ExecutionController {
             Ok(member) => member,
             Err(err) => {
                 if dispatching_changed {
-                    self.write_conditions(&api, &work, &conditions).await?;
+                    self.ctx.work_conditions.post(key.clone(), conditions);
                 }
                 return Err(err);
             }
         };
-        self.sync(&api, &work, &mut conditions, dispatching_changed, &member)
+        self.sync(key.clone(), &work, conditions, dispatching_changed, &member)
             .await
             .map(|()| Action::await_change())
     }
 
-    /// §6.3 steps 6–8: apply every manifest, then record `Applied`.
+    /// §6.3 steps 6–8: apply every manifest, then record `Applied` (with `Dispatching` when `dirty`): the
+    /// work status controller writes them together with the member objects' first status.
     async fn sync(
         &self,
-        api: &Api<Work>,
+        key: WorkKey,
         work: &Work,
-        conditions: &mut Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
+        mut conditions: Vec<Condition>,
         dirty: bool,
         member: &Member,
     ) -> Result<()> {
@@ -194,8 +195,8 @@ impl ExecutionController {
                 ),
             )
         };
-        if set_condition(conditions, condition) || dirty {
-            self.write_conditions(api, work, conditions).await?;
+        if set_condition(&mut conditions, condition) || dirty {
+            self.ctx.work_conditions.post(key, conditions);
         }
         let result = Error::aggregate(errors);
         match &result {
@@ -291,34 +292,6 @@ impl ExecutionController {
         }
         remove_finalizer(api, work).await?;
         Ok(Action::await_change())
-    }
-
-    /// Writes the Work's conditions (as this controller keeps them) with a merge patch of the status.
-    async fn write_conditions(
-        &self,
-        api: &Api<Work>,
-        work: &Work,
-        list: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition],
-    ) -> Result<()> {
-        let patch = json!({"status": {"conditions": list}});
-        api.patch_status(
-            &work.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await
-        .map_err(|source| {
-            Error::kube(
-                "patch status of",
-                format!(
-                    "Work {}/{}",
-                    work.namespace().unwrap_or_default(),
-                    work.name_any()
-                ),
-                source,
-            )
-        })?;
-        Ok(())
     }
 }
 

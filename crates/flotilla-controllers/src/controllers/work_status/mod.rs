@@ -6,6 +6,12 @@
 //! manifests name. Member informers are started by the execution controller for what it applies, and here
 //! for every applied Work (so suspended Works keep their status current after a restart); this controller's
 //! hook sees every one.
+//!
+//! It is also the one writer of a Work's status in its process: the execution controller's `Applied` and
+//! `Dispatching` conditions reach the Work through its [`ConditionOutbox`], together with the first status of
+//! the objects that apply created.
+
+mod outbox;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,6 +36,9 @@ use crate::names::cluster_of_execution_namespace;
 use crate::objects;
 use crate::runtime::{Action, Change, Controller, Informer};
 use crate::templates::with_type;
+
+pub(crate) use self::outbox::ConditionOutbox;
+use super::execution::WorkKey;
 
 /// Name of the controller (metrics, events `flotilla-work-status-controller`).
 pub(crate) const NAME: &str = "work-status-controller";
@@ -57,6 +66,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     // member object's changes gather into one reflection (per-member pools cost writes under load).
     let runner = Controller::new(NAME, &controller.works, &controller.ctx);
     let trigger = runner.trigger();
+    controller.ctx.work_conditions.attach(trigger.clone());
     controller
         .ctx
         .members
@@ -153,23 +163,72 @@ impl WorkStatusController {
     }
 
     /// Reflects the status and health of the member objects the Work's manifests name into
-    /// `status.manifestStatuses`; an object not (yet) in the member's cache keeps its previous entry.
+    /// `status.manifestStatuses`, together with the conditions the execution controller posted for it, in one
+    /// write; an object not (yet) in the member's cache keeps its previous entry.
     async fn reconcile(&self, work: &Work) -> Result<Action> {
+        let key = WorkKey {
+            namespace: work.namespace().unwrap_or_default(),
+            name: work.name_any(),
+        };
+        let posted = self.ctx.work_conditions.take(&key);
         if work.metadata.deletion_timestamp.is_some() {
             return Ok(Action::await_change());
         }
-        let work_namespace = work.namespace().unwrap_or_default();
-        let Ok(cluster) = cluster_of_execution_namespace(&work_namespace) else {
+        let current = work.status.clone().unwrap_or_default();
+        let conditions = posted.filter(|posted| *posted != current.conditions);
+        let reflected = match self.reflect(work, &current.manifest_statuses).await {
+            Ok(reflected) => reflected,
+            Err(err) => {
+                if let Some(conditions) = conditions {
+                    self.ctx.work_conditions.restore(key, conditions);
+                }
+                return Err(err);
+            }
+        };
+        let mut status = serde_json::Map::new();
+        if let Some(conditions) = &conditions {
+            status.insert("conditions".into(), json!(conditions));
+        }
+        if let Some((statuses, _)) = &reflected {
+            status.insert("manifestStatuses".into(), json!(statuses));
+        }
+        if status.is_empty() {
             return Ok(Action::await_change());
+        }
+        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &key.namespace);
+        let patch = json!({ "status": status });
+        let written = api
+            .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await;
+        if let Err(source) = written {
+            if let Some(conditions) = conditions {
+                self.ctx.work_conditions.restore(key.clone(), conditions);
+            }
+            return Err(Error::kube("patch status of", key.to_string(), source));
+        }
+        if let Some((_, notes)) = reflected {
+            let work_ref = reference(work);
+            for (reason, note) in notes {
+                self.recorder.normal(&work_ref, reason, note);
+            }
+        }
+        Ok(Action::await_change())
+    }
+
+    /// The manifest statuses to write, with the Normal events to record once they are (reason, message);
+    /// `None` when nothing was reflected or nothing changed since `previous`.
+    async fn reflect(
+        &self,
+        work: &Work,
+        previous: &[ManifestStatus],
+    ) -> Result<Option<(Vec<ManifestStatus>, Vec<(&'static str, String)>)>> {
+        let namespace = work.namespace().unwrap_or_default();
+        let Ok(cluster) = cluster_of_execution_namespace(&namespace) else {
+            return Ok(None);
         };
         let Some(member) = self.ctx.members.cached(cluster) else {
-            return Ok(Action::await_change());
+            return Ok(None);
         };
-        let previous = work
-            .status
-            .as_ref()
-            .map(|s| s.manifest_statuses.as_slice())
-            .unwrap_or_default();
         let mut statuses = Vec::new();
         let mut reflected = Vec::new();
         for manifest in &work.spec.workload.manifests {
@@ -187,25 +246,9 @@ impl WorkStatusController {
             }
         }
         if reflected.is_empty() || previous == statuses.as_slice() {
-            return Ok(Action::await_change());
+            return Ok(None);
         }
-        let work_name = work.name_any();
-        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &work_namespace);
-        let patch = json!({"status": {"manifestStatuses": statuses}});
-        api.patch_status(&work_name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|source| {
-                Error::kube(
-                    "patch status of",
-                    format!("Work {work_namespace}/{work_name}"),
-                    source,
-                )
-            })?;
-        let work_ref = reference(work);
-        for (reason, note) in reflected {
-            self.recorder.normal(&work_ref, reason, note);
-        }
-        Ok(Action::await_change())
+        Ok(Some((statuses, reflected)))
     }
 
     /// The status and health of the member object `manifest` names, with the Normal events to record once
