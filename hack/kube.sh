@@ -18,6 +18,9 @@
 # controllers, so templates keep the status Flotilla aggregates). A member gets FLOTILLA_KUBE_NODES (default 3)
 # fake Nodes named NAME-node-1.. with 32 CPUs, 256Gi memory and 110 pods each, labelled with zone NAME-zone-<i>
 # and region NAME-region. Memory: about 450 MB for a control plane and 650 MB for a member.
+# FLOTILLA_KUBE_MEMBER_QPS sets a member's kube-controller-manager's --kube-api-qps (burst twice that); unset, it
+# keeps Kubernetes' default of 20, as kind's clusters do, at which a member's own controllers need about 72 s to
+# bring up 300 single-replica Deployments (docs/BENCHMARKS.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -179,6 +182,10 @@ up() {
     --service-account-issuer "https://kubernetes.default.svc" --service-cluster-ip-range 10.96.0.0/16 \
     --endpoint-reconciler-type none
   wait_ok "https://127.0.0.1:$api_port/readyz" kube-apiserver
+  local client_flags=()
+  if [ "$role" = member ] && [ -n "${FLOTILLA_KUBE_MEMBER_QPS:-}" ]; then
+    client_flags=(--kube-api-qps "$FLOTILLA_KUBE_MEMBER_QPS" --kube-api-burst "$((FLOTILLA_KUBE_MEMBER_QPS * 2))")
+  fi
   local controllers="*,bootstrapsigner,tokencleaner"
   # Karmada's karmada-apiserver runs no workload controllers: the templates' status is Karmada's to write.
   [ "$role" = control-plane ] && controllers="namespace,garbagecollector,serviceaccount-token,serviceaccount,ttl-after-finished,bootstrapsigner,tokencleaner,csrcleaner,csrsigning,csrapproving,clusterrole-aggregation,root-ca-cert-publisher"
@@ -187,7 +194,7 @@ up() {
     --bind-address 127.0.0.1 --secure-port "$(free_port)" --leader-elect=false --controllers "$controllers" \
     --service-account-private-key-file "$dir/pki/sa.key" --root-ca-file "$dir/pki/ca.crt" \
     --cluster-signing-cert-file "$dir/pki/ca.crt" --cluster-signing-key-file "$dir/pki/ca.key" \
-    --use-service-account-credentials=false
+    --use-service-account-credentials=false "${client_flags[@]}"
   if [ "$role" = member ]; then
     spawn kube-scheduler "$bin/kube-scheduler" --kubeconfig "$dir/kubeconfig" \
       --authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \

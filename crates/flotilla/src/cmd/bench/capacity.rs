@@ -350,7 +350,7 @@ pub(super) async fn replay(
     let versions = Versions::default();
     let mut phases: [Vec<Chain>; 3] = Default::default();
     for server in servers {
-        ensure_namespace(server.client).await?;
+        super::measure::fresh_namespace(server.client, NAMESPACE).await?;
         let planned = plan(server, templates_namespace, &versions).await?;
         for (phase, writes) in phases.iter_mut().zip(planned) {
             phase.extend(writes);
@@ -373,17 +373,6 @@ pub(super) async fn replay(
         let _ = namespaces.delete(NAMESPACE, &DeleteParams::default()).await;
     }
     Ok(took)
-}
-
-async fn ensure_namespace(client: &Client) -> anyhow::Result<()> {
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": NAMESPACE}}))?;
-    match namespaces.create(&PostParams::default(), &ns).await {
-        // Members get the control plane's namespaces from the namespace sync controller.
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-        Err(e) => Err(e).context("failed to create the replay's namespace"),
-    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
+use kube::runtime::wait::{await_condition, conditions};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
@@ -107,14 +108,39 @@ fn template(name: &str, replicas: i32) -> anyhow::Result<Deployment> {
     .context("failed to build a template")
 }
 
-async fn setup(client: &Client, members: &[String]) -> anyhow::Result<()> {
+/// Creates namespace `name` (an existing one is used as it is); one that a previous run left being deleted
+/// is waited for first, since nothing can be created in it.
+pub(super) async fn fresh_namespace(client: &Client, name: &str) -> anyhow::Result<()> {
+    const DELETION: Duration = Duration::from_secs(300);
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": NAMESPACE}}))?;
-    match namespaces.create(&PostParams::default(), &ns).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(s)) if s.code == 409 => {}
-        Err(e) => return Err(e).context("failed to create the benchmark namespace"),
+    let old = namespaces
+        .get_opt(name)
+        .await
+        .with_context(|| format!("failed to read namespace {name}"))?;
+    if let Some(old) = old.filter(|ns| ns.metadata.deletion_timestamp.is_some()) {
+        eprintln!("bench: waiting for namespace {name} of a previous run to be deleted");
+        let uid = old.uid().unwrap_or_default();
+        let deleted = await_condition(namespaces.clone(), name, conditions::is_deleted(&uid));
+        tokio::time::timeout(DELETION, deleted)
+            .await
+            .with_context(|| {
+                format!(
+                    "namespace {name} of a previous run was still being deleted after {}s",
+                    DELETION.as_secs()
+                )
+            })?
+            .with_context(|| format!("failed to watch namespace {name}"))?;
     }
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
+    match namespaces.create(&PostParams::default(), &ns).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("failed to create namespace {name}")),
+    }
+}
+
+async fn setup(client: &Client, members: &[String]) -> anyhow::Result<()> {
+    fresh_namespace(client, NAMESPACE).await?;
     let policy = json!({
         "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
         "metadata": {"name": "bench", "namespace": NAMESPACE},
@@ -363,6 +389,11 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
     let capacity_ratio = servers_alone
         .filter(|d| !d.is_zero())
         .map(|d| (all_aggregated.as_secs_f64() / d.as_secs_f64() * 100.0).round() / 100.0);
+    // Propagation alone, without the members' own controllers bringing the workloads up.
+    let members_ratio = servers_alone
+        .filter(|d| !d.is_zero())
+        .zip(all_members)
+        .map(|(d, members)| (members.as_secs_f64() / d.as_secs_f64() * 100.0).round() / 100.0);
     let seen = shared.seen.lock().unwrap_or_else(PoisonError::into_inner);
     let mut latencies: Vec<Duration> = seen
         .in_member
@@ -396,6 +427,7 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
         "template_to_aggregated_p99_ms": percentile(&aggregation, 99.0).map(ms),
         "same_writes_plain_client_ms": servers_alone_ms,
         "aggregated_to_plain_writes_ratio": capacity_ratio,
+        "member_objects_to_plain_writes_ratio": members_ratio,
     }))
 }
 
