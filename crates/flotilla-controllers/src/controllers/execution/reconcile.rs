@@ -105,9 +105,9 @@ impl ExecutionController {
         }
         let ready = cluster_ready(&cluster);
         if suspended || !ready {
-            if dispatching_changed {
-                self.ctx.work_conditions.post(key.clone(), conditions);
-            }
+            // Posted whether or not they differ from the informer's copy, which may lag behind an earlier
+            // post: the work status controller compares with what it last wrote.
+            self.ctx.work_conditions.post(key.clone(), conditions);
             if suspended {
                 return Ok(Action::await_change());
             }
@@ -118,25 +118,22 @@ impl ExecutionController {
         let member = match self.ctx.members.get(&cluster).await {
             Ok(member) => member,
             Err(err) => {
-                if dispatching_changed {
-                    self.ctx.work_conditions.post(key.clone(), conditions);
-                }
+                self.ctx.work_conditions.post(key.clone(), conditions);
                 return Err(err);
             }
         };
-        self.sync(key.clone(), &work, conditions, dispatching_changed, &member)
+        self.sync(key.clone(), &work, conditions, &member)
             .await
             .map(|()| Action::await_change())
     }
 
-    /// §6.3 steps 6–8: apply every manifest, then record `Applied` (with `Dispatching` when `dirty`): the
+    /// §6.3 steps 6–8: apply every manifest, then record `Applied` (with `Dispatching`): the
     /// work status controller writes them together with the member objects' first status.
     async fn sync(
         &self,
         key: WorkKey,
         work: &Work,
         mut conditions: Vec<Condition>,
-        dirty: bool,
         member: &Member,
     ) -> Result<()> {
         let manifests = &work.spec.workload.manifests;
@@ -195,9 +192,10 @@ impl ExecutionController {
                 ),
             )
         };
-        if set_condition(&mut conditions, condition) || dirty {
-            self.ctx.work_conditions.post(key, conditions);
-        }
+        // Posted even when the informer's copy shows them already: that copy may predate an earlier post (a
+        // failed apply's `Applied=False`, say) which this result must replace.
+        set_condition(&mut conditions, condition);
+        self.ctx.work_conditions.post(key, conditions);
         let result = Error::aggregate(errors);
         match &result {
             Ok(()) => self.recorder.normal(

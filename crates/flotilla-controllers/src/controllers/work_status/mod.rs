@@ -170,12 +170,15 @@ impl WorkStatusController {
             namespace: work.namespace().unwrap_or_default(),
             name: work.name_any(),
         };
-        let posted = self.ctx.work_conditions.take(&key);
         if work.metadata.deletion_timestamp.is_some() {
+            self.ctx.work_conditions.forget(&key);
             return Ok(Action::await_change());
         }
+        let posted = self.ctx.work_conditions.take(&key);
         let current = work.status.clone().unwrap_or_default();
-        let conditions = posted.filter(|posted| *posted != current.conditions);
+        let conditions = posted.filter(|posted| {
+            *posted != self.ctx.work_conditions.current(&key, &current.conditions)
+        });
         let reflected = match self.reflect(work, &current.manifest_statuses).await {
             Ok(reflected) => reflected,
             Err(err) => {
@@ -205,6 +208,9 @@ impl WorkStatusController {
                 self.ctx.work_conditions.restore(key.clone(), conditions);
             }
             return Err(Error::kube("patch status of", key.to_string(), source));
+        }
+        if let Some(conditions) = conditions {
+            self.ctx.work_conditions.wrote(key, conditions);
         }
         if let Some((_, notes)) = reflected {
             let work_ref = reference(work);

@@ -28,6 +28,9 @@ pub(crate) struct ConditionOutbox(Arc<Mutex<State>>);
 #[derive(Default)]
 struct State {
     pending: HashMap<WorkKey, Vec<Condition>>,
+    /// What this process last wrote for a Work, until the Work informer shows it: the informer may lag
+    /// behind a write, and a comparison with what it shows would then drop a correction.
+    written: HashMap<WorkKey, Vec<Condition>>,
     /// The work status controller's, once it runs; conditions posted before wait for it.
     trigger: Option<Trigger<Work>>,
 }
@@ -59,6 +62,32 @@ impl ConditionOutbox {
     /// The conditions waiting for the Work, now the caller's to write.
     pub(super) fn take(&self, key: &WorkKey) -> Option<Vec<Condition>> {
         self.state().pending.remove(key)
+    }
+
+    /// The conditions the Work has now: what was last written for it if the informer's copy (`cached`) may
+    /// not show that write yet, else `cached`.
+    pub(super) fn current(&self, key: &WorkKey, cached: &[Condition]) -> Vec<Condition> {
+        let mut state = self.state();
+        match state.written.get(key) {
+            Some(written) if written.as_slice() == cached => {
+                state.written.remove(key);
+                cached.to_vec()
+            }
+            Some(written) => written.clone(),
+            None => cached.to_vec(),
+        }
+    }
+
+    /// Records conditions just written for the Work.
+    pub(super) fn wrote(&self, key: WorkKey, conditions: Vec<Condition>) {
+        self.state().written.insert(key, conditions);
+    }
+
+    /// Forgets a Work that is going away.
+    pub(super) fn forget(&self, key: &WorkKey) {
+        let mut state = self.state();
+        state.pending.remove(key);
+        state.written.remove(key);
     }
 
     /// Puts back conditions whose write failed, unless newer ones were posted meanwhile (the failed
