@@ -135,4 +135,32 @@ mod tests {
         outbox.restore(key("a"), vec![applied]);
         assert_eq!(outbox.take(&key("a")), Some(vec![failed]));
     }
+
+    #[test]
+    fn what_was_written_counts_until_the_informer_shows_it() {
+        let outbox = ConditionOutbox::default();
+        let (failed, applied) = (condition("Applied", "False"), condition("Applied", "True"));
+        // The informer still shows Applied=True while Applied=False was written: a retry's Applied=True must
+        // be seen as a change.
+        outbox.wrote(key("a"), vec![failed.clone()]);
+        assert_eq!(
+            outbox.current(&key("a"), std::slice::from_ref(&applied)),
+            vec![failed.clone()]
+        );
+        // Once the informer shows the write, it is the informer's copy that counts.
+        assert_eq!(
+            outbox.current(&key("a"), std::slice::from_ref(&failed)),
+            vec![failed.clone()]
+        );
+        assert_eq!(
+            outbox.current(&key("a"), std::slice::from_ref(&applied)),
+            vec![applied.clone()]
+        );
+        // A Work going away leaves nothing behind.
+        outbox.wrote(key("b"), vec![failed.clone()]);
+        outbox.post(key("b"), vec![applied]);
+        outbox.forget(&key("b"));
+        assert_eq!(outbox.take(&key("b")), None);
+        assert_eq!(outbox.current(&key("b"), &[]), Vec::<Condition>::new());
+    }
 }
