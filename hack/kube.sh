@@ -14,6 +14,8 @@
 # FLOTILLA_KUBE_CACHE (default ~/.cache/flotilla/kube-v1.37.2), about 13 minutes on 2 cores from an empty Go
 # cache; a later run finds them and takes seconds. A change to the pinned modules rebuilds.
 #
+# Every kube-apiserver has a front proxy (pki/front-proxy-ca.crt, pki/front-proxy-client.{crt,key}), so aggregated
+# API servers work: Flotilla's controller manager registers cluster.karmada.io as one (docs/CLUSTER_PROXY.md).
 # A control plane runs kube-controller-manager restricted as Karmada's karmada-apiserver's is (no workload
 # controllers, so templates keep the status Flotilla aggregates). A member gets FLOTILLA_KUBE_NODES (default 3)
 # fake Nodes named NAME-node-1.. with 32 CPUs, 256Gi memory and 110 pods each, labelled with zone NAME-zone-<i>
@@ -112,6 +114,22 @@ pki() {
     -extfile "$p/admin.ext" -out "$p/admin.crt" 2>/dev/null
   openssl genrsa -out "$p/sa.key" 2048 2>/dev/null
   openssl rsa -in "$p/sa.key" -pubout -out "$p/sa.pub" 2>/dev/null
+  front_proxy_pki
+}
+
+# The front proxy, as kubeadm sets it up: kube-apiserver's aggregator calls aggregated API servers (Flotilla's
+# karmada-aggregated-apiserver for cluster.karmada.io) with this client certificate, and they trust its CA through
+# ConfigMap kube-system/extension-apiserver-authentication. Made for clusters whose pki predates it too.
+front_proxy_pki() {
+  local p="$dir/pki"
+  [ -f "$p/front-proxy-client.crt" ] && return
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=$name-front-proxy-ca" \
+    -keyout "$p/front-proxy-ca.key" -out "$p/front-proxy-ca.crt" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=front-proxy-client" \
+    -keyout "$p/front-proxy-client.key" -out "$p/front-proxy-client.csr" 2>/dev/null
+  printf 'extendedKeyUsage=clientAuth\n' >"$p/front-proxy-client.ext"
+  openssl x509 -req -in "$p/front-proxy-client.csr" -CA "$p/front-proxy-ca.crt" -CAkey "$p/front-proxy-ca.key" \
+    -CAcreateserial -days 3650 -extfile "$p/front-proxy-client.ext" -out "$p/front-proxy-client.crt" 2>/dev/null
 }
 
 kubeconfig() {
@@ -165,6 +183,7 @@ up() {
   rm -rf "$dir/etcd" "$dir/logs" "$dir/pids"
   mkdir -p "$dir/logs" "$dir/pids"
   pki
+  front_proxy_pki
   local etcd_port peer_port api_port
   etcd_port=$(free_port); peer_port=$(free_port); api_port=$(free_port)
   echo "$api_port" >"$dir/port"
@@ -180,7 +199,13 @@ up() {
     --client-ca-file "$dir/pki/ca.crt" --authorization-mode Node,RBAC --allow-privileged \
     --service-account-key-file "$dir/pki/sa.pub" --service-account-signing-key-file "$dir/pki/sa.key" \
     --service-account-issuer "https://kubernetes.default.svc" --service-cluster-ip-range 10.96.0.0/16 \
-    --endpoint-reconciler-type none
+    --endpoint-reconciler-type none \
+    --requestheader-client-ca-file "$dir/pki/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$dir/pki/front-proxy-client.crt" --proxy-client-key-file "$dir/pki/front-proxy-client.key"
+  # Not --enable-aggregator-routing: with it the aggregator reaches APIServices only through EndpointSlices and
+  # refuses ExternalName Services, which is how an aggregated API server on 127.0.0.1 is registered.
   wait_ok "https://127.0.0.1:$api_port/readyz" kube-apiserver
   local client_flags=()
   if [ "$role" = member ] && [ -n "${FLOTILLA_KUBE_MEMBER_QPS:-}" ]; then
