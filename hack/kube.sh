@@ -107,8 +107,13 @@ pki() {
   printf 'subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1,IP:10.96.0.1\nextendedKeyUsage=serverAuth\n' >"$p/apiserver.ext"
   openssl x509 -req -in "$p/apiserver.csr" -CA "$p/ca.crt" -CAkey "$p/ca.key" -CAcreateserial -days 3650 \
     -extfile "$p/apiserver.ext" -out "$p/apiserver.crt" 2>/dev/null
-  # The admin identity every component and the kubeconfig use (system:masters: cluster-admin).
-  openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=kubernetes-admin" -keyout "$p/admin.key" -out "$p/admin.csr" 2>/dev/null
+  # The admin identity every component and the kubeconfig use (system:masters: cluster-admin): kind's
+  # kubernetes-admin in a member, Karmada's system:admin in a control plane (karmadactl init and Karmada's local-up
+  # make that certificate; Karmada's cluster-proxy-admin grants system:admin the clusters/proxy subresource, and the
+  # members let the impersonator act as that user only: impersonating a user needs its name, not its group).
+  local admin_cn=kubernetes-admin
+  [ "$role" = control-plane ] && admin_cn=system:admin
+  openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=$admin_cn" -keyout "$p/admin.key" -out "$p/admin.csr" 2>/dev/null
   printf 'extendedKeyUsage=clientAuth\n' >"$p/admin.ext"
   openssl x509 -req -in "$p/admin.csr" -CA "$p/ca.crt" -CAkey "$p/ca.key" -CAcreateserial -days 3650 \
     -extfile "$p/admin.ext" -out "$p/admin.crt" 2>/dev/null

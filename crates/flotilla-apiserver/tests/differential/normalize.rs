@@ -382,7 +382,7 @@ impl Normalizer {
                 .is_some_and(|s| s.get("signerName").is_some() && s.get("request").is_some());
         if csr && let Some(Value::Object(spec)) = m.get_mut("spec") {
             // The server records who asked: the test reaches the real server with a client certificate
-            // (kubernetes-admin, system:masters, and the certificate's hash in `extra`) and the embedded one with
+            // (system:admin, system:masters, and the certificate's hash in `extra`) and the embedded one with
             // a bearer token (no `extra`), a difference of the harness, not of the servers.
             for field in ["username", "uid", "groups", "extra"] {
                 if spec.contains_key(field) || field == "extra" {
