@@ -241,7 +241,7 @@ fn local_version(catalog: &Catalog, group: &str, version: &str) -> Value {
 
 /// Aggregated discovery for `/api` (`core == true`) or `/apis`, at `version` (`v2` or `v2beta1`): the served
 /// group-versions not taken over by an APIService, and those APIServices' entries as their backends last
-/// answered (`Stale` and without resources when they did not).
+/// answered (`Stale` and without resources when they did not; not yet listed before the first answer).
 pub(crate) fn aggregated(ctx: &Ctx, core: bool, version: &str) -> Value {
     let catalog = &ctx.catalog;
     let mut entries = Vec::new();
@@ -251,7 +251,15 @@ pub(crate) fn aggregated(ctx: &Ctx, core: bool, version: &str) -> Value {
             continue;
         }
         for v in vs {
-            if ctx.aggregator.remote(&g, &v).is_some() {
+            // Until its backend has answered, a group-version an APIService takes over is still listed as
+            // served here (kube's CRD source stands until the aggregator's replaces it).
+            let taken_over = ctx.aggregator.remote(&g, &v).is_some_and(|r| {
+                ctx.aggregator
+                    .discovery
+                    .version_entry(&r.spec.name)
+                    .is_some()
+            });
+            if taken_over {
                 continue;
             }
             let priority = if g == APIREGISTRATION {

@@ -415,36 +415,70 @@ impl Backend {
     }
 }
 
+/// Switches an `echo` request to the protocol it asks for and echoes every byte back (exec and port-forward
+/// upgrade the same way).
+fn upgrade_echo(req: &mut hyper::Request<hyper::body::Incoming>) -> Option<hyper::Response<Body>> {
+    let protocol = req.headers().get(http::header::UPGRADE)?.clone();
+    if !req.uri().path().ends_with("/echo") {
+        return None;
+    }
+    let on = hyper::upgrade::on(req);
+    tokio::spawn(async move {
+        if let Ok(upgraded) = on.await {
+            let (mut read, mut write) = tokio::io::split(TokioIo::new(upgraded));
+            let _ = tokio::io::copy(&mut read, &mut write).await;
+        }
+    });
+    let mut r = hyper::Response::new(Full::new(Bytes::new()).boxed());
+    *r.status_mut() = hyper::StatusCode::SWITCHING_PROTOCOLS;
+    r.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("Upgrade"),
+    );
+    r.headers_mut().insert(http::header::UPGRADE, protocol);
+    Some(r)
+}
+
 async fn serve(
     state: &State,
     cn: &str,
-    req: hyper::Request<hyper::body::Incoming>,
+    mut req: hyper::Request<hyper::body::Incoming>,
 ) -> hyper::Response<Body> {
+    let mut headers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (k, v) in req.headers() {
+        headers
+            .entry(k.as_str().to_string())
+            .or_default()
+            .push(String::from_utf8_lossy(v.as_bytes()).into_owned());
+    }
+    let mut seen = Seen {
+        method: req.method().to_string(),
+        path: req.uri().path().to_string(),
+        query: req.uri().query().unwrap_or("").to_string(),
+        headers,
+        body_len: 0,
+        client_cn: cn.to_string(),
+    };
+    if let Some(switched) = upgrade_echo(&mut req) {
+        state
+            .seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(seen);
+        return switched;
+    }
     let (parts, body) = req.into_parts();
     let body = body
         .collect()
         .await
         .map(|b| b.to_bytes())
         .unwrap_or_default();
-    let mut headers: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (k, v) in &parts.headers {
-        headers
-            .entry(k.as_str().to_string())
-            .or_default()
-            .push(String::from_utf8_lossy(v.as_bytes()).into_owned());
-    }
+    seen.body_len = body.len();
     state
         .seen
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .push(Seen {
-            method: parts.method.to_string(),
-            path: parts.uri.path().to_string(),
-            query: parts.uri.query().unwrap_or("").to_string(),
-            headers,
-            body_len: body.len(),
-            client_cn: cn.to_string(),
-        });
+        .push(seen);
     // As an extension API server's request-header authenticator: an allowed name, and a user in its headers.
     let named =
         state.trust.allowed_names.is_empty() || state.trust.allowed_names.iter().any(|n| n == cn);

@@ -208,3 +208,67 @@ async fn watches_and_large_bodies_stream_through_the_proxy() {
     );
     server.shutdown().await;
 }
+
+/// An HTTP/1.1 connection to the server (ALPN `http/1.1` only, as clients that upgrade connect).
+async fn http1(
+    server: &flotilla_apiserver::RunningServer,
+) -> hyper::client::conn::http1::SendRequest<http_body_util::Empty<bytes::Bytes>> {
+    use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(server.ca_pem().as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let mut tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    let stream = tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    let (send, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn.with_upgrades());
+    send
+}
+
+#[tokio::test]
+async fn an_upgraded_connection_passes_through_to_the_backend() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _client, backend) = setup(dir.path(), 200).await;
+    let mut send = http1(&server).await;
+    let request = http::Request::post(format!("/apis/{GROUP}/{VERSION}/namespaces/{NS}/echo"))
+        .header("Host", "localhost")
+        .header("Authorization", format!("Bearer {}", server.admin_token()))
+        .header("Connection", "Upgrade")
+        .header("Upgrade", "SPDY/3.1")
+        .body(http_body_util::Empty::new())
+        .unwrap();
+    let response = send.send_request(request).await.unwrap();
+    assert_eq!(response.status(), 101);
+    assert_eq!(response.headers()["upgrade"], "SPDY/3.1");
+    let upgraded = hyper::upgrade::on(response).await.unwrap();
+    let mut io = hyper_util::rt::TokioIo::new(upgraded);
+    io.write_all(b"ping over the tunnel").await.unwrap();
+    let mut echoed = [0u8; 20];
+    tokio::time::timeout(Duration::from_secs(10), io.read_exact(&mut echoed))
+        .await
+        .expect("echoed in time")
+        .unwrap();
+    assert_eq!(&echoed, b"ping over the tunnel");
+    let seen = backend.seen_under(&format!("/apis/{GROUP}/{VERSION}/namespaces/{NS}/echo"));
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].all("x-remote-user"), ["flotilla-admin"]);
+    assert_eq!(seen[0].all("upgrade"), ["SPDY/3.1"]);
+    assert!(seen[0].all("authorization").is_empty());
+    server.shutdown().await;
+}
