@@ -10,7 +10,6 @@
 //! every 30 s, and after a failure again with a backoff from 5 ms doubling to 30 s. The status is written only
 //! when it changes; the transition time moves only when the condition's status does.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,9 +18,9 @@ use http::{Request, header};
 use http_body_util::{BodyExt, Empty};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
-use tokio::time::Instant;
 
 use super::apiservice::{ApiService, condition};
+use super::queue::{Policy, drive};
 use super::transport::{Transport, describe};
 use super::{apiservices, resolve};
 use crate::auth::UserInfo;
@@ -266,63 +265,20 @@ async fn sync(ctx: &Ctx, name: &str) -> Result<(), ()> {
 
 /// Keeps every APIService's condition: checks those named on `changes` at once, all of them every 30 s, and
 /// failed ones again with backoff.
-pub(crate) async fn run(ctx: Arc<Ctx>, mut changes: UnboundedReceiver<String>) {
-    let mut due: HashMap<String, Instant> = HashMap::new();
-    let mut failures: HashMap<String, u32> = HashMap::new();
-    let mut busy: HashMap<String, bool> = HashMap::new();
-    let mut running = tokio::task::JoinSet::new();
-    let mut resync = tokio::time::interval_at(Instant::now() + RESYNC, RESYNC);
-    loop {
-        let now = Instant::now();
-        let ready: Vec<String> = due
-            .iter()
-            .filter(|(n, at)| **at <= now && !busy.contains_key(*n))
-            .map(|(n, _)| n.clone())
-            .collect();
-        for name in ready {
-            due.remove(&name);
-            busy.insert(name.clone(), false);
-            let ctx = ctx.clone();
-            running.spawn(async move {
-                let ok = sync(&ctx, &name).await.is_ok();
-                (name, ok)
-            });
-        }
-        let next = due.values().min().copied();
-        tokio::select! {
-            _ = ctx.shutdown.cancelled() => return,
-            Some(name) = changes.recv() => match busy.get_mut(&name) {
-                Some(again) => *again = true,
-                None => { due.insert(name, Instant::now()); }
-            },
-            _ = resync.tick() => {
-                for name in ctx.aggregator.index().keys() {
-                    due.entry(name.clone()).or_insert_with(Instant::now);
-                }
-            }
-            Some(Ok((name, ok))) = running.join_next() => {
-                let again = busy.remove(&name).unwrap_or(false);
-                if ok {
-                    failures.remove(&name);
-                    if again {
-                        due.insert(name, Instant::now());
-                    }
-                } else {
-                    let n = failures.entry(name.clone()).or_insert(0);
-                    *n += 1;
-                    let delay = FIRST_RETRY.saturating_mul(1 << (*n - 1).min(16)).min(MAX_RETRY);
-                    let at = if again { Instant::now() } else { Instant::now() + delay };
-                    due.insert(name, at);
-                }
-            }
-            _ = async {
-                match next {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            } => {}
-        }
-    }
+pub(crate) async fn run(ctx: Arc<Ctx>, changes: UnboundedReceiver<String>) {
+    let policy = Policy {
+        first_retry: FIRST_RETRY,
+        max_retry: MAX_RETRY,
+        resync: Some(RESYNC),
+    };
+    drive(
+        ctx,
+        changes,
+        policy,
+        |_, _| {},
+        |ctx, name| async move { sync(&ctx, &name).await.map(|()| None) },
+    )
+    .await;
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ use tokio::time::Instant;
 use super::Registered;
 use super::apiservice::ServiceRef;
 use super::proxy::{Failure, send};
+use super::queue::{Policy, drive};
 use crate::auth::UserInfo;
 use crate::auth::user::MASTERS;
 use crate::context::Ctx;
@@ -372,67 +373,26 @@ async fn sync(ctx: &Ctx, name: &str) -> Result<(), ()> {
 }
 
 /// Keeps the cache: syncs each APIService named on `changes` at once, then as the refresh and backoff say.
-pub(crate) async fn run(ctx: Arc<Ctx>, mut changes: UnboundedReceiver<String>) {
-    let mut due: HashMap<String, Instant> = HashMap::new();
-    let mut failures: HashMap<String, u32> = HashMap::new();
-    let mut running = tokio::task::JoinSet::new();
-    let mut busy: HashMap<String, bool> = HashMap::new();
-    loop {
-        let now = Instant::now();
-        let ready: Vec<String> = due
-            .iter()
-            .filter(|(n, at)| **at <= now && !busy.contains_key(*n))
-            .map(|(n, _)| n.clone())
-            .collect();
-        for name in ready {
-            due.remove(&name);
-            busy.insert(name.clone(), false);
-            let ctx = ctx.clone();
-            running.spawn(async move {
-                let ok = sync(&ctx, &name).await.is_ok();
-                (name, ok)
-            });
+pub(crate) async fn run(ctx: Arc<Ctx>, changes: UnboundedReceiver<String>) {
+    let policy = Policy {
+        first_retry: FIRST_RETRY,
+        max_retry: REFRESH,
+        resync: None,
+    };
+    let mark_dirty = |ctx: &Ctx, name: &str| {
+        let mut inner = ctx.aggregator.discovery.lock();
+        inner.dirty_since.insert(name.to_string(), Instant::now());
+    };
+    drive(ctx, changes, policy, mark_dirty, |ctx, name| async move {
+        sync(&ctx, &name).await?;
+        if !ctx.aggregator.index().contains_key(&name) {
+            return Ok(None);
         }
-        let next = due.values().min().copied();
-        tokio::select! {
-            _ = ctx.shutdown.cancelled() => return,
-            Some(name) = changes.recv() => {
-                ctx.aggregator.discovery.lock().dirty_since.insert(name.clone(), Instant::now());
-                failures.remove(&name);
-                match busy.get_mut(&name) {
-                    Some(again) => *again = true,
-                    None => { due.insert(name, Instant::now()); }
-                }
-            }
-            Some(Ok((name, ok))) = running.join_next() => {
-                let again = busy.remove(&name).unwrap_or(false);
-                let delay = if again {
-                    Duration::ZERO
-                } else if ok {
-                    failures.remove(&name);
-                    ctx.aggregator.discovery.lock().dirty_since.insert(name.clone(), Instant::now());
-                    REFRESH
-                } else {
-                    let n = failures.entry(name.clone()).or_insert(0);
-                    *n += 1;
-                    FIRST_RETRY.saturating_mul(1 << (*n - 1).min(10)).min(REFRESH)
-                };
-                if ctx.aggregator.index().contains_key(&name) {
-                    due.insert(name, Instant::now() + delay);
-                } else {
-                    failures.remove(&name);
-                }
-            }
-            _ = sleep_until(next) => {}
-        }
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
+        // Fetched again a minute from now, whatever was cached (kube's `markDirty` before re-adding).
+        mark_dirty(&ctx, &name);
+        Ok(Some(REFRESH))
+    })
+    .await;
 }
 
 #[cfg(test)]

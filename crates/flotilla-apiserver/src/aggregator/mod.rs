@@ -6,7 +6,7 @@
 //! keeps the index of them the request path consults ([`Aggregator::claims`]); [`resolve`] finds a service's
 //! address (an ExternalName's name, otherwise a ready endpoint); [`transport`] builds each APIService's TLS
 //! client; [`available`] keeps the `Available` condition; [`discovery`] fetches and caches what each backend
-//! serves, for aggregated discovery and the OpenAPI v3 index.
+//! serves, for aggregated discovery and the OpenAPI v3 index; both run on [`queue`].
 //!
 //! Call direction: `crate::server` asks [`Aggregator::claims`] before routing and hands claimed requests to
 //! [`proxy`]; discovery and OpenAPI read the index and the cache; the controllers here read the store and write
@@ -16,6 +16,7 @@ pub(crate) mod apiservice;
 pub(crate) mod available;
 pub(crate) mod discovery;
 pub(crate) mod proxy;
+pub(crate) mod queue;
 pub(crate) mod resolve;
 pub(crate) mod transport;
 

@@ -292,22 +292,27 @@ async fn availability_names_what_is_missing_in_kube_aggregators_words() {
     );
 }
 
-#[tokio::test]
-async fn an_unreachable_backend_fails_the_discovery_check() {
-    let (_dir, ctx) = fixture().await;
-    // A port nothing listens on: bound, then released.
+/// An ExternalName Service `gone` on a port of 127.0.0.1 nothing listens on (bound, then released).
+async fn refusing_service(ctx: &Ctx) -> u16 {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("free port")
         .port();
     put(
-        &ctx,
+        ctx,
         "",
         "services",
         json!({"metadata": {"name": "gone", "namespace": "ns"},
         "spec": {"type": "ExternalName", "externalName": "127.0.0.1"}}),
     )
     .await;
+    port
+}
+
+#[tokio::test]
+async fn an_unreachable_backend_fails_the_discovery_check() {
+    let (_dir, ctx) = fixture().await;
+    let port = refusing_service(&ctx).await;
     let a = availability(
         &ctx,
         Some(json!({"namespace": "ns", "name": "gone", "port": port})),
@@ -326,18 +331,7 @@ async fn an_unreachable_backend_fails_the_discovery_check() {
 #[tokio::test]
 async fn a_backend_that_refuses_connections_is_answered_as_kube_aggregator_answers() {
     let (_dir, ctx) = fixture().await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    put(
-        &ctx,
-        "",
-        "services",
-        json!({"metadata": {"name": "gone", "namespace": "ns"},
-        "spec": {"type": "ExternalName", "externalName": "127.0.0.1"}}),
-    )
-    .await;
+    let port = refusing_service(&ctx).await;
     let spec = ApiService::parse(&apiservice(
         "v1.things.example.com",
         Some(json!({"namespace": "ns", "name": "gone", "port": port})),

@@ -20,6 +20,7 @@ use percent_encoding::percent_decode_str;
 
 use super::user::{self, UserInfo};
 use crate::status::ApiError;
+use crate::validation::format::go_quote;
 
 /// The user to impersonate.
 pub(crate) const USER: &str = "impersonate-user";
@@ -210,25 +211,6 @@ fn go_syntax(wanted: &UserInfo, has_groups: bool) -> String {
         go_quote(&wanted.username),
         go_quote(&wanted.uid)
     )
-}
-
-/// A string as Go's `%q` writes it.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]

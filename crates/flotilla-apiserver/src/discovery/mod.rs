@@ -87,20 +87,23 @@ fn apiservice_entries(ctx: &Ctx) -> Vec<Entry> {
             }
         }
     }
-    for (name, r) in ctx.aggregator.index().iter() {
-        if r.spec.group.is_empty() {
-            continue;
+    for r in ctx.aggregator.index().values() {
+        if !r.spec.group.is_empty() {
+            by_name.insert(r.spec.name.clone(), entry_of(r));
         }
-        let e = Entry {
-            name: name.clone(),
-            group: r.spec.group.clone(),
-            version: r.spec.version.clone(),
-            group_priority: r.spec.group_priority,
-            version_priority: r.spec.version_priority,
-        };
-        by_name.insert(name.clone(), e);
     }
     by_name.into_values().collect()
+}
+
+/// A stored APIService as discovery orders it.
+fn entry_of(r: &crate::aggregator::Registered) -> Entry {
+    Entry {
+        name: r.spec.name.clone(),
+        group: r.spec.group.clone(),
+        version: r.spec.version.clone(),
+        group_priority: r.spec.group_priority,
+        version_priority: r.spec.version_priority,
+    }
 }
 
 fn legacy_group(entries: &[Entry]) -> Value {
@@ -162,14 +165,7 @@ pub(crate) fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Op
             "kind": info.kind,
             "verbs": verbs(info),
         });
-        if let Some(obj) = r.as_object_mut() {
-            if !info.short_names.is_empty() {
-                obj.insert("shortNames".into(), json!(info.short_names));
-            }
-            if !info.categories.is_empty() {
-                obj.insert("categories".into(), json!(info.categories));
-            }
-        }
+        add_names(&mut r, info);
         resources.push(r);
         if crate::certificates::serves(info) {
             resources.push(json!({"name": format!("{}/approval", info.plural), "singularName": "", "namespaced": info.namespaced, "kind": info.kind, "verbs": SUB_VERBS}));
@@ -216,18 +212,21 @@ fn aggregated_resource(info: &ResourceInfo) -> Value {
         "singularResource": info.singular,
         "verbs": verbs(info),
     });
-    if let Some(obj) = r.as_object_mut() {
-        if !info.short_names.is_empty() {
-            obj.insert("shortNames".into(), json!(info.short_names));
-        }
-        if !info.categories.is_empty() {
-            obj.insert("categories".into(), json!(info.categories));
-        }
-        if !subs.is_empty() {
-            obj.insert("subresources".into(), Value::Array(subs));
-        }
+    add_names(&mut r, info);
+    if !subs.is_empty() {
+        r["subresources"] = Value::Array(subs);
     }
     r
+}
+
+/// Adds a resource's short names and categories, when it has any.
+fn add_names(r: &mut Value, info: &ResourceInfo) {
+    if !info.short_names.is_empty() {
+        r["shortNames"] = json!(info.short_names);
+    }
+    if !info.categories.is_empty() {
+        r["categories"] = json!(info.categories);
+    }
 }
 
 fn local_version(catalog: &Catalog, group: &str, version: &str) -> Value {
@@ -279,15 +278,8 @@ pub(crate) fn aggregated(ctx: &Ctx, core: bool, version: &str) -> Value {
                 continue;
             }
             if let Some(doc) = ctx.aggregator.discovery.version_entry(name) {
-                let (g, v) = (r.spec.group.clone(), r.spec.version.clone());
-                docs.insert((g.clone(), v.clone()), doc);
-                entries.push(Entry {
-                    name: name.clone(),
-                    group: g,
-                    version: v,
-                    group_priority: r.spec.group_priority,
-                    version_priority: r.spec.version_priority,
-                });
+                docs.insert((r.spec.group.clone(), r.spec.version.clone()), doc);
+                entries.push(entry_of(r));
             }
         }
     }

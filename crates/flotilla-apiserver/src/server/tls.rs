@@ -173,35 +173,47 @@ pub fn ensure_front_proxy(dir: &Path) -> Result<FrontProxy, TlsError> {
         });
     }
     let issuer = Issuer::new(ca_params("front-proxy-ca"), ca_key);
-    let pair = KeyPair::generate().map_err(|source| TlsError::Generate {
-        what: "front-proxy client key",
-        source,
-    })?;
-    let mut params = CertificateParams::default();
+    let (cert_pem, key_pem) = issue_leaf(
+        CertificateParams::default(),
+        FRONT_PROXY_CLIENT,
+        ExtendedKeyUsagePurpose::ClientAuth,
+        &issuer,
+        "front-proxy client certificate",
+    )?;
+    write_private(&key, &key_pem)?;
+    std::fs::write(&crt, &cert_pem).map_err(io_err(&crt))?;
+    Ok(FrontProxy {
+        ca_pem,
+        cert_pem,
+        key_pem,
+    })
+}
+
+/// A leaf certificate with `params`' names, CN `common_name` and the one extended usage `usage`, signed by
+/// `issuer`, and its new key, both PEM.
+fn issue_leaf(
+    mut params: CertificateParams,
+    common_name: &str,
+    usage: ExtendedKeyUsagePurpose,
+    issuer: &Issuer<'_, KeyPair>,
+    what: &'static str,
+) -> Result<(String, String), TlsError> {
+    let key = KeyPair::generate().map_err(|source| TlsError::Generate { what, source })?;
     params.distinguished_name = rcgen::DistinguishedName::new();
     params
         .distinguished_name
-        .push(DnType::CommonName, FRONT_PROXY_CLIENT);
+        .push(DnType::CommonName, common_name);
     params.is_ca = IsCa::ExplicitNoCa;
     params.key_usages = vec![
         KeyUsagePurpose::DigitalSignature,
         KeyUsagePurpose::KeyEncipherment,
     ];
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    params.extended_key_usages = vec![usage];
     params.use_authority_key_identifier_extension = true;
     let cert = params
-        .signed_by(&pair, &issuer)
-        .map_err(|source| TlsError::Generate {
-            what: "front-proxy client certificate",
-            source,
-        })?;
-    write_private(&key, &pair.serialize_pem())?;
-    std::fs::write(&crt, cert.pem()).map_err(io_err(&crt))?;
-    Ok(FrontProxy {
-        ca_pem,
-        cert_pem: cert.pem(),
-        key_pem: pair.serialize_pem(),
-    })
+        .signed_by(&key, issuer)
+        .map_err(|source| TlsError::Generate { what, source })?;
+    Ok((cert.pem(), key.serialize_pem()))
 }
 
 /// Loads the certificates from `dir`, generating whatever is missing or stale.
@@ -222,39 +234,24 @@ pub fn ensure(dir: &Path, extra_hosts: &[String]) -> Result<Certs, TlsError> {
         });
     }
     let issuer = Issuer::new(ca_params("flotilla-ca"), ca_key_pair);
-    let key = KeyPair::generate().map_err(|source| TlsError::Generate {
-        what: "serving key",
+    let params = CertificateParams::new(wanted.clone()).map_err(|source| TlsError::Generate {
+        what: "serving certificate parameters",
         source,
     })?;
-    let mut params =
-        CertificateParams::new(wanted.clone()).map_err(|source| TlsError::Generate {
-            what: "serving certificate parameters",
-            source,
-        })?;
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "flotilla-apiserver");
-    params.is_ca = IsCa::ExplicitNoCa;
-    params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params.use_authority_key_identifier_extension = true;
-    let cert = params
-        .signed_by(&key, &issuer)
-        .map_err(|source| TlsError::Generate {
-            what: "serving certificate",
-            source,
-        })?;
-    write_private(&leaf_key, &key.serialize_pem())?;
-    std::fs::write(&leaf_crt, cert.pem()).map_err(io_err(&leaf_crt))?;
+    let (cert_pem, key_pem) = issue_leaf(
+        params,
+        "flotilla-apiserver",
+        ExtendedKeyUsagePurpose::ServerAuth,
+        &issuer,
+        "serving certificate",
+    )?;
+    write_private(&leaf_key, &key_pem)?;
+    std::fs::write(&leaf_crt, &cert_pem).map_err(io_err(&leaf_crt))?;
     std::fs::write(&sans_file, wanted.join(",")).map_err(io_err(&sans_file))?;
     Ok(Certs {
         ca_pem,
-        cert_pem: cert.pem(),
-        key_pem: key.serialize_pem(),
+        cert_pem,
+        key_pem,
     })
 }
 

@@ -17,15 +17,7 @@ fn crd(storage_name: &str) -> Value {
 }
 
 async fn versions_of(http: &reqwest::Client, url: &str, token: &str) -> (Vec<String>, String) {
-    let doc: Value = http
-        .get(format!("{url}/apis/{GROUP}"))
-        .header("Authorization", token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc = get_json(http, url, token, &format!("/apis/{GROUP}")).await;
     let versions = doc["versions"]
         .as_array()
         .unwrap()
@@ -54,14 +46,7 @@ async fn an_apiservice_shadows_the_crd_version_it_serves_and_leaves_the_others_s
         crd("storage"),
     )
     .await;
-    apply(
-        &client,
-        "",
-        "namespaces",
-        "Namespace",
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
-    )
-    .await;
+    namespace(&client).await;
     let local: Api<DynamicObject> = Api::namespaced_with(client.clone(), NS, &widgets_resource());
     flotilla_testing::eventually("the CRD served", || async {
         local
@@ -111,15 +96,7 @@ async fn an_apiservice_shadows_the_crd_version_it_serves_and_leaves_the_others_s
         versions_of(&http, &url, &token).await,
         (vec!["v1".into(), "storage".into()], "v1".into())
     );
-    let resources: Value = http
-        .get(format!("{url}/apis/{GROUP}/{VERSION}"))
-        .header("Authorization", &token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let resources = get_json(&http, &url, &token, &format!("/apis/{GROUP}/{VERSION}")).await;
     assert_eq!(
         resources["resources"][0]["shortNames"],
         json!(["wd"]),
@@ -217,15 +194,7 @@ async fn the_openapi_v3_index_lists_the_backends_document_and_proxies_it() {
     .await;
     let target = entry["serverRelativeURL"].as_str().unwrap();
     assert_eq!(target, format!("/openapi/v3/{key}?hash=F00D"));
-    let doc: Value = http
-        .get(format!("{url}{target}"))
-        .header("Authorization", &token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc = get_json(&http, &url, &token, target).await;
     assert_eq!(doc["info"]["title"], "fake backend");
     server.shutdown().await;
 }

@@ -98,6 +98,30 @@ pub(super) fn apiservice(backend: &Backend, version_priority: i64) -> Value {
                  "service": {"namespace": NS, "name": "backend", "port": backend.addr.port()}}})
 }
 
+/// Creates the namespace [`NS`].
+pub(super) async fn namespace(client: &Client) {
+    apply(
+        client,
+        "",
+        "namespaces",
+        "Namespace",
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
+    )
+    .await;
+}
+
+/// `GET <url><path>` as the admin, decoded.
+pub(super) async fn get_json(http: &reqwest::Client, url: &str, token: &str, path: &str) -> Value {
+    http.get(format!("{url}{path}"))
+        .header("Authorization", token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// The `Available` condition of the APIService, as (status, reason, message).
 pub(super) async fn available(client: &Client) -> Option<(String, String, String)> {
     let api = dynamic(
@@ -132,14 +156,7 @@ pub(super) async fn setup(
     let cm = cms.get("extension-apiserver-authentication").await.unwrap();
     let data = serde_json::to_value(cm.data.unwrap()).unwrap();
     let backend = Backend::start("backend.aggregated.svc", Trust::from_configmap_data(&data)).await;
-    apply(
-        &client,
-        "",
-        "namespaces",
-        "Namespace",
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
-    )
-    .await;
+    namespace(&client).await;
     apply(
         &client,
         "",
