@@ -58,13 +58,14 @@ pub(crate) fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
 }
 
 impl ApiService {
-    /// Reads an APIService object; `None` without a name, group or version.
+    /// Reads an APIService object; `None` without a version or when its name is not `<version>.<group>` (which
+    /// kube-apiserver's validation refuses to store).
     pub(crate) fn parse(obj: &Value) -> Option<Self> {
         let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("");
         let int = |p: &str| obj.pointer(p).and_then(Value::as_i64).unwrap_or(0);
         let name = s("/metadata/name");
         let version = s("/spec/version");
-        if name.is_empty() || version.is_empty() {
+        if version.is_empty() || name != name_of(s("/spec/group"), version) {
             return None;
         }
         let service = obj
@@ -147,5 +148,8 @@ mod tests {
             &json!({"status": {"conditions": [{"type": "Available", "status": "False"}]}})
         ));
         assert!(ApiService::parse(&json!({"metadata": {"name": "x"}})).is_none());
+        let misnamed =
+            json!({"metadata": {"name": "v2.apps"}, "spec": {"group": "apps", "version": "v1"}});
+        assert!(ApiService::parse(&misnamed).is_none());
     }
 }

@@ -42,8 +42,6 @@ pub(crate) fn apiservices() -> ResKey {
 /// its service (kept across status changes so pooled connections survive).
 #[derive(Debug)]
 pub(crate) struct Registered {
-    /// The `resourceVersion` of the object this was read from.
-    pub resource_version: String,
     /// The APIService.
     pub spec: ApiService,
     /// Whether its `Available` condition is `True` (requests to an unavailable one fail at once).
@@ -56,6 +54,8 @@ pub(crate) struct Registered {
 pub struct Aggregator {
     front_proxy: FrontProxy,
     index: RwLock<Arc<BTreeMap<String, Arc<Registered>>>>,
+    /// The `resourceVersion` of every stored APIService the index was built from, those it leaves out too.
+    read: RwLock<BTreeMap<String, String>>,
     /// What each backend serves (aggregated discovery and the OpenAPI v3 index).
     pub(crate) discovery: discovery::Cache,
 }
@@ -66,6 +66,7 @@ impl Aggregator {
         Self {
             front_proxy,
             index: RwLock::default(),
+            read: RwLock::default(),
             discovery: discovery::Cache::default(),
         }
     }
@@ -110,8 +111,13 @@ impl Aggregator {
         let stored_rv = stored
             .as_deref()
             .and_then(|o| crate::meta::meta_str(o, "resourceVersion"));
-        let indexed = self.index().get(&name).cloned();
-        if indexed.as_ref().map(|r| r.resource_version.as_str()) != stored_rv {
+        let read = self
+            .read
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&name)
+            .cloned();
+        if read.as_deref() != stored_rv {
             self.reload(ctx);
         }
         self.remote(group, version)
@@ -135,7 +141,14 @@ impl Aggregator {
     pub(crate) fn reload(&self, ctx: &Ctx) {
         let old = self.index();
         let mut next = BTreeMap::new();
+        let mut read = BTreeMap::new();
         for obj in ctx.store.list(&apiservices(), None).1 {
+            if let (Some(name), Some(rv)) = (
+                crate::meta::meta_str(&obj, "name"),
+                crate::meta::meta_str(&obj, "resourceVersion"),
+            ) {
+                read.insert(name.to_string(), rv.to_string());
+            }
             let Some(spec) = ApiService::parse(&obj) else {
                 continue;
             };
@@ -146,9 +159,6 @@ impl Aggregator {
                     .map_err(|e| e.to_string()),
             };
             let registered = Registered {
-                resource_version: crate::meta::meta_str(&obj, "resourceVersion")
-                    .unwrap_or("")
-                    .to_string(),
                 available: apiservice::is_available(&obj),
                 spec,
                 transport,
@@ -156,6 +166,7 @@ impl Aggregator {
             next.insert(registered.spec.name.clone(), Arc::new(registered));
         }
         *self.index.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
+        *self.read.write().unwrap_or_else(|e| e.into_inner()) = read;
     }
 }
 

@@ -341,7 +341,6 @@ async fn a_backend_that_refuses_connections_is_answered_as_kube_aggregator_answe
         .map(Arc::new)
         .map_err(|e| e.to_string());
     let target = super::Registered {
-        resource_version: "1".into(),
         spec,
         available: true,
         transport,
