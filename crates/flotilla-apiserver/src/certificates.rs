@@ -69,9 +69,16 @@ pub(crate) fn prepare_create(obj: &mut Value, user: Option<&UserInfo>) {
         spec.remove(key);
     }
     if let Some(user) = user {
+        // Upstream's PrepareForCreate records the whole requester (`uid` and `extra` only when set).
         spec.insert("username".into(), json!(user.username));
+        if !user.uid.is_empty() {
+            spec.insert("uid".into(), json!(user.uid));
+        }
         if !user.groups.is_empty() {
             spec.insert("groups".into(), json!(user.groups));
+        }
+        if !user.extra.is_empty() {
+            spec.insert("extra".into(), json!(user.extra));
         }
     }
     default_conditions(obj);

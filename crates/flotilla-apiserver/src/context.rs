@@ -36,4 +36,31 @@ pub struct Ctx {
     pub webhooks: crate::admission::webhooks::Webhooks,
     /// `apiserver_request_total`, served on `/metrics`.
     pub metrics: crate::metrics::RequestMetrics,
+    /// The impersonation mode each requester last used (`crate::auth::impersonation`).
+    pub impersonation: crate::auth::impersonation::Impersonation,
+    /// APIServices with a service, their clients and what their backends serve (`crate::aggregator`).
+    pub aggregator: crate::aggregator::Aggregator,
+}
+
+#[cfg(test)]
+impl Ctx {
+    /// A context over a fresh store in `dir`, with the built-in catalogue and no server or controllers running.
+    pub(crate) fn for_test(dir: &std::path::Path) -> Arc<Self> {
+        let certs = crate::server::tls::ensure(dir, &[]).expect("certificates");
+        let front_proxy = crate::server::tls::ensure_front_proxy(dir).expect("front proxy");
+        Arc::new(Self {
+            store: Store::open(dir).expect("store"),
+            catalog: Arc::new(Catalog::with_builtins()),
+            tokens: Tokens::load_or_create(dir).expect("tokens"),
+            ca_pem: certs.ca_pem,
+            address: "127.0.0.1:6443".into(),
+            shutdown: CancellationToken::new(),
+            bookmark_interval: Duration::from_secs(30),
+            service_allocation: Arc::new(tokio::sync::Mutex::new(())),
+            webhooks: Default::default(),
+            metrics: crate::metrics::RequestMetrics::new().expect("metrics"),
+            impersonation: Default::default(),
+            aggregator: crate::aggregator::Aggregator::new(front_proxy),
+        })
+    }
 }

@@ -20,6 +20,7 @@
 //! ```
 
 pub mod admission;
+pub(crate) mod aggregator;
 pub(crate) mod auth;
 mod builtins;
 pub mod catalog;

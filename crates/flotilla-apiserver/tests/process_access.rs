@@ -259,7 +259,8 @@ fn a_karmada_installs_webhook_configurations_apiservices_and_runtime_classes_app
         for want in [
             "WEBHOOKS",
             "karmada-system/karmada-aggregated-apiserver",
-            "Unknown",
+            // The aggregator's availability check, in kube-aggregator's words (no such Service here).
+            "False (ServiceNotFound)",
             "HANDLER",
             "runsc",
         ] {

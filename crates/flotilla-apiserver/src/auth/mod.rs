@@ -1,8 +1,13 @@
 //! Bearer-token authentication (spec §2.3): the admin token kept in the data dir, the tokens of
-//! ServiceAccount token Secrets and bound tokens ([`bound`]). Authorization is allow-all for authenticated
-//! users. The HTTP layer verifies tokens; the token request handler and the ServiceAccount controller issue them.
+//! ServiceAccount token Secrets and bound tokens ([`bound`]); the identity a request speaks for ([`user`]) and
+//! impersonation of another one ([`impersonation`]). Authorization is allow-all for authenticated users. The
+//! HTTP layer verifies tokens; the token request handler and the ServiceAccount controller issue them.
 
 pub(crate) mod bound;
+pub(crate) mod impersonation;
+pub(crate) mod user;
+
+pub use user::UserInfo;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -78,17 +83,21 @@ impl Tokens {
     }
 
     /// The user an `Authorization` header value authenticates through the token table (the admin token and
-    /// ServiceAccount token Secrets), if any. Bound tokens need the store: see `crate::server::authenticate`.
-    pub fn authenticate(&self, header: Option<&str>) -> Option<String> {
+    /// ServiceAccount token Secrets), if any; a ServiceAccount's uid is left for the caller to fill from the
+    /// store. Bound tokens need the store: see `crate::server::authenticate`.
+    pub fn authenticate(&self, header: Option<&str>) -> Option<UserInfo> {
         let token = bearer(header)?;
         if constant_time_eq(token.as_bytes(), self.admin.as_bytes()) {
-            return Some("flotilla-admin".into());
+            return Some(UserInfo::admin());
         }
-        self.service_accounts
+        let name = self
+            .service_accounts
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(token)
-            .cloned()
+            .cloned()?;
+        let (namespace, account) = user::split_service_account(&name)?;
+        Some(UserInfo::service_account(namespace, account, ""))
     }
 
     /// Adds one ServiceAccount token to the table without touching the others.
@@ -134,7 +143,7 @@ mod tests {
         assert_eq!(t.admin(), again.admin());
         assert_eq!(t.admin().len(), 64);
         let header = format!("Bearer {}", t.admin());
-        assert!(t.authenticate(Some(&header)).is_some());
+        assert_eq!(t.authenticate(Some(&header)), Some(UserInfo::admin()));
         assert!(t.authenticate(Some("Bearer nope")).is_none());
         assert!(t.authenticate(None).is_none());
         t.set_service_account_tokens(HashMap::from([(
@@ -142,8 +151,8 @@ mod tests {
             "system:serviceaccount:ns:sa".into(),
         )]));
         assert_eq!(
-            t.authenticate(Some("Bearer sa-tok")).as_deref(),
-            Some("system:serviceaccount:ns:sa")
+            t.authenticate(Some("Bearer sa-tok")).map(|u| u.username),
+            Some("system:serviceaccount:ns:sa".to_string())
         );
     }
 

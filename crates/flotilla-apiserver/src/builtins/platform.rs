@@ -226,7 +226,8 @@ pub(super) const ADMISSIONREGISTRATION: &[Builtin] = &[
     },
 ];
 
-/// `apiregistration.k8s.io/v1`: APIServices are stored only, never proxied.
+/// `apiregistration.k8s.io/v1`: APIServices, whose group-versions `crate::aggregator` proxies when they name a
+/// service.
 pub(super) const APIREGISTRATION: &[Builtin] = &[Builtin {
     resource: r(
         "apiregistration.k8s.io",
@@ -241,7 +242,7 @@ pub(super) const APIREGISTRATION: &[Builtin] = &[Builtin {
     merge: M::Object,
     protobuf: Protobuf::None,
     printer: Printer::Columns(Columns::ApiService),
-    defaults: Defaults::None,
+    defaults: Defaults::Fill(defaults::apiservice),
     zero_status: ZeroStatus::Of(status::empty, &[]),
     names: NameRule::Dns1123Subdomain,
 }];

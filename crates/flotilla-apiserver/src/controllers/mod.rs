@@ -1,8 +1,10 @@
 //! Internal controllers a real cluster runs in kube-controller-manager and apiextensions (spec §9, §10):
 //! bootstrap objects, the CA ConfigMaps and `kubernetes` Service every cluster publishes, CRD naming/establishing/cleanup, namespace lifecycle, garbage collection,
-//! ServiceAccount token secrets and Event expiry. They read the store and write through the registry
-//! (`crate::registry`), never through the HTTP handlers.
+//! ServiceAccount token secrets and Event expiry, and kube-apiserver's own: the front-proxy trust ConfigMap
+//! (`authentication`) and, started from here, the aggregator's (`crate::aggregator`). They read the store and
+//! write through the registry (`crate::registry`), never through the HTTP handlers.
 
+pub(crate) mod authentication;
 pub(crate) mod crd;
 pub(crate) mod events;
 pub(crate) mod gc;
@@ -105,7 +107,10 @@ pub(crate) async fn start(ctx: &Arc<Ctx>, config: &ServerConfig) -> Result<(), E
     // Before serving, so the first client already sees the `kubernetes` Service and `default`'s CA ConfigMap.
     published::resync(ctx).await;
     published::bootstrap_rbac(ctx).await;
+    authentication::sync(ctx).await;
+    crate::aggregator::start(ctx);
     tokio::spawn(published::run(ctx.clone()));
+    tokio::spawn(authentication::run(ctx.clone()));
     tokio::spawn(crd::run(ctx.clone()));
     tokio::spawn(namespace::run(ctx.clone()));
     tokio::spawn(gc::run(ctx.clone()));

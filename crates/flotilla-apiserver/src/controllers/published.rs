@@ -101,7 +101,13 @@ async fn reconcile_service(ctx: &Ctx) {
 
 /// Sets each of `fields` (`None`: absent) on `ns/name` of `res` where the stored object differs; an object
 /// being deleted is left alone.
-async fn restore(ctx: &Ctx, res: &ResKey, ns: &str, name: &str, fields: &[(&str, Option<&Value>)]) {
+pub(super) async fn restore(
+    ctx: &Ctx,
+    res: &ResKey,
+    ns: &str,
+    name: &str,
+    fields: &[(&str, Option<&Value>)],
+) {
     let _ = registry::guaranteed_update(&ctx.store, res, ns, name, false, |cur| {
         let Some(cur) = cur.filter(|c| !meta::is_deleting(c)) else {
             return Ok(Outcome::Unchanged);

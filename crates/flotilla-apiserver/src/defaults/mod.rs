@@ -114,6 +114,16 @@ pub(crate) fn mutating_webhooks(object: &mut Value) {
     webhooks(object, true);
 }
 
+/// APIServices: a service's port is 443 unless given (kube-aggregator's `SetDefaults_ServiceReference`).
+pub(crate) fn apiservice(object: &mut Value) {
+    if let Some(service) = object
+        .pointer_mut("/spec/service")
+        .and_then(Value::as_object_mut)
+    {
+        set_if_absent(service, "port", json!(443));
+    }
+}
+
 /// PriorityClasses.
 pub(crate) fn priority_class(object: &mut Value) {
     if let Some(m) = object.as_object_mut() {

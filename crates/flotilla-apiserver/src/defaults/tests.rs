@@ -299,3 +299,16 @@ fn limit_range_container_items_default_from_max_and_min() {
     );
     assert!(r["spec"]["limits"][1].get("default").is_none());
 }
+
+#[test]
+fn an_apiservice_service_listens_on_443_unless_told() {
+    let mut svc = json!({"spec": {"group": "g", "version": "v1", "service": {"namespace": "ns", "name": "s"}}});
+    apiservice(&mut svc);
+    assert_eq!(svc["spec"]["service"]["port"], 443);
+    let mut given = json!({"spec": {"service": {"namespace": "ns", "name": "s", "port": 8443}}});
+    apiservice(&mut given);
+    assert_eq!(given["spec"]["service"]["port"], 8443);
+    let mut local = json!({"spec": {"group": "g", "version": "v1"}});
+    apiservice(&mut local);
+    assert!(local["spec"].get("service").is_none());
+}

@@ -42,19 +42,17 @@ pub(crate) struct Req {
     pub user_agent: Option<String>,
     /// Request body.
     pub body: Bytes,
-    /// The authenticated user (`None` on public paths).
-    pub user: Option<String>,
+    /// The authenticated (possibly impersonated) user (`None` on public paths).
+    pub user: Option<crate::auth::UserInfo>,
 }
 
 impl Req {
     /// Who sends the request, as admission and the kinds that record their requester see them
     /// (`system:anonymous` on public paths).
-    pub(crate) fn user_info(&self) -> crate::admission::webhooks::UserInfo {
-        let username = self.user.as_deref().unwrap_or("system:anonymous");
-        crate::admission::webhooks::UserInfo {
-            username: username.to_string(),
-            groups: review::groups_of(username),
-        }
+    pub(crate) fn user_info(&self) -> crate::auth::UserInfo {
+        self.user
+            .clone()
+            .unwrap_or_else(crate::auth::UserInfo::anonymous)
     }
 
     /// The requester of a create, update or patch: the user, and the write options of the query

@@ -1,5 +1,7 @@
 //! `/openapi/v2` and `/openapi/v3[/<group-version>]` (spec §3.6–3.7), built by `crate::openapi` from the
-//! resources served right now (CRDs included).
+//! resources served right now (CRDs included). The `/openapi/v3` index lists an aggregated group-version with
+//! the entry its backend gives (in place of a CRD version the APIService takes over); `crate::server` proxies
+//! that group-version's document to the backend, as kube-aggregator does. `/openapi/v2` stays this server's own.
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
@@ -53,10 +55,25 @@ pub(crate) fn serve(ctx: &Ctx, rest: &str, accept: Option<&str>) -> ApiResult<Re
             StatusCode::OK,
             &openapi::v2_json(&resources, SERVER_VERSION),
         )),
-        "/v3" => Ok(json_response(
-            StatusCode::OK,
-            &openapi::v3_root(&resources, SERVER_VERSION),
-        )),
+        "/v3" => {
+            let local: Vec<ServedResource<'_>> = resources
+                .into_iter()
+                .filter(|r| ctx.aggregator.remote(r.group, r.version).is_none())
+                .collect();
+            let mut root = openapi::v3_root(&local, SERVER_VERSION);
+            for (name, r) in ctx.aggregator.index().iter() {
+                if r.spec.service.is_none() {
+                    continue;
+                }
+                if let Some(entry) = ctx.aggregator.discovery.openapi_entry(name)
+                    && let Some(paths) = root.get_mut("paths").and_then(|p| p.as_object_mut())
+                {
+                    let key = format!("apis/{}/{}", r.spec.group, r.spec.version);
+                    paths.insert(key, entry);
+                }
+            }
+            Ok(json_response(StatusCode::OK, &root))
+        }
         _ => {
             let gv = rest.strip_prefix("/v3/").ok_or_else(ApiError::no_route)?;
             openapi::v3_group_version(&resources, gv, SERVER_VERSION)

@@ -13,6 +13,7 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::{Req, body};
+use crate::auth::UserInfo;
 use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
 use crate::status::{ApiError, ApiResult, json_response};
@@ -33,26 +34,6 @@ pub(crate) fn is_review(info: &ResourceInfo) -> bool {
         && REVIEWS
             .iter()
             .any(|(g, p)| info.group == *g && info.plural == *p)
-}
-
-/// The groups a user of this server belongs to: the admin is a cluster admin (`system:masters`), a
-/// ServiceAccount is in its namespace's and all ServiceAccounts' groups.
-pub(crate) fn groups_of(user: &str) -> Vec<String> {
-    let mut groups = Vec::new();
-    if let Some(rest) = user.strip_prefix("system:serviceaccount:") {
-        groups.push("system:serviceaccounts".to_string());
-        if let Some((ns, _)) = rest.split_once(':') {
-            groups.push(format!("system:serviceaccounts:{ns}"));
-        }
-    } else {
-        groups.push("system:masters".to_string());
-    }
-    groups.push("system:authenticated".to_string());
-    groups
-}
-
-fn user_info(user: &str) -> Value {
-    json!({"username": user, "groups": groups_of(user)})
 }
 
 fn invalid(info: &ResourceInfo, field: &str, detail: &str) -> ApiError {
@@ -105,7 +86,13 @@ fn check_access_spec(info: &ResourceInfo, spec: &Value, ns: &str) -> ApiResult<(
 }
 
 /// The status a review answers with.
-fn evaluate(ctx: &Ctx, info: &ResourceInfo, obj: &Value, user: &str, ns: &str) -> ApiResult<Value> {
+fn evaluate(
+    ctx: &Ctx,
+    info: &ResourceInfo,
+    obj: &Value,
+    user: &UserInfo,
+    ns: &str,
+) -> ApiResult<Value> {
     let spec = obj.get("spec").cloned().unwrap_or_else(|| json!({}));
     Ok(match info.plural.as_str() {
         "selfsubjectrulesreviews" => json!({
@@ -113,11 +100,11 @@ fn evaluate(ctx: &Ctx, info: &ResourceInfo, obj: &Value, user: &str, ns: &str) -
             "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
             "incomplete": false,
         }),
-        "selfsubjectreviews" => json!({"userInfo": user_info(user)}),
+        "selfsubjectreviews" => json!({"userInfo": user.to_json()}),
         "tokenreviews" => {
             let token = spec.get("token").and_then(Value::as_str).unwrap_or("");
             match crate::server::authenticate(ctx, Some(&format!("Bearer {token}"))) {
-                Some(who) => json!({"authenticated": true, "user": user_info(&who)}),
+                Some(who) => json!({"authenticated": true, "user": who.to_json()}),
                 None => json!({"user": {}, "error": "invalid bearer token"}),
             }
         }
@@ -144,8 +131,7 @@ pub(crate) fn create(ctx: &Arc<Ctx>, info: &ResourceInfo, req: &Req) -> ApiResul
     }
     let mut obj = body::decode_object(req, false)?;
     crate::registry::create::check_type(info, &mut obj)?;
-    let user = req.user.as_deref().unwrap_or("system:anonymous");
-    let status = evaluate(ctx, info, &obj, user, req.ns())?;
+    let status = evaluate(ctx, info, &obj, &req.user_info(), req.ns())?;
     if let Some(m) = obj.as_object_mut() {
         let meta = m.entry("metadata").or_insert_with(|| json!({}));
         if let Some(meta) = meta.as_object_mut() {
@@ -158,25 +144,4 @@ pub(crate) fn create(ctx: &Arc<Ctx>, info: &ResourceInfo, req: &Req) -> ApiResul
         m.insert("status".into(), status);
     }
     Ok(json_response(StatusCode::CREATED, &obj))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn service_accounts_and_the_admin_belong_to_upstreams_groups() {
-        assert_eq!(
-            groups_of("system:serviceaccount:ns1:builder"),
-            [
-                "system:serviceaccounts",
-                "system:serviceaccounts:ns1",
-                "system:authenticated"
-            ]
-        );
-        assert_eq!(
-            groups_of("flotilla-admin"),
-            ["system:masters", "system:authenticated"]
-        );
-    }
 }

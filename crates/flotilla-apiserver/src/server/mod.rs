@@ -136,6 +136,7 @@ impl Server {
             source,
         })?;
         let certs = tls::ensure(&dir, &config.extra_hosts)?;
+        let front_proxy = tls::ensure_front_proxy(&dir)?;
         let tls_config = tls::server_config(&certs)?;
         let tokens = Tokens::load_or_create(&dir).map_err(|source| Error::DataDir {
             path: dir.clone(),
@@ -163,6 +164,8 @@ impl Server {
             service_allocation: Arc::new(tokio::sync::Mutex::new(())),
             webhooks: Default::default(),
             metrics: crate::metrics::RequestMetrics::new()?,
+            impersonation: Default::default(),
+            aggregator: crate::aggregator::Aggregator::new(front_proxy),
         });
         crate::controllers::start(&ctx, &config).await?;
         let acceptor = TlsAcceptor::from(tls_config);
@@ -219,7 +222,7 @@ impl RunningServer {
 
 async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, ctx: Arc<Ctx>) {
     loop {
-        let (tcp, _) = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             _ = ctx.shutdown.cancelled() => return,
             r = listener.accept() => match r {
                 Ok(c) => c,
@@ -237,10 +240,12 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, ctx: Arc<Ctx>
                 return;
             };
             let shutdown = ctx.shutdown.clone();
-            let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                let ctx = ctx.clone();
-                async move { Ok::<_, Infallible>(dispatch(ctx, req).await) }
-            });
+            let service =
+                hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+                    let ctx = ctx.clone();
+                    req.extensions_mut().insert(ClientAddr(peer));
+                    async move { Ok::<_, Infallible>(dispatch(ctx, req).await) }
+                });
             let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
             let io = TokioIo::new(tls);
             if h2 {
@@ -252,7 +257,10 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, ctx: Arc<Ctx>
                     _ = shutdown.cancelled() => {}
                 }
             } else {
-                let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+                // Upgrades pass through to aggregated APIs (exec, attach and port-forward behind an APIService).
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .with_upgrades();
                 tokio::select! {
                     _ = conn => {}
                     _ = shutdown.cancelled() => {}
@@ -261,6 +269,10 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, ctx: Arc<Ctx>
         });
     }
 }
+
+/// The address a request came from (Go's `RemoteAddr`), which proxied requests carry in `X-Forwarded-For`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClientAddr(pub SocketAddr);
 
 /// The `/version` document.
 pub fn version_info() -> serde_json::Value {
@@ -275,23 +287,27 @@ pub fn version_info() -> serde_json::Value {
 
 /// The user an `Authorization` header value authenticates: the admin, a ServiceAccount token Secret's
 /// account, or a bound token's account while that ServiceAccount still exists with the uid it was issued for.
-pub fn authenticate(ctx: &Ctx, header: Option<&str>) -> Option<String> {
+/// A ServiceAccount's user carries the account's uid, as kube-apiserver's token authenticators give it.
+pub fn authenticate(ctx: &Ctx, header: Option<&str>) -> Option<auth::UserInfo> {
     let token = auth::bearer(header)?;
+    let accounts = crate::catalog::ResKey::new("", "serviceaccounts");
+    let uid_of = |namespace: &str, name: &str| {
+        let account = ctx.store.get(&accounts, namespace, name)?;
+        crate::meta::meta_str(&account, "uid").map(str::to_string)
+    };
     if let Some(claims) = ctx
         .tokens
         .verify_bound(token, jiff::Timestamp::now().as_second())
     {
-        let account = ctx.store.get(
-            &crate::catalog::ResKey::new("", "serviceaccounts"),
-            &claims.namespace,
-            &claims.name,
-        )?;
-        let uid = account
-            .pointer("/metadata/uid")
-            .and_then(serde_json::Value::as_str);
-        return (uid == Some(claims.uid.as_str())).then(|| claims.user());
+        let uid = uid_of(&claims.namespace, &claims.name)?;
+        return (uid == claims.uid)
+            .then(|| auth::UserInfo::service_account(&claims.namespace, &claims.name, &uid));
     }
-    ctx.tokens.authenticate(header)
+    let mut user = ctx.tokens.authenticate(header)?;
+    if let Some((namespace, name)) = auth::user::split_service_account(&user.username) {
+        user.uid = uid_of(namespace, name).unwrap_or_default();
+    }
+    Some(user)
 }
 
 /// Handles one request.
@@ -319,10 +335,18 @@ where
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|h| h.to_str().ok());
-        user = authenticate(&ctx, header);
-        if user.is_none() {
-            return Err(ApiError::unauthorized());
-        }
+        let requester = authenticate(&ctx, header).ok_or_else(ApiError::unauthorized)?;
+        // As kube-apiserver's filters run: authentication, then impersonation, then everything else.
+        let impersonated = ctx.impersonation.impersonate(&requester, &parts.headers)?;
+        user = Some(impersonated.unwrap_or(requester));
+    }
+    if let Some(user) = &user
+        && let Some(target) = ctx
+            .aggregator
+            .claims(&ctx, &path)
+            .or_else(|| ctx.aggregator.claims_openapi(&ctx, &path))
+    {
+        return Ok(crate::aggregator::proxy::forward(&ctx, target, parts, body, user).await);
     }
     let accept = parts
         .headers
@@ -362,7 +386,7 @@ where
             )?;
             match out {
                 Output::Discovery(v) => {
-                    let body = discovery::aggregated(&ctx.catalog, core, &v);
+                    let body = discovery::aggregated(&ctx, core, &v);
                     let mut r = json_response(StatusCode::OK, &body);
                     let ct = format!(
                         "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList"
@@ -378,15 +402,12 @@ where
                     StatusCode::OK,
                     &discovery::api_versions(&ctx.address),
                 )),
-                _ => Ok(json_response(
-                    StatusCode::OK,
-                    &discovery::api_groups(&ctx.catalog),
-                )),
+                _ => Ok(json_response(StatusCode::OK, &discovery::api_groups(&ctx))),
             }
         }
         Route::Group(g) => {
             get_only(&parts.method)?;
-            discovery::api_group(&ctx.catalog, &g)
+            discovery::api_group(&ctx, &g)
                 .map(|d| json_response(StatusCode::OK, &d))
                 .ok_or_else(ApiError::no_route)
         }
@@ -443,7 +464,7 @@ async fn resource_request<B>(
     rp: route::ResourcePath,
     body: B,
     accept: Option<String>,
-    user: Option<String>,
+    user: Option<auth::UserInfo>,
 ) -> Result<Response, ApiError>
 where
     B: http_body::Body<Data = Bytes> + Send + 'static,

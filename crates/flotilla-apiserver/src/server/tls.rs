@@ -3,6 +3,11 @@
 //! A self-signed CA (`ca.crt`, `ca.key`) and a serving leaf it signs (`serving.crt`, `serving.key`) with
 //! SANs for localhost, the loopback addresses, the in-cluster names and any configured host. Existing
 //! files are reused so kubeconfigs stay valid across restarts; the leaf is re-issued when its SANs change.
+//!
+//! And, as kubeadm gives kube-apiserver, a front-proxy CA (`front-proxy-ca.crt`, `front-proxy-ca.key`) with its
+//! client certificate (`front-proxy-client.crt`, `front-proxy-client.key`, CN `front-proxy-client`), which the
+//! aggregator presents to aggregated API servers; they trust it through the published
+//! `kube-system/extension-apiserver-authentication` ConfigMap.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -74,12 +79,26 @@ fn write_private(path: &Path, content: &str) -> Result<(), TlsError> {
     Ok(())
 }
 
-fn ca_params() -> CertificateParams {
+/// The front-proxy client certificate's common name, the one name aggregated API servers allow.
+pub const FRONT_PROXY_CLIENT: &str = "front-proxy-client";
+
+/// The front-proxy CA and client certificate in PEM form.
+#[derive(Debug, Clone)]
+pub struct FrontProxy {
+    /// The front-proxy CA certificate (`requestheader-client-ca-file`).
+    pub ca_pem: String,
+    /// The client certificate, CN [`FRONT_PROXY_CLIENT`].
+    pub cert_pem: String,
+    /// Its private key.
+    pub key_pem: String,
+}
+
+fn ca_params(common_name: &str) -> CertificateParams {
     let mut params = CertificateParams::default();
     params.distinguished_name = rcgen::DistinguishedName::new();
     params
         .distinguished_name
-        .push(DnType::CommonName, "flotilla-ca");
+        .push(DnType::CommonName, common_name);
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,
@@ -110,32 +129,96 @@ pub fn sans(extra_hosts: &[String]) -> Vec<String> {
     v
 }
 
-/// Loads the certificates from `dir`, generating whatever is missing or stale.
-pub fn ensure(dir: &Path, extra_hosts: &[String]) -> Result<Certs, TlsError> {
-    let ca_crt = dir.join("ca.crt");
-    let ca_key = dir.join("ca.key");
-    let (ca_pem, ca_key_pair) = if ca_crt.exists() && ca_key.exists() {
+/// Loads the CA `<name>.crt`/`<name>.key` from `dir`, generating it (with CN `common_name`) when missing.
+fn load_or_create_ca(
+    dir: &Path,
+    name: &str,
+    common_name: &str,
+) -> Result<(String, KeyPair), TlsError> {
+    let ca_crt = dir.join(format!("{name}.crt"));
+    let ca_key = dir.join(format!("{name}.key"));
+    if ca_crt.exists() && ca_key.exists() {
         let pem = std::fs::read_to_string(&ca_crt).map_err(io_err(&ca_crt))?;
         let key_pem = std::fs::read_to_string(&ca_key).map_err(io_err(&ca_key))?;
         let key = KeyPair::from_pem(&key_pem).map_err(|_| TlsError::Pem {
             path: ca_key.clone(),
         })?;
-        (pem, key)
-    } else {
-        let key = KeyPair::generate().map_err(|source| TlsError::Generate {
-            what: "CA key",
+        return Ok((pem, key));
+    }
+    let key = KeyPair::generate().map_err(|source| TlsError::Generate {
+        what: "CA key",
+        source,
+    })?;
+    let cert = ca_params(common_name)
+        .self_signed(&key)
+        .map_err(|source| TlsError::Generate {
+            what: "CA certificate",
             source,
         })?;
-        let cert = ca_params()
-            .self_signed(&key)
-            .map_err(|source| TlsError::Generate {
-                what: "CA certificate",
-                source,
-            })?;
-        write_private(&ca_key, &key.serialize_pem())?;
-        std::fs::write(&ca_crt, cert.pem()).map_err(io_err(&ca_crt))?;
-        (cert.pem(), key)
-    };
+    write_private(&ca_key, &key.serialize_pem())?;
+    std::fs::write(&ca_crt, cert.pem()).map_err(io_err(&ca_crt))?;
+    Ok((cert.pem(), key))
+}
+
+/// Loads the front-proxy CA and client certificate from `dir`, generating them once.
+pub fn ensure_front_proxy(dir: &Path) -> Result<FrontProxy, TlsError> {
+    let (ca_pem, ca_key) = load_or_create_ca(dir, "front-proxy-ca", "front-proxy-ca")?;
+    let crt = dir.join("front-proxy-client.crt");
+    let key = dir.join("front-proxy-client.key");
+    if crt.exists() && key.exists() {
+        return Ok(FrontProxy {
+            ca_pem,
+            cert_pem: std::fs::read_to_string(&crt).map_err(io_err(&crt))?,
+            key_pem: std::fs::read_to_string(&key).map_err(io_err(&key))?,
+        });
+    }
+    let issuer = Issuer::new(ca_params("front-proxy-ca"), ca_key);
+    let (cert_pem, key_pem) = issue_leaf(
+        CertificateParams::default(),
+        FRONT_PROXY_CLIENT,
+        ExtendedKeyUsagePurpose::ClientAuth,
+        &issuer,
+        "front-proxy client certificate",
+    )?;
+    write_private(&key, &key_pem)?;
+    std::fs::write(&crt, &cert_pem).map_err(io_err(&crt))?;
+    Ok(FrontProxy {
+        ca_pem,
+        cert_pem,
+        key_pem,
+    })
+}
+
+/// A leaf certificate with `params`' names, CN `common_name` and the one extended usage `usage`, signed by
+/// `issuer`, and its new key, both PEM.
+fn issue_leaf(
+    mut params: CertificateParams,
+    common_name: &str,
+    usage: ExtendedKeyUsagePurpose,
+    issuer: &Issuer<'_, KeyPair>,
+    what: &'static str,
+) -> Result<(String, String), TlsError> {
+    let key = KeyPair::generate().map_err(|source| TlsError::Generate { what, source })?;
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, common_name);
+    params.is_ca = IsCa::ExplicitNoCa;
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    params.extended_key_usages = vec![usage];
+    params.use_authority_key_identifier_extension = true;
+    let cert = params
+        .signed_by(&key, issuer)
+        .map_err(|source| TlsError::Generate { what, source })?;
+    Ok((cert.pem(), key.serialize_pem()))
+}
+
+/// Loads the certificates from `dir`, generating whatever is missing or stale.
+pub fn ensure(dir: &Path, extra_hosts: &[String]) -> Result<Certs, TlsError> {
+    let (ca_pem, ca_key_pair) = load_or_create_ca(dir, "ca", "flotilla-ca")?;
     let wanted = sans(extra_hosts);
     let leaf_crt = dir.join("serving.crt");
     let leaf_key = dir.join("serving.key");
@@ -150,40 +233,25 @@ pub fn ensure(dir: &Path, extra_hosts: &[String]) -> Result<Certs, TlsError> {
             key_pem,
         });
     }
-    let issuer = Issuer::new(ca_params(), ca_key_pair);
-    let key = KeyPair::generate().map_err(|source| TlsError::Generate {
-        what: "serving key",
+    let issuer = Issuer::new(ca_params("flotilla-ca"), ca_key_pair);
+    let params = CertificateParams::new(wanted.clone()).map_err(|source| TlsError::Generate {
+        what: "serving certificate parameters",
         source,
     })?;
-    let mut params =
-        CertificateParams::new(wanted.clone()).map_err(|source| TlsError::Generate {
-            what: "serving certificate parameters",
-            source,
-        })?;
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "flotilla-apiserver");
-    params.is_ca = IsCa::ExplicitNoCa;
-    params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params.use_authority_key_identifier_extension = true;
-    let cert = params
-        .signed_by(&key, &issuer)
-        .map_err(|source| TlsError::Generate {
-            what: "serving certificate",
-            source,
-        })?;
-    write_private(&leaf_key, &key.serialize_pem())?;
-    std::fs::write(&leaf_crt, cert.pem()).map_err(io_err(&leaf_crt))?;
+    let (cert_pem, key_pem) = issue_leaf(
+        params,
+        "flotilla-apiserver",
+        ExtendedKeyUsagePurpose::ServerAuth,
+        &issuer,
+        "serving certificate",
+    )?;
+    write_private(&leaf_key, &key_pem)?;
+    std::fs::write(&leaf_crt, &cert_pem).map_err(io_err(&leaf_crt))?;
     std::fs::write(&sans_file, wanted.join(",")).map_err(io_err(&sans_file))?;
     Ok(Certs {
         ca_pem,
-        cert_pem: cert.pem(),
-        key_pem: key.serialize_pem(),
+        cert_pem,
+        key_pem,
     })
 }
 
@@ -226,5 +294,31 @@ mod tests {
         assert_eq!(a.ca_pem, c.ca_pem);
         assert_ne!(a.cert_pem, c.cert_pem);
         assert!(server_config(&c).is_ok());
+    }
+
+    #[test]
+    fn the_front_proxy_client_is_issued_once_by_its_own_ca() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let serving = ensure(dir.path(), &[]).expect("serving");
+        let a = ensure_front_proxy(dir.path()).expect("generate");
+        let b = ensure_front_proxy(dir.path()).expect("reuse");
+        assert_eq!(
+            (a.ca_pem.as_str(), a.cert_pem.as_str()),
+            (b.ca_pem.as_str(), b.cert_pem.as_str())
+        );
+        assert_ne!(a.ca_pem, serving.ca_pem);
+        let der = CertificateDer::from_pem_slice(a.cert_pem.as_bytes()).expect("pem");
+        let (_, cert) = x509_parser::parse_x509_certificate(&der).expect("x509");
+        let cn: Vec<&str> = cert
+            .subject()
+            .iter_common_name()
+            .filter_map(|c| c.as_str().ok())
+            .collect();
+        assert_eq!(cn, [FRONT_PROXY_CLIENT]);
+        let ca = CertificateDer::from_pem_slice(a.ca_pem.as_bytes()).expect("pem");
+        let (_, ca) = x509_parser::parse_x509_certificate(&ca).expect("x509");
+        assert!(cert.verify_signature(Some(ca.public_key())).is_ok());
+        let eku = cert.extended_key_usage().expect("eku").expect("present");
+        assert!(eku.value.client_auth && !eku.value.server_auth);
     }
 }

@@ -1,6 +1,7 @@
 //! In-process component tests: a real server on a free port, driven by kube-rs and kube-runtime over HTTPS.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod aggregation;
 mod common;
 mod crd;
 mod crud;

@@ -7,14 +7,7 @@ use serde_json::{Map, Value, json};
 use super::rules::Operation;
 use crate::status::ApiError;
 
-/// Who made the request, as AdmissionReview's `userInfo` carries it.
-#[derive(Clone, Debug, Default)]
-pub struct UserInfo {
-    /// User name.
-    pub username: String,
-    /// Groups.
-    pub groups: Vec<String>,
-}
+pub use crate::auth::UserInfo;
 
 /// Everything a webhook is told about one request.
 #[derive(Clone, Debug)]
@@ -77,10 +70,7 @@ pub fn review(uid: &str, request: &Request<'_>, object: Option<&Value>) -> Value
         body.insert("namespace".into(), json!(request.namespace));
     }
     body.insert("operation".into(), json!(request.operation.as_str()));
-    body.insert(
-        "userInfo".into(),
-        json!({"username": request.user.username, "groups": request.user.groups}),
-    );
+    body.insert("userInfo".into(), request.user.to_json());
     body.insert("object".into(), object.cloned().unwrap_or(Value::Null));
     body.insert(
         "oldObject".into(),
@@ -288,10 +278,14 @@ mod tests {
 
     #[test]
     fn the_review_carries_kind_resource_options_and_both_objects() {
-        let user = UserInfo {
-            username: "admin".into(),
-            groups: vec!["system:masters".into()],
+        let mut user = UserInfo {
+            username: "jane".into(),
+            uid: "u-7".into(),
+            groups: vec!["dev".into(), "system:authenticated".into()],
+            ..UserInfo::default()
         };
+        user.extra
+            .insert("example.com/team".into(), vec!["blue".into()]);
         let old = json!({"spec": {"replicas": 1}});
         let request = Request {
             operation: Operation::Update,
@@ -322,5 +316,11 @@ mod tests {
         assert_eq!(r["oldObject"]["spec"]["replicas"], 1);
         assert_eq!(r["object"]["spec"]["replicas"], 2);
         assert_eq!(r["dryRun"], true);
+        // The whole identity, as kube-apiserver sends it (impersonated or not).
+        assert_eq!(
+            r["userInfo"],
+            json!({"username": "jane", "uid": "u-7", "groups": ["dev", "system:authenticated"],
+                   "extra": {"example.com/team": ["blue"]}})
+        );
     }
 }
