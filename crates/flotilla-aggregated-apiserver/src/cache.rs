@@ -2,6 +2,9 @@
 //! control plane's Clusters, started with the server) and the Secrets they name (a reflector per namespace,
 //! started the first time a Secret of that namespace is wanted). A miss in a cache falls back to a GET, as
 //! Karmada's secret getter falls back from its lister, so an object just created is found at once.
+//!
+//! Clusters are read through the CRD's `storage` version ([`StoredCluster`]): once the APIService is
+//! registered, `v1alpha1` on the control plane is this very server, and reading it would go round in a circle.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -9,15 +12,53 @@ use std::sync::{Arc, Mutex, PoisonError};
 use flotilla_api::cluster::v1alpha1::Cluster;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::ClusterResourceScope;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, watcher as watch_stream};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::RequestError;
+use crate::names;
+
+/// A Cluster as the control plane serves it at the CRD's `storage` version (the same schema as `v1alpha1`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(transparent)]
+pub(crate) struct StoredCluster(pub(crate) Cluster);
+
+impl Resource for StoredCluster {
+    type DynamicType = ();
+    type Scope = ClusterResourceScope;
+
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        "Cluster".into()
+    }
+
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        names::GROUP.into()
+    }
+
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        names::STORAGE_VERSION.into()
+    }
+
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        names::RESOURCE.into()
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        &self.0.metadata
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.0.metadata
+    }
+}
 
 /// One reflected collection and whether it has been listed once.
 #[derive(Clone)]
@@ -73,7 +114,7 @@ where
 /// The Clusters and their Secrets.
 pub(crate) struct Members {
     client: Client,
-    clusters: Reflected<Cluster>,
+    clusters: Reflected<StoredCluster>,
     secrets: Mutex<HashMap<String, Reflected<Secret>>>,
     shutdown: CancellationToken,
 }
@@ -97,7 +138,13 @@ impl Members {
 
     /// Every Cluster, by name.
     pub(crate) fn clusters(&self) -> Vec<Arc<Cluster>> {
-        let mut all = self.clusters.store.state();
+        let mut all: Vec<Arc<Cluster>> = self
+            .clusters
+            .store
+            .state()
+            .into_iter()
+            .map(|stored| Arc::new(stored.0.clone()))
+            .collect();
         all.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         all
     }
@@ -108,11 +155,11 @@ impl Members {
     /// [`RequestError::ClusterNotFound`], or [`RequestError::ControlPlane`] when the GET failed otherwise.
     pub(crate) async fn cluster(&self, name: &str) -> Result<Arc<Cluster>, RequestError> {
         if let Some(found) = self.clusters.store.get(&ObjectRef::new(name)) {
-            return Ok(found);
+            return Ok(Arc::new(found.0.clone()));
         }
-        let api: Api<Cluster> = Api::all(self.client.clone());
+        let api: Api<StoredCluster> = Api::all(self.client.clone());
         match api.get_opt(name).await {
-            Ok(Some(cluster)) => Ok(Arc::new(cluster)),
+            Ok(Some(cluster)) => Ok(Arc::new(cluster.0)),
             Ok(None) => Err(RequestError::ClusterNotFound {
                 cluster: name.to_owned(),
             }),

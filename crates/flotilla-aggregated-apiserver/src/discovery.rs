@@ -115,7 +115,7 @@ pub(crate) fn aggregated_group_list() -> Value {
         "apiVersion": "apidiscovery.k8s.io/v2",
         "metadata": {},
         "items": [{
-            "metadata": {"name": names::GROUP, "creationTimestamp": null},
+            "metadata": {"name": names::GROUP},
             "versions": [{
                 "version": names::VERSION,
                 "resources": [{

@@ -44,6 +44,12 @@ pub const LABELS: [(&str, &str); 2] = [
     ("apiserver", "true"),
 ];
 
+/// kube-aggregator's label marking an APIService it registered itself (one per CRD version, `v1alpha1` of the
+/// Cluster CRD included) and keeps in step with the CRD: while it says `true` or `onstart`, kube-aggregator
+/// puts back the local spec over the registration. Ours says `false`, in the same write as the spec, so the
+/// registration is the user's from then on.
+pub const AUTOMANAGED_LABEL: (&str, &str) = ("kube-aggregator.kubernetes.io/automanaged", "false");
+
 /// The ConfigMap in `kube-system` where an API server publishes how it authenticates to extension servers.
 pub const AUTHENTICATION_CONFIG_MAP: &str = "extension-apiserver-authentication";
 /// Its namespace.

@@ -3,6 +3,10 @@
 //! Service, and, when the server is reached at a host and port rather than through an existing Service, the
 //! ExternalName Service `karmada-system/karmada-aggregated-apiserver` for them. Both are written by
 //! server-side apply as the controller manager, so registering again converges.
+//!
+//! kube-aggregator has usually registered `v1alpha1.cluster.karmada.io` itself already, as a local APIService for
+//! the Cluster CRD's version, and resets the spec of the APIServices it manages; the apply takes the object
+//! over in the same write (see [`names::AUTOMANAGED_LABEL`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -59,10 +63,15 @@ pub fn api_service(endpoint: &Endpoint, ca_bundle: &[u8]) -> APIService {
             port: *port,
         },
     };
+    let mut labels = labels();
+    labels.insert(
+        names::AUTOMANAGED_LABEL.0.to_owned(),
+        names::AUTOMANAGED_LABEL.1.to_owned(),
+    );
     APIService {
         metadata: ObjectMeta {
             name: Some(names::API_SERVICE_NAME.to_owned()),
-            labels: Some(labels()),
+            labels: Some(labels),
             ..ObjectMeta::default()
         },
         spec: Some(APIServiceSpec {
@@ -167,7 +176,8 @@ where
         })
 }
 
-/// Waits until the APIService's `Available` condition is `True`, polling every half second.
+/// Waits until the APIService names a service, its `Available` condition is `True`, and the control plane's
+/// `v1alpha1` discovery is this server's; polls every half second.
 ///
 /// # Errors
 /// [`Error::NotAvailable`] after `timeout`, with the condition's last reason and message.
@@ -176,6 +186,10 @@ pub async fn wait_available(client: &Client, timeout: Duration) -> Result<(), Er
     let started = tokio::time::Instant::now();
     loop {
         let reason = match api.get_opt(names::API_SERVICE_NAME).await {
+            // kube-aggregator's own local registration of the CRD's version is Available too: not ours.
+            Ok(Some(service)) if service.spec.as_ref().is_none_or(|s| s.service.is_none()) => {
+                "it names no service (it is the CRD's local registration)".to_owned()
+            }
             Ok(Some(service)) => {
                 let available = service
                     .status
@@ -184,7 +198,15 @@ pub async fn wait_available(client: &Client, timeout: Duration) -> Result<(), Er
                     .into_iter()
                     .find(|condition| condition.type_ == "Available");
                 match available {
-                    Some(condition) if condition.status == "True" => return Ok(()),
+                    Some(condition) if condition.status == "True" => {
+                        match routed_here(client).await {
+                            Ok(true) => return Ok(()),
+                            Ok(false) => {
+                                "the control plane still answers v1alpha1 itself".to_owned()
+                            }
+                            Err(error) => crate::error::chain(&error),
+                        }
+                    }
                     Some(condition) => format!(
                         "{}: {}",
                         condition.reason.unwrap_or_default(),
@@ -207,6 +229,14 @@ pub async fn wait_available(client: &Client, timeout: Duration) -> Result<(), Er
     }
 }
 
+/// Whether the control plane's `v1alpha1` discovery is this server's: only it serves `clusters/proxy`. The
+/// `Available` condition alone may still be the one of kube-aggregator's local registration just taken over.
+async fn routed_here(client: &Client) -> Result<bool, kube::Error> {
+    let resources = client.list_api_group_resources(names::API_VERSION).await?;
+    let proxy = format!("{}/{}", names::RESOURCE, names::PROXY);
+    Ok(resources.resources.iter().any(|r| r.name == proxy))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -227,7 +257,11 @@ mod tests {
                 "kind": "APIService",
                 "metadata": {
                     "name": "v1alpha1.cluster.karmada.io",
-                    "labels": {"app": "karmada-aggregated-apiserver", "apiserver": "true"},
+                    "labels": {
+                        "app": "karmada-aggregated-apiserver",
+                        "apiserver": "true",
+                        "kube-aggregator.kubernetes.io/automanaged": "false",
+                    },
                 },
                 "spec": {
                     "group": "cluster.karmada.io",

@@ -29,7 +29,7 @@ fn cluster(name: &str) -> Cluster {
 }
 
 /// The control plane's Clusters at `version`, read directly from the CRD.
-fn on_control_plane(client: &Client, version: &str) -> Api<DynamicObject> {
+pub(crate) fn on_control_plane(client: &Client, version: &str) -> Api<DynamicObject> {
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("cluster.karmada.io", version, "Cluster"),
         "clusters",

@@ -6,5 +6,7 @@
 mod clusters;
 mod discovery;
 mod front_proxy;
+mod member;
 mod proxy;
+mod real_kube;
 mod support;

@@ -30,7 +30,7 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-pub(crate) use flotilla_testing::eventually;
+pub(crate) use flotilla_testing::{eventually, eventually_within};
 
 /// A request body.
 pub(crate) type Body = BoxBody<Bytes, std::io::Error>;
