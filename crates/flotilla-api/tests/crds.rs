@@ -171,7 +171,9 @@ fn ten_kinds_with_karmada_names_groups_versions_and_scopes() {
         } else {
             assert_eq!(categories, ["karmada-io"], "{name}");
         }
-        assert_eq!(crd.spec.versions.len(), 1);
+        // The Cluster CRD also serves the aggregated API server's alias version (see the test below).
+        let versions = if kind == "Cluster" { 2 } else { 1 };
+        assert_eq!(crd.spec.versions.len(), versions, "{name}");
         let v = &crd.spec.versions[0];
         assert_eq!(
             (v.name.as_str(), v.served, v.storage),
@@ -192,6 +194,42 @@ fn ten_kinds_with_karmada_names_groups_versions_and_scopes() {
                 root["properties"].get(field).is_some(),
                 "{name} lacks {field}"
             );
+        }
+    }
+}
+
+#[test]
+fn cluster_crd_serves_the_storage_alias_with_v1alpha1s_schema() {
+    let crd = by_name("clusters.cluster.karmada.io");
+    assert_eq!(crd.spec.versions.len(), 2);
+    let (v1alpha1, alias) = (&crd.spec.versions[0], &crd.spec.versions[1]);
+    assert_eq!(
+        (v1alpha1.name.as_str(), v1alpha1.served, v1alpha1.storage),
+        ("v1alpha1", true, true)
+    );
+    assert_eq!(
+        (alias.name.as_str(), alias.served, alias.storage),
+        (flotilla_api::cluster::STORAGE_VERSION, true, false)
+    );
+    assert_eq!(alias.schema, v1alpha1.schema);
+    assert_eq!(
+        alias.additional_printer_columns,
+        v1alpha1.additional_printer_columns
+    );
+    assert_eq!(alias.subresources, v1alpha1.subresources);
+    assert!(
+        alias
+            .subresources
+            .as_ref()
+            .is_some_and(|s| s.status.is_some())
+    );
+    let conversion = crd.spec.conversion.as_ref().expect("a conversion");
+    assert_eq!(conversion.strategy, "None");
+    assert!(conversion.webhook.is_none());
+    // No other CRD has more than one version.
+    for other in crds::all() {
+        if other.metadata.name != crd.metadata.name {
+            assert_eq!(other.spec.versions.len(), 1, "{:?}", other.metadata.name);
         }
     }
 }

@@ -41,3 +41,4 @@ pub(crate) mod works;
 pub use context::{Context, Options};
 pub use error::{Error, Result};
 pub use interpreter::Interpreter;
+pub use member::client::member_config;

@@ -43,8 +43,8 @@ impl TlsIdentity {
         })
     }
 
-    /// A rustls server config (ring provider, HTTP/1.1 ALPN) serving this identity.
-    pub fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, Error> {
+    /// The certificate chain (leaf first) and the private key, parsed from their PEMs.
+    pub fn parse(&self) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), Error> {
         let chain = CertificateDer::pem_slice_iter(&self.cert_pem)
             .collect::<Result<Vec<_>, _>>()
             .map_err(Error::Certificate)?;
@@ -52,6 +52,12 @@ impl TlsIdentity {
             return Err(Error::NoCertificate);
         }
         let key = PrivateKeyDer::from_pem_slice(&self.key_pem).map_err(Error::PrivateKey)?;
+        Ok((chain, key))
+    }
+
+    /// A rustls server config (ring provider, HTTP/1.1 ALPN) serving this identity.
+    pub fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, Error> {
+        let (chain, key) = self.parse()?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()

@@ -8,7 +8,9 @@
 mod riwc;
 pub mod structural;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceConversion, CustomResourceDefinition,
+};
 use kube::CustomResourceExt;
 use serde_json::{Value, json};
 
@@ -112,6 +114,13 @@ pub fn all() -> Vec<CustomResourceDefinition> {
     let mut crds: Vec<CustomResourceDefinition> = described
         .into_iter()
         .map(|(crd, description)| finish(crd, description))
+        .map(|crd| {
+            if crd.metadata.name.as_deref() == Some(Cluster::crd_name()) {
+                with_storage_alias(crd)
+            } else {
+                crd
+            }
+        })
         .collect();
     crds.push(finish(riwc::crd(), riwc::DESCRIPTION));
     crds
@@ -182,6 +191,25 @@ fn finish(mut crd: CustomResourceDefinition, description: &str) -> CustomResourc
         }
         validation.open_api_v3_schema = serde_json::from_value(schema).ok();
     }
+    crd
+}
+
+/// Adds the served, non-storage version [`STORAGE_VERSION`](crate::cluster::STORAGE_VERSION) to the Cluster
+/// CRD: a copy of its one version (schema, printer columns, status subresource) under the other name, with
+/// conversion `None`, so both versions read and write the same objects. The aggregated API server serves
+/// `v1alpha1` through it (crate `flotilla-aggregated-apiserver`).
+fn with_storage_alias(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    if let Some(first) = crd.spec.versions.first() {
+        let mut alias = first.clone();
+        alias.name = crate::cluster::STORAGE_VERSION.to_owned();
+        alias.storage = false;
+        alias.served = true;
+        crd.spec.versions.push(alias);
+    }
+    crd.spec.conversion = Some(CustomResourceConversion {
+        strategy: "None".to_owned(),
+        webhook: None,
+    });
     crd
 }
 

@@ -65,6 +65,38 @@ pub(crate) fn kubeconfig_for(
     })
 }
 
+/// kube's client configuration for reaching `cluster` with the bearer `token` and the PEM `ca_bundle`, as
+/// Karmada's `NewClusterClientSet` builds it: server `spec.apiEndpoint`, the CA unless
+/// `spec.insecureSkipTLSVerification`, and `spec.proxyURL`. The control plane's member clients use it with the
+/// `secretRef` Secret's token; the aggregated API server's cluster proxy with the impersonator token.
+///
+/// # Errors
+/// `MemberClient` naming the field at fault: an `apiEndpoint` that is not a URL with a host, or connection
+/// settings kube refuses (a `proxyURL` it cannot use, say).
+pub async fn member_config(
+    cluster: &Cluster,
+    token: &str,
+    ca_bundle: Option<&[u8]>,
+) -> Result<Config> {
+    let name = cluster.name_any();
+    let fail = |reason: String| Error::MemberClient {
+        cluster: name.clone(),
+        reason,
+    };
+    let endpoint = &cluster.spec.api_endpoint;
+    let uri: http::Uri = endpoint
+        .parse()
+        .map_err(|err| fail(format!("spec.apiEndpoint {endpoint:?} is invalid: {err}")))?;
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(fail(format!("spec.apiEndpoint {endpoint:?} has no host")));
+    }
+    let kubeconfig: Kubeconfig = serde_json::from_value(kubeconfig_for(cluster, token, ca_bundle))
+        .map_err(|err| fail(format!("failed to assemble a kubeconfig: {err}")))?;
+    Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .map_err(|err| fail(format!("invalid connection settings: {err}")))
+}
+
 /// A client for a member from its Cluster and Secret, which sets `rejected` whenever the member answers 401
 /// Unauthorized (the credentials in the Secret were rotated or revoked), so the owner can rebuild the client.
 ///
@@ -83,13 +115,6 @@ pub(super) async fn build_watched_client(
         cluster: name.clone(),
         reason,
     };
-    let endpoint = &cluster.spec.api_endpoint;
-    let uri: http::Uri = endpoint
-        .parse()
-        .map_err(|err| fail(format!("spec.apiEndpoint {endpoint:?} is invalid: {err}")))?;
-    if uri.host().is_none_or(str::is_empty) {
-        return Err(fail(format!("spec.apiEndpoint {endpoint:?} has no host")));
-    }
     let secret_name = format!(
         "{}/{}",
         secret.namespace().unwrap_or_default(),
@@ -119,12 +144,7 @@ pub(super) async fn build_watched_client(
     if cluster.spec.insecure_skip_tls_verification {
         warn_insecure_once(&name);
     }
-    let kubeconfig: Kubeconfig =
-        serde_json::from_value(kubeconfig_for(cluster, &token, ca.as_deref()))
-            .map_err(|err| fail(format!("failed to assemble a kubeconfig: {err}")))?;
-    let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .map_err(|err| fail(format!("invalid connection settings: {err}")))?;
+    let mut config = member_config(cluster, &token, ca.as_deref()).await?;
     config.connect_timeout = Some(timeout.min(Duration::from_secs(10)));
     // `spec.proxyHeader` (headers for the proxy's CONNECT) is not supported: kube's proxy connector sends
     // none. TODO(#5): support it when a user needs it.

@@ -9,7 +9,7 @@
 //! Controllers that react to member changes register an informer hook ([`Members::add_informer_hook`]); every
 //! member informer, whenever and by whomever it is started, gets every hook's handlers.
 
-mod client;
+pub(crate) mod client;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
