@@ -11,9 +11,14 @@
 # ResourceInterpreterCustomization validation) with a self-signed certificate for 127.0.0.1 and registers them
 # with karmada-host; kind's API server runs in a container that cannot reach the host's 127.0.0.1, so kind mode
 # does not.
+# In kube mode the controller manager also serves Karmada's aggregated API (cluster.karmada.io with the
+# clusters/{name}/proxy subresource karmadactl's member commands use; docs/CLUSTER_PROXY.md) with a self-signed
+# certificate and registers it with karmada-host's aggregator through an ExternalName Service; in kind mode the
+# Cluster CRD serves cluster.karmada.io on its own, without the proxy.
 # Environment: FLOTILLA_METRICS_ADDR (default 127.0.0.1:8080), FLOTILLA_WEBHOOK_ADDR (the example webhook, default
 # 127.0.0.1:8445), FLOTILLA_KARMADA_WEBHOOK_ADDR (karmada-webhook's validations, kube mode, default 127.0.0.1:8443),
-# KIND_NODE_IMAGE (kind's default when unset).
+# FLOTILLA_AGGREGATED_APISERVER_ADDR (the aggregated API, kube mode, default 127.0.0.1:8444), KIND_NODE_IMAGE
+# (kind's default when unset).
 
 members=3
 # As `flotilla up` does, the data dir remembers --webhook-example, so a plain rerun serves what the registration in
@@ -35,6 +40,7 @@ for tool in kubectl curl; do command -v "$tool" >/dev/null 2>&1 || fail "$tool i
 metrics_addr=${FLOTILLA_METRICS_ADDR:-127.0.0.1:8080}
 webhook_addr=${FLOTILLA_WEBHOOK_ADDR:-127.0.0.1:8445}
 karmada_webhook_addr=${FLOTILLA_KARMADA_WEBHOOK_ADDR:-127.0.0.1:8443}
+aggregated_addr=${FLOTILLA_AGGREGATED_APISERVER_ADDR:-127.0.0.1:8444}
 clusters_dir="$data_dir/$mode"
 mkdir -p "$clusters_dir"
 
@@ -130,7 +136,9 @@ manager_flags=(--kubeconfig "$kube_dir/karmada.config" --context karmada-apiserv
   --controllers "${FLOTILLA_CONTROLLERS:-*,hpaScaleTargetMarker,deploymentReplicasSyncer}"
   --enable-no-execute-taint-eviction=true)
 if [ "$mode" = kube ]; then
-  manager_flags+=(--webhook-addr "$karmada_webhook_addr" --webhook-self-signed --webhook-url "https://$karmada_webhook_addr")
+  manager_flags+=(--webhook-addr "$karmada_webhook_addr" --webhook-self-signed --webhook-url "https://$karmada_webhook_addr"
+    --aggregated-apiserver-addr "$aggregated_addr" --aggregated-apiserver-self-signed
+    --aggregated-apiserver-url "https://$aggregated_addr")
 fi
 [ -s "$log_file" ] && mv -f "$log_file" "$log_file.1"
 manager_script="$data_dir/controller-manager.sh"

@@ -23,6 +23,7 @@ echo "test: starting the kube world (state in $kube_world)" >&2
 PATH="$root/.venv/bin:$PATH" FLOTILLA_LOCAL_UP_MODE=kube FLOTILLA_DATA_DIR="$kube_world/data" KUBE_DIR="$kube_world/kube" \
   FLOTILLA_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/flotilla" FLOTILLA_METRICS_ADDR="127.0.0.1:$(free_port)" \
   FLOTILLA_WEBHOOK_ADDR="127.0.0.1:$(free_port)" FLOTILLA_KARMADA_WEBHOOK_ADDR="127.0.0.1:$(free_port)" \
+  FLOTILLA_AGGREGATED_APISERVER_ADDR="127.0.0.1:$(free_port)" \
   FLOTILLA_READY_TIMEOUT=180 \
   hack/local-up.sh --webhook-example >&2 || { tail -n 50 "$kube_world"/data/*.log >&2 || true; exit 1; }
 export FLOTILLA_E2E_KUBE_DIR="$kube_world/kube"

@@ -18,6 +18,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
 
+use super::aggregated_apiserver::{self, AggregatedApiArgs};
 use super::karmada_webhook::{self, WebhookArgs};
 use super::kube_access::{ApiRateLimits, KubeAccess};
 
@@ -96,7 +97,14 @@ pub struct Args {
     /// karmada-webhook's validations, served and registered.
     #[command(flatten)]
     pub webhook: WebhookArgs,
+    /// Karmada's aggregated API server (`cluster.karmada.io` with `clusters/{name}/proxy`), served and registered.
+    #[command(flatten)]
+    pub aggregated: AggregatedApiArgs,
 }
+
+/// How long the controller manager waits at start for the aggregator to route `cluster.karmada.io` to the
+/// aggregated API server it registered, before starting the controllers anyway (they retry what fails).
+const AGGREGATED_API_WAIT: Duration = Duration::from_secs(30);
 
 /// Parses a duration flag as Karmada's Go flags read one (`500ms`, `10s`, `1m30s`, `1h`): jiff's friendly
 /// format is a superset of Go's `time.ParseDuration` for the values a flag takes.
@@ -132,6 +140,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .await
         .context("failed to reach the control plane")?;
     let webhook = args.webhook.settings()?;
+    let aggregated = args.aggregated.settings()?;
     let skipped = compile_namespace_patterns(&args.skipped_propagating_namespaces)
         .context("invalid --skipped-propagating-namespaces")?;
     let controllers = Options {
@@ -171,6 +180,20 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         Some(settings) => Some(karmada_webhook::start(&client, settings).await?),
         None => None,
     };
+    // Served whether or not this replica leads, as karmada-aggregated-apiserver runs beside the controllers.
+    let aggregated = match &aggregated {
+        Some(settings) => {
+            let running = aggregated_apiserver::start(&client, settings).await?;
+            if settings.register.is_some()
+                && let Err(error) =
+                    aggregated_apiserver::wait_available(&client, AGGREGATED_API_WAIT).await
+            {
+                tracing::warn!(error = %format!("{error:#}"), "starting the controllers anyway; they retry what fails");
+            }
+            Some(running)
+        }
+        None => None,
+    };
     let (interpreter, sync) = flotilla_interpreter::config::control_plane(client.clone())
         .context("failed to assemble the resource interpreter")?;
     let sync = tokio::spawn(sync);
@@ -191,6 +214,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     sync.abort();
     if let Some(webhook) = webhook {
         webhook.shutdown().await;
+    }
+    if let Some(aggregated) = aggregated {
+        aggregated.shutdown().await;
     }
     match ended {
         None => manager

@@ -4,7 +4,7 @@
 //! self-signed certificate on a free port of 127.0.0.1.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use flotilla_controllers::admission::configuration::{
@@ -18,10 +18,7 @@ use kube::core::DynamicObject;
 use kube::core::admission::AdmissionRequest;
 use tokio::net::TcpListener;
 
-/// The serving certificate's file names in `--webhook-cert-dir` (Karmada's defaults of `--tls-cert-file-name` and
-/// `--tls-private-key-file-name`).
-const CERT_FILE: &str = "tls.crt";
-const KEY_FILE: &str = "tls.key";
+use super::serving::{ServiceRef, https_host_port, read_identity, service_host};
 
 /// The `--webhook-*` flags of `flotilla controller-manager`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -90,7 +87,7 @@ impl WebhookArgs {
             (None, None) => None,
         };
         let (tls, generated_ca) = match (&self.webhook_cert_dir, self.webhook_self_signed) {
-            (Some(dir), _) => (read_identity(dir)?, None),
+            (Some(dir), _) => (read_identity(dir, "webhook")?, None),
             (None, true) => {
                 let host = match &endpoint {
                     Some(endpoint) => host_of(endpoint)?,
@@ -120,54 +117,23 @@ impl WebhookArgs {
     }
 }
 
-fn read_identity(dir: &Path) -> anyhow::Result<TlsIdentity> {
-    TlsIdentity::from_files(&dir.join(CERT_FILE), &dir.join(KEY_FILE)).with_context(|| {
-        format!(
-            "failed to read the webhook's serving certificate in {}",
-            dir.display()
-        )
-    })
-}
-
-/// `NAMESPACE/NAME[:PORT]`.
+/// The webhook's registration from `--webhook-service`.
 fn parse_service(text: &str) -> anyhow::Result<Endpoint> {
-    let invalid = || format!("--webhook-service {text:?} is not NAMESPACE/NAME[:PORT]");
-    let (namespace, rest) = text.split_once('/').with_context(invalid)?;
-    let (name, port) = match rest.split_once(':') {
-        Some((name, port)) => (name, Some(port.parse::<i32>().ok().with_context(invalid)?)),
-        None => (rest, None),
-    };
-    if namespace.is_empty() || name.is_empty() {
-        bail!(invalid());
-    }
+    let service = ServiceRef::parse(text, "--webhook-service")?;
     Ok(Endpoint::Service {
-        namespace: namespace.to_owned(),
-        name: name.to_owned(),
-        port,
+        namespace: service.namespace,
+        name: service.name,
+        port: service.port,
     })
 }
 
 /// The host name the API server verifies the serving certificate against.
 fn host_of(endpoint: &Endpoint) -> anyhow::Result<String> {
     match endpoint {
-        Endpoint::Url(url) => {
-            let uri: http::Uri = url
-                .parse()
-                .with_context(|| format!("--webhook-url {url:?} is not a URL"))?;
-            if uri.scheme_str() != Some("https") {
-                bail!("--webhook-url {url:?} must be an https:// URL");
-            }
-            let host = uri
-                .host()
-                .with_context(|| format!("--webhook-url {url:?} has no host"))?;
-            Ok(host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_owned())
-        }
+        Endpoint::Url(url) => Ok(https_host_port(url, "--webhook-url")?.0),
         Endpoint::Service {
             namespace, name, ..
-        } => Ok(format!("{name}.{namespace}.svc")),
+        } => Ok(service_host(namespace, name)),
     }
 }
 

@@ -30,8 +30,10 @@ macro_rules! subcommands {
     };
 }
 
+pub mod aggregated_apiserver;
 pub mod karmada_webhook;
 pub mod kube_access;
+pub(crate) mod serving;
 
 subcommands! {
     /// Start the whole embedded environment: control plane, member clusters (member3 in Pull mode with its agent),

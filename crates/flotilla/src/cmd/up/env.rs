@@ -25,7 +25,10 @@ use super::member::{self, MemberServer};
 use super::controllers::{CONTROLLERS_TIMEOUT, InProcessControllers};
 use super::pull_member::{self, InProcessAgent};
 use super::{install, kubeconfigs};
+use crate::cmd::aggregated_apiserver::{self, RunningAggregated};
 use crate::cmd::karmada_webhook;
+use flotilla_aggregated_apiserver::names::SERVICE_HOST;
+use flotilla_aggregated_apiserver::register::Endpoint as AggregatedEndpoint;
 use flotilla_controllers::admission::configuration::Endpoint;
 
 /// How often the cluster status controller collects each member's status. Karmada's 10 s would make a CRD
@@ -126,6 +129,9 @@ pub struct Environment {
     pub controllers: Option<InProcessControllers>,
     /// karmada-webhook's validations, served and registered with the controllers.
     admission: Option<flotilla_webhook::RunningServer>,
+    /// Karmada's aggregated API server (`cluster.karmada.io` and `clusters/{name}/proxy`), registered with the
+    /// control plane's aggregator.
+    aggregated: RunningAggregated,
     /// `DIR/control.sock`, for `flotilla member stop|start`.
     endpoint: Option<ControlEndpoint>,
     /// The agent serving the Pull member (member3), when there is one and controllers run.
@@ -205,6 +211,13 @@ impl Environment {
 
         let count = install::crds(&control_client).await?;
         progress(&format!("installed {count} CRDs"));
+        // Before anything reads or writes a Cluster: a data dir from an earlier run still registers the
+        // aggregated API at that run's port.
+        let aggregated = serve_aggregated(&control_client).await?;
+        progress(&format!(
+            "cluster.karmada.io served by the aggregated API server at https://{}",
+            aggregated.local_addr()
+        ));
         let mut push = Vec::new();
         for (i, member) in members.iter().enumerate() {
             if pull_member::is_pull(i + 1) {
@@ -343,6 +356,7 @@ impl Environment {
             status_url,
             controllers,
             admission,
+            aggregated,
             endpoint,
             agent,
         })
@@ -406,6 +420,7 @@ impl Environment {
         if let Some(admission) = self.admission {
             admission.shutdown().await;
         }
+        self.aggregated.shutdown().await;
         // Each member's simulator stops before its server: nothing should write to a member shutting down.
         for member in self.members {
             member.server.shutdown().await;
@@ -430,6 +445,40 @@ async fn serve_admission(control: &kube::Client) -> anyhow::Result<flotilla_webh
     let endpoint = Endpoint::Url(format!("https://{}", server.local_addr()));
     karmada_webhook::register(control, &endpoint, Some(generated.ca_bundle())).await?;
     Ok(server)
+}
+
+/// How long `up` waits for the control plane's aggregator to route `cluster.karmada.io` to its aggregated API
+/// server (in-process: well under a second).
+const AGGREGATED_API_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves `cluster.karmada.io` on a free port of 127.0.0.1 with a self-signed certificate, registers it with the
+/// control plane's aggregator behind the ExternalName Service Karmada's name, as `flotilla controller-manager
+/// --aggregated-apiserver-self-signed --aggregated-apiserver-url https://127.0.0.1:PORT` does, and waits until
+/// the aggregator routes to it.
+async fn serve_aggregated(control: &kube::Client) -> anyhow::Result<RunningAggregated> {
+    let host = Ipv4Addr::LOCALHOST.to_string();
+    let generated = flotilla_webhook::generate_self_signed(&[SERVICE_HOST, &host])
+        .context("failed to generate the aggregated API server's serving certificate")?;
+    // Bound first: the registration names the port.
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .context("failed to listen for the aggregated API server")?;
+    let port = listener
+        .local_addr()
+        .context("failed to read the aggregated API server's address")?
+        .port();
+    let register = (
+        AggregatedEndpoint::External { host, port },
+        generated.ca_bundle().to_vec(),
+    );
+    let running =
+        aggregated_apiserver::start_on(control, listener, &generated.identity, Some(&register))
+            .await?;
+    if let Err(error) = aggregated_apiserver::wait_available(control, AGGREGATED_API_TIMEOUT).await {
+        running.shutdown().await;
+        return Err(error);
+    }
+    Ok(running)
 }
 
 async fn register(control: &kube::Client, member: &Member) -> anyhow::Result<()> {
