@@ -1,6 +1,7 @@
 //! Pull-mode members: a Cluster registered with `syncMode: Pull` is served by an agent holding the member's
 //! client, not by the control plane; the agent applies its Works, reports status and renews its Lease, and
-//! when the agent stops the control plane's health monitor turns Ready Unknown.
+//! when the agent stops the control plane's health monitor turns Ready Unknown; unregistered then, the cluster still
+//! goes.
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
@@ -156,6 +157,23 @@ async fn agent_propagates_to_a_pull_member_and_its_lapsed_lease_makes_ready_unkn
         (ready(&cluster)? == ("Unknown".into(), "ClusterStatusUnknown".into())).then_some(())
     })
     .await;
+
+    // Unregistered while its agent is gone, the cluster still goes: nobody can clean the member, so its Works are
+    // released without cleanup (as Karmada strips their finalizers), then its execution namespace and the Cluster.
+    clusters.delete("pull1", &Default::default()).await.unwrap();
+    eventually("Cluster pull1 gone", || async {
+        clusters
+            .get_opt("pull1")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(
+        on_member.get_opt("web").await.unwrap().is_some(),
+        "nobody removed the member's copy"
+    );
 
     simulator.shutdown().await;
     member.shutdown().await;
