@@ -16,7 +16,7 @@ use flotilla_simulator::SimulatorConfig;
 use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
 use flotilla_controllers::kube_client::RateLimit;
-use flotilla_controllers::join::{self, Registration};
+use flotilla_controllers::join::{self, Credentials, Registration};
 use flotilla_controllers::manager::ManagerOptions;
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
 
@@ -205,6 +205,7 @@ impl Environment {
 
         let count = install::crds(&control_client).await?;
         progress(&format!("installed {count} CRDs"));
+        install::cluster_proxy_admin(&control_client).await?;
         let mut push = Vec::new();
         for (i, member) in members.iter().enumerate() {
             if pull_member::is_pull(i + 1) {
@@ -432,15 +433,23 @@ async fn serve_admission(control: &kube::Client) -> anyhow::Result<flotilla_webh
     Ok(server)
 }
 
+/// Registers an embedded member in Push mode as `flotilla join` does, its admin token as the control plane's
+/// credentials (the member's own ServiceAccount token controller issues the impersonator's).
 async fn register(control: &kube::Client, member: &Member) -> anyhow::Result<()> {
     let id = join::member_id(&member.client)
         .await
         .with_context(|| format!("failed to read the id of {}", member.name))?;
+    let impersonator = join::member::impersonator_token(&member.client, join::member::TOKEN_TIMEOUT)
+        .await
+        .with_context(|| format!("failed to obtain the impersonator's token from {}", member.name))?;
     let registration = Registration {
         name: member.name.clone(),
         api_endpoint: member.server.url(),
-        token: member.server.admin_token().to_string(),
-        ca_bundle: Some(member.server.ca_pem().as_bytes().to_vec()),
+        credentials: Some(Credentials {
+            token: member.server.admin_token().to_string(),
+            ca_bundle: Some(member.server.ca_pem().as_bytes().to_vec()),
+        }),
+        impersonator_token: Some(impersonator.token),
         id,
         ..Registration::default()
     };
