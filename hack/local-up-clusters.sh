@@ -1,5 +1,6 @@
 # Sourced by hack/local-up.sh in kind and kube modes (never run on its own): clusters karmada-host and member1..N,
-# Flotilla's CRDs installed in karmada-host (the karmada-apiserver), `flotilla controller-manager` running against
+# Flotilla's CRDs and system:admin's proxy permission (manifests/cluster-proxy-admin-rbac.yaml) installed in
+# karmada-host (the karmada-apiserver), `flotilla controller-manager` running against
 # it in the background, the example interpreter webhook when asked, member1, member2 and member4.. joined in Push
 # mode with `flotilla join`, and member3 (when there are at least 3 members) registered in Pull mode with `flotilla
 # register` and served by a `flotilla agent` process, as Karmada's local-up does (pid in DATA_DIR/agent-member3.pid,
@@ -127,6 +128,10 @@ kubectl "${karmada[@]}" apply --server-side -f "$root/manifests/crds/" >&2 || fa
 kubectl "${karmada[@]}" wait --for=condition=established --timeout="${ready_timeout}s" -f "$root/manifests/crds/" >&2 \
   || fail "the CRDs were not established within ${ready_timeout}s"
 kubectl "${karmada[@]}" create namespace karmada-system --dry-run=client -o yaml | kubectl "${karmada[@]}" apply -f - >&2
+# As Karmada's hack/deploy-karmada.sh applies artifacts/deploy/cluster-proxy-admin-rbac.yaml (and karmadactl init
+# creates the same): user system:admin may proxy to every member through the aggregated API.
+kubectl "${karmada[@]}" apply -f "$root/manifests/cluster-proxy-admin-rbac.yaml" >&2 \
+  || fail "granting system:admin the members' proxy (cluster-proxy-admin) failed"
 
 # Karmada's own local-up runs its controller manager with every alpha and beta gate on and with the controllers
 # its deployment enables beyond the defaults, and lets the taint manager evict; so does this one (gates and

@@ -146,6 +146,30 @@ pub mod namespaces {
     }
 }
 
+/// What registering a member creates (Karmada's `pkg/util/names`, `pkg/util/credential.go`): ServiceAccounts and
+/// their RBAC in the member's `karmada-cluster` namespace, Secrets in the control plane's.
+pub mod registration {
+    /// The member's ServiceAccount whose token the aggregated API server presents when it proxies a request,
+    /// impersonating the caller (`names.GenerateServiceAccountName("impersonator")`).
+    pub const IMPERSONATOR_SERVICE_ACCOUNT: &str = "karmada-impersonator";
+
+    /// The member's ServiceAccount whose token the control plane uses to reach it: `karmada-<cluster>`.
+    pub fn service_account(cluster: &str) -> String {
+        format!("karmada-{cluster}")
+    }
+
+    /// The member's ClusterRole (and ClusterRoleBinding) giving `service_account` its rights:
+    /// `karmada-controller-manager:<service account>`.
+    pub fn role(service_account: &str) -> String {
+        format!("karmada-controller-manager:{service_account}")
+    }
+
+    /// The control plane's Secret holding the impersonator token: `<cluster>-impersonator`.
+    pub fn impersonator_secret(cluster: &str) -> String {
+        format!("{cluster}-impersonator")
+    }
+}
+
 /// Keys of a member cluster's credentials Secret.
 pub mod secret_keys {
     /// Bearer token.
@@ -340,6 +364,10 @@ pub mod events {
     pub const TAINT_CLUSTER_SUCCEED: &str = "TaintClusterSucceed";
     /// Cluster controller: updating taints failed.
     pub const TAINT_CLUSTER_FAILED: &str = "TaintClusterFailed";
+    /// Unified-auth controller: the impersonation ClusterRole and ClusterRoleBinding Works written.
+    pub const SYNC_IMPERSONATION_CONFIG_SUCCEED: &str = "SyncImpersonationConfigSucceed";
+    /// Unified-auth controller: writing the impersonation Works failed.
+    pub const SYNC_IMPERSONATION_CONFIG_FAILED: &str = "SyncImpersonationConfigFailed";
     /// Taint manager: workload evicted.
     pub const EVICT_WORKLOAD_FROM_CLUSTER_SUCCEED: &str = "EvictWorkloadFromClusterSucceed";
     /// Taint manager: eviction failed.

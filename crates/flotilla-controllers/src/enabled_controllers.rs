@@ -4,18 +4,20 @@
 //! default. Karmada checks no names, so neither does this.
 //!
 //! Flotilla always runs the controllers it has that Karmada runs by default, so only Karmada's controllers off
-//! by default are switched here; [`ControllerSelection::without_effect`] names the other settings, which the
-//! binary reports instead of silently ignoring them.
+//! by default, `applicationFailover` and `unifiedAuth` are switched here; [`ControllerSelection::without_effect`]
+//! names the other settings, which the binary reports instead of silently ignoring them.
 
 use std::fmt;
 
 /// Karmada's controllers that are off unless `--controllers` names them.
 const DISABLED_BY_DEFAULT: &[&str] = &["hpaScaleTargetMarker", "deploymentReplicasSyncer"];
 
-/// The controllers Flotilla lets `--controllers` switch: its off-by-default ones, and `applicationFailover`.
+/// The controllers Flotilla lets `--controllers` switch: its off-by-default ones, `applicationFailover` and
+/// `unifiedAuth`.
 const SWITCHABLE: &[&str] = &[
     crate::controllers::replicas_syncer::CONTROLLER,
     crate::controllers::application_failover::CONTROLLER,
+    crate::controllers::unified_auth::CONTROLLER,
 ];
 
 /// A `--controllers` value.
@@ -59,7 +61,12 @@ impl ControllerSelection {
     /// `*,hpaScaleTargetMarker,deploymentReplicasSyncer`, limited to what Flotilla has.
     pub fn karmada_deployment() -> Self {
         let mut entries = vec!["*".to_owned()];
-        entries.extend(SWITCHABLE.iter().map(|&s| s.to_owned()));
+        entries.extend(
+            SWITCHABLE
+                .iter()
+                .filter(|s| DISABLED_BY_DEFAULT.contains(s))
+                .map(|&s| s.to_owned()),
+        );
         ControllerSelection { entries }
     }
 
@@ -113,6 +120,11 @@ mod tests {
         assert!(!off.enabled("applicationFailover"));
         assert!(off.without_effect().is_empty());
         assert!(default.without_effect().is_empty());
+        // Karmada runs its unified-auth controller by default, and `-unifiedAuth` stops it.
+        assert!(default.enabled("unifiedAuth"));
+        let off = ControllerSelection::parse("*,-unifiedAuth").unwrap_or_default();
+        assert!(!off.enabled("unifiedAuth"));
+        assert!(off.without_effect().is_empty());
     }
 
     #[test]
@@ -141,6 +153,10 @@ mod tests {
         assert!(
             ControllerSelection::karmada_deployment().enabled(SYNCER),
             "Karmada's deployment runs the syncer"
+        );
+        assert_eq!(
+            ControllerSelection::karmada_deployment().to_string(),
+            "*,deploymentReplicasSyncer"
         );
     }
 }

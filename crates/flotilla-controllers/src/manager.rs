@@ -286,6 +286,20 @@ async fn run(
             shutdown.clone(),
         )),
     );
+    if ctx
+        .options
+        .controllers
+        .enabled(controllers::unified_auth::CONTROLLER)
+    {
+        spawn(
+            &mut tasks,
+            controllers::unified_auth::NAME,
+            Box::pin(controllers::unified_auth::run(
+                ctx.clone(),
+                shutdown.clone(),
+            )),
+        );
+    }
     tokio::select! {
         () = ctx.interpreter.ready() => {}
         () = shutdown.cancelled() => {}

@@ -29,7 +29,7 @@ pub(crate) struct DesiredWork {
     pub labels: BTreeMap<String, String>,
     /// Work annotations (merged key by key into an existing Work).
     pub annotations: BTreeMap<String, String>,
-    /// Owner references (namespace Works only); replaced when set.
+    /// Owner references (Works of system objects, [`owned_work`]); replaced when set.
     pub owner_references: Option<Vec<OwnerReference>>,
     /// The single manifest, already decorated with [`decorate_manifest`].
     pub manifest: Value,
@@ -58,6 +58,38 @@ pub(crate) fn decorate_manifest(
         objects::set_annotation(manifest, annotations::CONFLICT_RESOLUTION, value);
     }
     prune_for_work(manifest);
+}
+
+/// The Work carrying a system object rather than a template's (a Namespace for the namespace sync controller, the
+/// impersonation RBAC for the unified-auth controller): Work `name` in `cluster`'s execution namespace, whose
+/// controller owner is `owner` (deleting the owner collects the Work), with `manifest` decorated as Karmada's
+/// `CreateOrUpdateWork` decorates it. That always sets `resourcetemplate.karmada.io/uid`, empty when the object
+/// has no uid (the impersonation objects are built, not read), and never a conflict resolution.
+pub(crate) fn owned_work(
+    cluster: &str,
+    name: String,
+    mut manifest: Value,
+    template_uid: &str,
+    owner: OwnerReference,
+    annotations: BTreeMap<String, String>,
+) -> DesiredWork {
+    let execution_space = flotilla_api::names::namespaces::execution_space(cluster);
+    objects::set_annotation(
+        &mut manifest,
+        annotations::RESOURCE_TEMPLATE_UID,
+        template_uid,
+    );
+    decorate_manifest(&mut manifest, &execution_space, &name, None, None);
+    DesiredWork {
+        namespace: execution_space,
+        name,
+        labels: BTreeMap::new(),
+        annotations,
+        owner_references: Some(vec![owner]),
+        manifest,
+        suspend_dispatching: false,
+        preserve_resources_on_deletion: false,
+    }
 }
 
 /// §5.3 step 11, second half (the Work webhook's normalisation): recompute the managed-annotations list

@@ -1,6 +1,7 @@
 //! Pull-mode members: a Cluster registered with `syncMode: Pull` is served by an agent holding the member's
 //! client, not by the control plane; the agent applies its Works, reports status and renews its Lease, and
-//! when the agent stops the control plane's health monitor turns Ready Unknown.
+//! when the agent stops the control plane's health monitor turns Ready Unknown; unregistered when its agent is
+//! gone, the cluster still goes.
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
@@ -16,7 +17,8 @@ use flotilla_controllers::join::{Registration, register_pull};
 use flotilla_simulator::{Simulator, SimulatorConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::api::PostParams;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
@@ -149,13 +151,62 @@ async fn agent_propagates_to_a_pull_member_and_its_lapsed_lease_makes_ready_unkn
     )
     .await;
 
-    // The agent stops: no more renewals, and after the grace period Ready is Unknown.
+    // The agent stops and the cluster is unregistered at once: no more renewals, and after the grace period
+    // Ready is Unknown, deleting or not. Nobody can clean the member then, so its Works are released without
+    // cleanup (as Karmada strips their finalizers), then its execution namespace and the Cluster go. A finalizer of
+    // this test's holds the Cluster until that was seen.
     agent.shutdown().await;
+    let hold =
+        json!([{"op": "add", "path": "/metadata/finalizers/-", "value": "flotilla.test/hold"}]);
+    clusters
+        .patch(
+            "pull1",
+            &PatchParams::default(),
+            &Patch::Json::<()>(serde_json::from_value(hold).unwrap()),
+        )
+        .await
+        .unwrap();
+    clusters.delete("pull1", &Default::default()).await.unwrap();
     eventually("Ready Unknown once the Lease lapsed", || async {
         let cluster = clusters.get("pull1").await.ok()?;
         (ready(&cluster)? == ("Unknown".into(), "ClusterStatusUnknown".into())).then_some(())
     })
     .await;
+    let namespaces: Api<Namespace> = Api::all(env.client.clone());
+    eventually("the execution namespace gone", || async {
+        namespaces
+            .get_opt("karmada-es-pull1")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    let held = clusters.get("pull1").await.unwrap();
+    let others: Vec<&String> = held
+        .finalizers()
+        .iter()
+        .filter(|f| *f != "flotilla.test/hold")
+        .collect();
+    let release =
+        json!({"metadata": {"finalizers": others, "resourceVersion": held.resource_version()}});
+    clusters
+        .patch("pull1", &PatchParams::default(), &Patch::Merge(&release))
+        .await
+        .unwrap();
+    eventually("Cluster pull1 gone", || async {
+        clusters
+            .get_opt("pull1")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(
+        on_member.get_opt("web").await.unwrap().is_some(),
+        "nobody removed the member's copy"
+    );
 
     simulator.shutdown().await;
     member.shutdown().await;

@@ -6,43 +6,19 @@ mod common;
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::policy::v1alpha1::PropagationPolicy;
-use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::Client;
 use kube::api::{Api, PostParams};
 use serde_json::json;
 
-use common::{Proc, controller_manager, eventually, free_port};
-
-async fn server(dir: &Path) -> RunningServer {
-    let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir);
-    config.nodes = 1;
-    Server::start(config).await.unwrap()
-}
-
-async fn client(kubeconfig: &str) -> Client {
-    flotilla_testing::client_from_yaml(kubeconfig, None).await
-}
-
-/// Installs Karmada's CRDs in the control plane and waits until Clusters are served.
-async fn install_crds(control_client: &Client) -> Api<Cluster> {
-    let crds: Api<CustomResourceDefinition> = Api::all(control_client.clone());
-    for crd in flotilla_api::crds::all() {
-        crds.create(&PostParams::default(), &crd).await.unwrap();
-    }
-    let clusters: Api<Cluster> = Api::all(control_client.clone());
-    eventually("the Cluster CRD to be served", || async {
-        clusters.list(&Default::default()).await.ok()
-    })
-    .await;
-    clusters
-}
+use common::{
+    ControlPlaneAndMember, Proc, control_plane_and_member, controller_manager, eventually,
+    flotilla, free_port,
+};
 
 /// Runs `flotilla join member1` and fails the test unless it succeeds; returns its stdout.
 fn join_member1(karmada_config: &Path, member_config: &Path) -> String {
@@ -62,13 +38,6 @@ fn join_member1(karmada_config: &Path, member_config: &Path) -> String {
     String::from_utf8_lossy(&joined.stdout).into_owned()
 }
 
-fn flotilla(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 /// Status code of `GET path` on the admin listener (plain HTTP/1.0), or `None` when it does not answer.
 fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
@@ -83,14 +52,16 @@ fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn join_run_controllers_propagate_and_unjoin() {
     let dir = tempfile::tempdir().unwrap();
-    let control = server(&dir.path().join("control")).await;
-    let member = server(&dir.path().join("member1")).await;
-    let karmada_config = dir.path().join("karmada.config");
-    let member_config = dir.path().join("member1.config");
-    std::fs::write(&karmada_config, control.kubeconfig("karmada-apiserver")).unwrap();
-    std::fs::write(&member_config, member.kubeconfig("member1")).unwrap();
-    let control_client = client(&control.kubeconfig("karmada-apiserver")).await;
-    let clusters = install_crds(&control_client).await;
+    // The control plane's server runs as long as it is held.
+    let ControlPlaneAndMember {
+        control: _control,
+        member,
+        karmada_config,
+        member_config,
+        control_client,
+        member_client,
+        clusters,
+    } = control_plane_and_member(dir.path(), "member1").await;
     let joined = join_member1(&karmada_config, &member_config);
     assert_eq!(joined.trim(), "cluster(member1) is joined successfully");
     let cluster = clusters.get("member1").await.unwrap();
@@ -150,7 +121,6 @@ async fn join_run_controllers_propagate_and_unjoin() {
         .create(&PostParams::default(), &policy)
         .await
         .unwrap();
-    let member_client = client(&member.kubeconfig("member1")).await;
     let member_configmaps: Api<ConfigMap> = Api::namespaced(member_client, "default");
     eventually("the ConfigMap in member1", || async {
         member_configmaps.get("settings").await.ok()
@@ -214,11 +184,16 @@ async fn join_run_controllers_propagate_and_unjoin() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn join_with_an_insecure_kubeconfig_becomes_ready_and_warns_once() {
     let dir = tempfile::tempdir().unwrap();
-    let control = server(&dir.path().join("control")).await;
-    let member = server(&dir.path().join("member1")).await;
-    let karmada_config = dir.path().join("karmada.config");
-    let member_config = dir.path().join("member1.config");
-    std::fs::write(&karmada_config, control.kubeconfig("karmada-apiserver")).unwrap();
+    // The control plane's server runs as long as it is held.
+    let ControlPlaneAndMember {
+        control: _control,
+        member,
+        karmada_config,
+        member_config,
+        control_client,
+        member_client,
+        clusters,
+    } = control_plane_and_member(dir.path(), "member1").await;
     let insecure: String = member
         .kubeconfig("member1")
         .lines()
@@ -234,8 +209,6 @@ async fn join_with_an_insecure_kubeconfig_becomes_ready_and_warns_once() {
         "{insecure}"
     );
     std::fs::write(&member_config, insecure).unwrap();
-    let control_client = client(&control.kubeconfig("karmada-apiserver")).await;
-    let clusters = install_crds(&control_client).await;
     join_member1(&karmada_config, &member_config);
     let cluster = clusters.get("member1").await.unwrap();
     assert!(cluster.spec.insecure_skip_tls_verification);
@@ -286,8 +259,7 @@ async fn join_with_an_insecure_kubeconfig_becomes_ready_and_warns_once() {
         .create(&PostParams::default(), &policy)
         .await
         .unwrap();
-    let member_configmaps: Api<ConfigMap> =
-        Api::namespaced(client(&member.kubeconfig("member1")).await, "default");
+    let member_configmaps: Api<ConfigMap> = Api::namespaced(member_client.clone(), "default");
     eventually(
         "the ConfigMap in member1 through the unverified connection",
         || async { member_configmaps.get("probe").await.ok() },

@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, PostParams};
 use kube::config::Kubeconfig;
 use kube::{Client, ResourceExt};
@@ -220,6 +221,21 @@ async fn kind_mode_installs_crds_runs_the_controller_manager_and_joins_members()
     local_up(dir.path(), Some(&bin), &env, &["--members", "2"]);
 
     let control = kubeconfigs_in_place_with_two_ready_members(dir.path()).await;
+    // system:admin may proxy to the members, as Karmada's deploy script grants it.
+    let binding: ClusterRoleBinding = Api::all(control.clone())
+        .get("cluster-proxy-admin")
+        .await
+        .unwrap();
+    assert_eq!(binding.role_ref.name, "cluster-proxy-admin");
+    assert_eq!(binding.subjects.unwrap()[0].name, "system:admin");
+    let role: ClusterRole = Api::all(control.clone())
+        .get("cluster-proxy-admin")
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&role.rules).unwrap(),
+        json!([{"apiGroups": ["cluster.karmada.io"], "resources": ["clusters/proxy"], "verbs": ["*"]}])
+    );
     // The second run finds the clusters in place and only restarts the controller manager.
     let rerun = local_up(dir.path(), Some(&bin), &env, &["--members", "2"]);
     let stderr = String::from_utf8_lossy(&rerun.stderr);
@@ -297,7 +313,18 @@ async fn kind_mode_serves_member3_with_an_agent_process_that_reruns_restart_and_
         member3.spec.sync_mode,
         flotilla_api::cluster::v1alpha1::ClusterSyncMode::Pull
     );
-    assert!(member3.spec.secret_ref.is_none());
+    // Registered with what karmada-agent reports by default.
+    let reference = |name: &str| {
+        Some(flotilla_api::cluster::v1alpha1::LocalSecretReference {
+            namespace: "karmada-cluster".into(),
+            name: name.into(),
+        })
+    };
+    assert_eq!(member3.spec.secret_ref, reference("member3"));
+    assert_eq!(
+        member3.spec.impersonator_secret_ref,
+        reference("member3-impersonator")
+    );
     let first_agent = std::fs::read_to_string(&agent_pid_file).unwrap();
     assert!(alive(first_agent.trim()));
 

@@ -9,6 +9,7 @@ use std::process::Command;
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Node, Secret};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::ResourceExt;
 use kube::api::{Api, PostParams};
 use serde_json::json;
@@ -40,6 +41,18 @@ async fn up_registers_members_simulates_workloads_and_resumes_after_sigterm() {
             .unwrap();
         let data = secret.data.unwrap();
         assert!(data.contains_key("token") && data.contains_key("caBundle"));
+        // The impersonator's token, issued by the member's own token controller.
+        let name = cluster.name_any();
+        let reference = cluster.spec.impersonator_secret_ref.clone().unwrap();
+        assert_eq!(
+            (reference.namespace.as_str(), reference.name),
+            ("karmada-cluster", format!("{name}-impersonator"))
+        );
+        let impersonator: Secret = Api::namespaced(karmada.clone(), "karmada-cluster")
+            .get(&format!("{name}-impersonator"))
+            .await
+            .unwrap();
+        assert!(!impersonator.data.unwrap()["token"].0.is_empty());
         assert!(
             !cluster.spec.id.is_empty(),
             "spec.id is the member's kube-system uid"
@@ -48,6 +61,25 @@ async fn up_registers_members_simulates_workloads_and_resumes_after_sigterm() {
     }
     names.sort();
     assert_eq!(names, ["member1", "member2"]);
+    // system:admin may proxy to the members (as `karmadactl init` grants it), and the unified-auth controller lets
+    // each member's impersonator impersonate it, and system:masters (cluster-admin's group).
+    let binding: ClusterRoleBinding = Api::all(karmada.clone())
+        .get("cluster-proxy-admin")
+        .await
+        .unwrap();
+    assert_eq!(binding.subjects.unwrap()[0].name, "system:admin");
+    let member1 = client(&first.members, "member1").await;
+    let roles: Api<ClusterRole> = Api::all(member1);
+    eventually("member1's impersonator to impersonate system:admin and system:masters", || async {
+        let role = roles.get("karmada-impersonator").await.ok()?;
+        (serde_json::to_value(role.rules).ok()?
+            == json!([
+                {"verbs": ["impersonate"], "apiGroups": [""], "resources": ["users"], "resourceNames": ["system:admin"]},
+                {"verbs": ["impersonate"], "apiGroups": [""], "resources": ["groups"], "resourceNames": ["system:masters"]},
+            ]))
+        .then_some(())
+    })
+    .await;
     let uid_before = clusters.get("member1").await.unwrap().uid();
 
     // Each member context reaches its own server, with seeded Nodes and a simulator.

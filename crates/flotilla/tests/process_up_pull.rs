@@ -1,11 +1,12 @@
-//! `flotilla up`'s Pull member: member3 is registered with `syncMode: Pull` and no credentials, and its
+//! `flotilla up`'s Pull member: member3 is registered with `syncMode: Pull` and the Secrets karmada-agent reports
+//! by default (its credentials and its impersonator's token), and its
 //! in-process agent reports it Ready and renews its Lease; a data dir whose member3 was registered in Push mode
 //! (as before member3 became Pull) converges to one Pull Cluster on the next start.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod common;
 
-use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
+use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode, LocalSecretReference};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::ResourceExt;
 use kube::api::{Api, Patch, PatchParams};
@@ -31,8 +32,17 @@ async fn served_by_its_agent(karmada: &kube::Client) -> Cluster {
             let cluster = clusters.get("member3").await.ok()?;
             let lease = leases.get("member3").await.ok()?;
             let renewed = lease.spec?.renew_time.is_some();
+            let reported = |reference: &Option<LocalSecretReference>, name: &str| {
+                reference
+                    .as_ref()
+                    .is_some_and(|r| r.namespace == "karmada-cluster" && r.name == name)
+            };
             (cluster.spec.sync_mode == ClusterSyncMode::Pull
-                && cluster.spec.secret_ref.is_none()
+                && reported(&cluster.spec.secret_ref, "member3")
+                && reported(
+                    &cluster.spec.impersonator_secret_ref,
+                    "member3-impersonator",
+                )
                 && ready(&cluster)
                 && renewed)
                 .then_some(cluster)
@@ -78,14 +88,14 @@ async fn up_serves_member3_in_pull_mode_and_converges_from_a_push_registration()
         member3.spec.id
     );
 
-    // What an earlier Flotilla left: member3 registered in Push mode, with a credentials reference.
+    // What an earlier Flotilla left: member3 registered in Push mode, with another credentials reference.
     // A merge patch: the controllers keep updating the Cluster, a replace could lose the race.
     clusters
         .patch(
             "member3",
             &PatchParams::default(),
             &Patch::Merge(json!({"spec": {"syncMode": "Push",
-                "secretRef": {"namespace": "karmada-cluster", "name": "member3"}}})),
+                "secretRef": {"namespace": "karmada-cluster", "name": "member3-push"}}})),
         )
         .await
         .unwrap();

@@ -49,9 +49,9 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         let list = clusters.list();
         seen.retain(|name, _| list.iter().any(|c| &c.name_any() == name));
         for cluster in list {
-            if cluster.spec.sync_mode != ClusterSyncMode::Pull
-                || cluster.metadata.deletion_timestamp.is_some()
-            {
+            // A deleting cluster is watched too, as Karmada watches it: while it stays Ready its Works wait for
+            // its agent, and once Ready is Unknown the cluster controller releases them.
+            if cluster.spec.sync_mode != ClusterSyncMode::Pull {
                 continue;
             }
             if let Err(err) = check(&ctx, &cluster, &mut seen).await {

@@ -16,4 +16,5 @@ pub(crate) mod namespace_sync;
 pub(crate) mod policy_normaliser;
 pub(crate) mod replicas_syncer;
 pub(crate) mod taint_manager;
+pub(crate) mod unified_auth;
 pub(crate) mod work_status;

@@ -19,7 +19,7 @@ use crate::names::work_name;
 use crate::objects;
 use crate::overrides::apply_overrides;
 use crate::runtime::{Action, Change, Controller, Informer};
-use crate::works::{DesiredWork, create_or_update_work, decorate_manifest};
+use crate::works::{DesiredWork, create_or_update_work, owned_work};
 
 /// Name of the controller (metrics).
 pub(crate) const NAME: &str = "namespace-sync-controller";
@@ -47,33 +47,17 @@ pub(crate) fn namespace_work(
     manifest: Value,
     annotations: std::collections::BTreeMap<String, String>,
 ) -> DesiredWork {
+    let owner = OwnerReference {
+        api_version: "v1".to_owned(),
+        kind: "Namespace".to_owned(),
+        name: namespace.name_any(),
+        uid: namespace.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    };
+    let uid = namespace.metadata.uid.as_deref().unwrap_or_default();
     let name = work_name("Namespace", &namespace.name_any(), "");
-    let execution_space = namespaces::execution_space(cluster);
-    let mut manifest = manifest;
-    decorate_manifest(
-        &mut manifest,
-        &execution_space,
-        &name,
-        namespace.metadata.uid.as_deref(),
-        None,
-    );
-    DesiredWork {
-        namespace: execution_space,
-        name,
-        labels: Default::default(),
-        annotations,
-        owner_references: Some(vec![OwnerReference {
-            api_version: "v1".to_owned(),
-            kind: "Namespace".to_owned(),
-            name: namespace.name_any(),
-            uid: namespace.metadata.uid.clone().unwrap_or_default(),
-            controller: Some(true),
-            block_owner_deletion: Some(true),
-        }]),
-        manifest,
-        suspend_dispatching: false,
-        preserve_resources_on_deletion: false,
-    }
+    owned_work(cluster, name, manifest, uid, owner, annotations)
 }
 
 struct NamespaceSync {

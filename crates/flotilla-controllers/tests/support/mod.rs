@@ -102,6 +102,16 @@ pub(crate) async fn install_crds(client: &Client) {
 
 /// Registers a member as `karmadactl join` does: Secret `karmada-cluster/<name>` and a Push Cluster.
 pub(crate) async fn register(control: &Client, name: &str, member: &RunningServer) {
+    register_with(control, name, member, |_| {}).await;
+}
+
+/// As [`register`], with `edit` applied to the Cluster's spec before it is created.
+pub(crate) async fn register_with(
+    control: &Client,
+    name: &str,
+    member: &RunningServer,
+    edit: impl FnOnce(&mut ClusterSpec),
+) {
     let namespaces: Api<Namespace> = Api::all(control.clone());
     let ns = Namespace {
         metadata: ObjectMeta {
@@ -137,18 +147,17 @@ pub(crate) async fn register(control: &Client, name: &str, member: &RunningServe
         .await
         .unwrap();
     let clusters: Api<Cluster> = Api::all(control.clone());
-    let cluster = Cluster::new(
-        name,
-        ClusterSpec {
-            sync_mode: ClusterSyncMode::Push,
-            api_endpoint: member.url(),
-            secret_ref: Some(LocalSecretReference {
-                namespace: "karmada-cluster".into(),
-                name: name.into(),
-            }),
-            ..ClusterSpec::default()
-        },
-    );
+    let mut spec = ClusterSpec {
+        sync_mode: ClusterSyncMode::Push,
+        api_endpoint: member.url(),
+        secret_ref: Some(LocalSecretReference {
+            namespace: "karmada-cluster".into(),
+            name: name.into(),
+        }),
+        ..ClusterSpec::default()
+    };
+    edit(&mut spec);
+    let cluster = Cluster::new(name, spec);
     clusters
         .create(&PostParams::default(), &cluster)
         .await

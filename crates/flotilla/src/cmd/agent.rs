@@ -1,7 +1,9 @@
 //! `flotilla agent`: karmada-agent. Runs beside one Pull-mode member with that member's credentials
 //! (`--cluster-kubeconfig`/`--cluster-context`) and the control plane's (`--kubeconfig`): applies the Works of
 //! `karmada-es-<cluster-name>` to the member, reports their status and the cluster's, and renews the cluster's
-//! Lease. The Cluster is registered first if it does not exist yet (`flotilla register` does the same alone).
+//! Lease. Each time it starts it registers the Cluster first, as karmada-agent does (`flotilla register` does the
+//! same alone), reporting the Secrets `--report-secrets` names (by default the member's credentials and its
+//! impersonator's token, as karmada-agent's default).
 //!
 //! [`start`] is the agent itself; `flotilla agent` and `flotilla up` (for its Pull member3) both call it.
 
@@ -9,11 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_controllers::Options;
 use flotilla_controllers::agent::{self, AgentHandle};
+use flotilla_controllers::join::ReportSecrets;
 use flotilla_controllers::kube_client::{self, RateLimit};
-use kube::Api;
 
 use super::controller_manager::parse_duration;
 use super::kube_access::{ApiRateLimits, ControlPlaneFlags, MemberFlags};
@@ -46,6 +47,10 @@ pub struct Args {
     /// Client-side rate limits towards the control plane and the member.
     #[command(flatten)]
     pub rate_limits: ApiRateLimits,
+    /// The Secrets reported to the control plane when registering: `KubeCredentials`, `KubeImpersonator`, or
+    /// `None`.
+    #[arg(long, default_value_t = ReportSecrets::default(), value_parser = ReportSecrets::parse)]
+    pub report_secrets: ReportSecrets,
 }
 
 /// What an agent serves and how, besides its two connections.
@@ -59,6 +64,8 @@ pub struct Settings {
     pub kube_api: RateLimit,
     /// Publish Kubernetes Events on the control plane.
     pub events: bool,
+    /// The Secrets reported when registering.
+    pub report_secrets: ReportSecrets,
 }
 
 /// A running agent: its controllers and its interpreter's configuration watch.
@@ -76,8 +83,8 @@ impl RunningAgent {
 }
 
 /// Starts the agent of `settings.cluster` with the control plane's and the member's client configurations:
-/// registers the Cluster in Pull mode when it does not exist yet, as karmada-agent does when it starts, then runs
-/// the execution, work status and cluster status controllers for that one cluster.
+/// registers the Cluster in Pull mode (or brings its registration up to date), as karmada-agent does each time it
+/// starts, then runs the execution, work status and cluster status controllers for that one cluster.
 ///
 /// # Errors
 /// When a client cannot be built, the Cluster cannot be read or registered, or the interpreter or the agent
@@ -93,15 +100,7 @@ pub async fn start(
         .context("failed to create the control plane's client")?;
     let member_client = kube_client::client(member.clone(), settings.options.cluster_api)
         .with_context(|| format!("failed to create a client of member cluster {cluster}"))?;
-    let clusters: Api<Cluster> = Api::all(control.clone());
-    if clusters
-        .get_opt(cluster)
-        .await
-        .with_context(|| format!("failed to read Cluster {cluster}"))?
-        .is_none()
-    {
-        register::register(&control, cluster, member).await?;
-    }
+    register::register(&control, cluster, member, settings.report_secrets).await?;
     let (interpreter, sync) = flotilla_interpreter::config::control_plane(control.clone())
         .context("failed to assemble the resource interpreter")?;
     let sync = tokio::spawn(sync);
@@ -146,6 +145,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         },
         kube_api: args.rate_limits.kube_api(),
         events: true,
+        report_secrets: args.report_secrets,
     };
     let agent = start(control, member, settings).await?;
     tracing::info!(cluster = %args.cluster_name, "agent started");

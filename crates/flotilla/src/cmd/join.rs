@@ -1,25 +1,18 @@
 //! `flotilla join NAME`: registers a member cluster in Push mode, as `karmadactl join` does: its credentials
-//! in Secret `karmada-cluster/NAME` (`token`, `caBundle`) and a Cluster with `apiEndpoint` and `syncMode: Push`.
+//! in Secret `karmada-cluster/NAME` (`token`, `caBundle`), the token of the member's `karmada-impersonator`
+//! ServiceAccount in Secret `karmada-cluster/NAME-impersonator`, and a Cluster with `apiEndpoint`,
+//! `syncMode: Push`, `secretRef` and `impersonatorSecretRef` (flotilla_controllers::join).
 //!
-//! The token is the member kubeconfig user's token; when that user authenticates otherwise (client
-//! certificates, as kind's kubeconfigs do), a ServiceAccount with cluster-admin rights is created in the
-//! member and its token used, like karmadactl's.
+//! The credentials token is the member kubeconfig user's token; when that user authenticates otherwise (client
+//! certificates, as kind's kubeconfigs do), ServiceAccount `karmada-NAME` is created in the member with
+//! karmadactl's ClusterRole and its token used, as karmadactl always does.
 
-use std::time::Duration;
-
-use anyhow::{Context, bail};
+use anyhow::Context;
 use base64::Engine;
-use flotilla_controllers::join::{Registration, member_id, register};
-use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
-use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleRef, Subject};
-use kube::api::{ObjectMeta, PostParams};
-use kube::{Api, Client};
+use flotilla_controllers::join::{Credentials, Registration, member, member_id, register};
 use secrecy::ExposeSecret;
 
 use super::kube_access::{ControlPlaneFlags, MemberFlags};
-
-/// Namespace of the member-side ServiceAccount (as karmadactl's).
-const MEMBER_NAMESPACE: &str = "karmada-cluster";
 
 /// Arguments of `flotilla join`.
 #[derive(Debug, Clone, clap::Args)]
@@ -98,128 +91,39 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let access = member_access(&config)
         .with_context(|| format!("invalid member kubeconfig {}", path.display()))?;
     let member = kube::Client::try_from(config).context("failed to reach the member cluster")?;
-    let token = match access.token {
-        Some(token) => token,
-        None => service_account_token(&member, &args.name).await?,
-    };
+    let name = &args.name;
     let id = member_id(&member)
         .await
         .context("failed to read the member's kube-system namespace")?;
+    let token = match access.token {
+        Some(token) => token,
+        None => {
+            member::credentials_token(&member, name, member::TOKEN_TIMEOUT)
+                .await
+                .context("failed to obtain a token for the control plane from the member")?
+                .token
+        }
+    };
+    let impersonator = member::impersonator_token(&member, member::TOKEN_TIMEOUT)
+        .await
+        .context("failed to obtain the impersonator's token from the member")?;
     let registration = Registration {
-        name: args.name.clone(),
+        name: name.clone(),
         api_endpoint: access.server,
-        token,
-        ca_bundle: access.ca_bundle,
+        credentials: Some(Credentials {
+            token,
+            ca_bundle: access.ca_bundle,
+        }),
+        impersonator_token: Some(impersonator.token),
         insecure_skip_tls_verification: access.insecure,
         proxy_url: access.proxy_url,
         id,
     };
     register(&control, &registration)
         .await
-        .with_context(|| format!("failed to register cluster {}", args.name))?;
-    println!("cluster({}) is joined successfully", args.name);
+        .with_context(|| format!("failed to register cluster {name}"))?;
+    println!("cluster({name}) is joined successfully");
     Ok(())
-}
-
-/// A long-lived token of a cluster-admin ServiceAccount `karmada-<name>` in the member's `karmada-cluster`.
-async fn service_account_token(member: &Client, cluster: &str) -> anyhow::Result<String> {
-    let account = format!("karmada-{cluster}");
-    let create = |what: String, result: Result<(), kube::Error>| match result {
-        Ok(()) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
-        Err(err) => {
-            Err(anyhow::Error::new(err).context(format!("failed to create {what} in the member")))
-        }
-    };
-    let meta = |name: &str, namespace: Option<&str>| ObjectMeta {
-        name: Some(name.to_owned()),
-        namespace: namespace.map(str::to_owned),
-        ..ObjectMeta::default()
-    };
-    let pp = PostParams::default();
-    let namespace = Namespace {
-        metadata: meta(MEMBER_NAMESPACE, None),
-        ..Namespace::default()
-    };
-    create(
-        format!("namespace {MEMBER_NAMESPACE}"),
-        Api::<Namespace>::all(member.clone())
-            .create(&pp, &namespace)
-            .await
-            .map(|_| ()),
-    )?;
-    let sa = ServiceAccount {
-        metadata: meta(&account, Some(MEMBER_NAMESPACE)),
-        ..ServiceAccount::default()
-    };
-    create(
-        format!("ServiceAccount {MEMBER_NAMESPACE}/{account}"),
-        Api::<ServiceAccount>::namespaced(member.clone(), MEMBER_NAMESPACE)
-            .create(&pp, &sa)
-            .await
-            .map(|_| ()),
-    )?;
-    let binding = ClusterRoleBinding {
-        metadata: meta(&format!("karmada-controller-manager:{account}"), None),
-        role_ref: RoleRef {
-            api_group: Some("rbac.authorization.k8s.io".into()),
-            kind: "ClusterRole".into(),
-            name: "cluster-admin".into(),
-        },
-        subjects: Some(vec![Subject {
-            kind: "ServiceAccount".into(),
-            name: account.clone(),
-            namespace: Some(MEMBER_NAMESPACE.into()),
-            ..Subject::default()
-        }]),
-    };
-    create(
-        "the cluster-admin binding".into(),
-        Api::<ClusterRoleBinding>::all(member.clone())
-            .create(&pp, &binding)
-            .await
-            .map(|_| ()),
-    )?;
-    let secret_name = format!("{account}-token");
-    let mut secret_meta = meta(&secret_name, Some(MEMBER_NAMESPACE));
-    secret_meta.annotations = Some(
-        [(
-            "kubernetes.io/service-account.name".to_owned(),
-            account.clone(),
-        )]
-        .into(),
-    );
-    let secret = Secret {
-        metadata: secret_meta,
-        type_: Some("kubernetes.io/service-account-token".into()),
-        ..Secret::default()
-    };
-    let secrets: Api<Secret> = Api::namespaced(member.clone(), MEMBER_NAMESPACE);
-    create(
-        format!("Secret {MEMBER_NAMESPACE}/{secret_name}"),
-        secrets.create(&pp, &secret).await.map(|_| ()),
-    )?;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let token = secrets
-            .get(&secret_name)
-            .await
-            .ok()
-            .and_then(|s| s.data)
-            .and_then(|d| {
-                d.get("token")
-                    .map(|t| String::from_utf8_lossy(&t.0).into_owned())
-            });
-        if let Some(token) = token.filter(|t| !t.is_empty()) {
-            return Ok(token);
-        }
-        if tokio::time::Instant::now() > deadline {
-            bail!(
-                "the member did not issue a token for ServiceAccount {MEMBER_NAMESPACE}/{account} within 30s"
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 #[cfg(test)]

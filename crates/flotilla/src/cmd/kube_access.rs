@@ -94,6 +94,35 @@ impl MemberFlags {
     }
 }
 
+/// A member cluster `unjoin` and `unregister` may be given, to remove what registration created there.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct OptionalMemberFlags {
+    /// Kubeconfig of the member cluster; given, what registering it created there is removed too.
+    #[arg(long)]
+    pub cluster_kubeconfig: Option<PathBuf>,
+    /// Context of the member in `--cluster-kubeconfig` (default: its current context).
+    #[arg(long)]
+    pub cluster_context: Option<String>,
+}
+
+impl OptionalMemberFlags {
+    /// A client for the member, when `--cluster-kubeconfig` names one.
+    ///
+    /// # Errors
+    /// When the kubeconfig cannot be read or the context does not exist, naming the file.
+    pub async fn client(&self) -> anyhow::Result<Option<kube::Client>> {
+        let Some(path) = &self.cluster_kubeconfig else {
+            return Ok(None);
+        };
+        let config = config(Some(path), self.cluster_context.as_deref())
+            .await
+            .with_context(|| format!("invalid member kubeconfig {}", path.display()))?;
+        let client =
+            kube::Client::try_from(config).context("failed to reach the member cluster")?;
+        Ok(Some(client))
+    }
+}
+
 /// Client-side rate limits, named as Karmada's controller manager names them. A QPS of zero or less sets no
 /// limit.
 #[derive(Debug, Clone, clap::Args)]

@@ -24,6 +24,86 @@ pub(crate) async fn client(path: &Path, context: &str) -> Client {
     flotilla_testing::client_from_file(path, Some(context)).await
 }
 
+/// A client for the current context of `kubeconfig` (its text).
+pub(crate) async fn client_of(kubeconfig: &str) -> Client {
+    flotilla_testing::client_from_yaml(kubeconfig, None).await
+}
+
+/// An in-process API server on a free port, its data in `dir`, with one Node.
+pub(crate) async fn in_process_server(dir: &Path) -> flotilla_apiserver::RunningServer {
+    let mut config = flotilla_apiserver::ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir);
+    config.nodes = 1;
+    flotilla_apiserver::Server::start(config).await.unwrap()
+}
+
+/// A control plane with Karmada's CRDs and one member, in-process API servers under `dir`, with their kubeconfigs
+/// written to `dir/karmada.config` (context `karmada-apiserver`) and `dir/<member>.config` (context `<member>`):
+/// what the tests of `join` and `register` start from.
+pub(crate) struct ControlPlaneAndMember {
+    /// The control plane.
+    pub control: flotilla_apiserver::RunningServer,
+    /// The member.
+    pub member: flotilla_apiserver::RunningServer,
+    /// The control plane's kubeconfig file.
+    pub karmada_config: PathBuf,
+    /// The member's kubeconfig file.
+    pub member_config: PathBuf,
+    /// A client of the control plane.
+    pub control_client: Client,
+    /// A client of the member.
+    pub member_client: Client,
+    /// The control plane's Clusters.
+    pub clusters: kube::Api<flotilla_api::cluster::v1alpha1::Cluster>,
+}
+
+/// Starts a [`ControlPlaneAndMember`] with member `name`.
+pub(crate) async fn control_plane_and_member(dir: &Path, name: &str) -> ControlPlaneAndMember {
+    let control = in_process_server(&dir.join("control")).await;
+    let member = in_process_server(&dir.join(name)).await;
+    let karmada_config = dir.join("karmada.config");
+    let member_config = dir.join(format!("{name}.config"));
+    std::fs::write(&karmada_config, control.kubeconfig("karmada-apiserver")).unwrap();
+    std::fs::write(&member_config, member.kubeconfig(name)).unwrap();
+    let control_client = client_of(&control.kubeconfig("karmada-apiserver")).await;
+    let member_client = client_of(&member.kubeconfig(name)).await;
+    let clusters = install_crds(&control_client).await;
+    ControlPlaneAndMember {
+        control,
+        member,
+        karmada_config,
+        member_config,
+        control_client,
+        member_client,
+        clusters,
+    }
+}
+
+/// Installs Karmada's CRDs in the control plane and waits until Clusters are served.
+pub(crate) async fn install_crds(
+    control: &Client,
+) -> kube::Api<flotilla_api::cluster::v1alpha1::Cluster> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(control.clone());
+    for crd in flotilla_api::crds::all() {
+        crds.create(&Default::default(), &crd).await.unwrap();
+    }
+    let clusters: kube::Api<flotilla_api::cluster::v1alpha1::Cluster> =
+        kube::Api::all(control.clone());
+    eventually("the Cluster CRD to be served", || async {
+        clusters.list(&Default::default()).await.ok()
+    })
+    .await;
+    clusters
+}
+
+/// Runs `flotilla ARGS` to its end.
+pub(crate) fn flotilla(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// Starts `flotilla apiserver` on `port` (0: any) with its data in `dir/data` and its kubeconfig written to
 /// `dir/kubeconfig`, plus `extra` arguments, and waits for its `ready:` line.
 pub(crate) fn start_apiserver(dir: &Path, port: u16, extra: &[&str]) -> Proc {

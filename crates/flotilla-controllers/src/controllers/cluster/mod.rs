@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use flotilla_api::names::{events, finalizers, labels, namespaces};
+use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -182,6 +183,24 @@ impl ClusterController {
         }
     }
 
+    /// Removes the execution finalizer from every Work in `space`, without member cleanup (Karmada's
+    /// `deleteFinalizerForWorks`). Done at every pass, so Works written meanwhile are released too.
+    async fn release_works(&self, space: &str) -> Result<()> {
+        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), space);
+        let works = api
+            .list(&Default::default())
+            .await
+            .map_err(|source| Error::kube("list", format!("Works in {space}"), source))?;
+        for work in works {
+            if work.finalizers().iter().any(|f| f == finalizers::EXECUTION) {
+                let what = format!("Work {space}/{}", work.name_any());
+                tracing::info!(work = %what, "Pull cluster not ready: its Work is released without member cleanup");
+                update::remove_finalizer(&api, &what, work, finalizers::EXECUTION).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// §9.1 "cluster deleting": execution namespace gone, no binding targeting the cluster, then release it.
     async fn remove(&self, api: &Api<Cluster>, cluster: Cluster) -> Result<Action> {
         let name = cluster.name_any();
@@ -192,12 +211,13 @@ impl ClusterController {
         {
             return Ok(Action::await_change());
         }
+        let space = namespaces::execution_space(&name);
         if cluster.spec.sync_mode == ClusterSyncMode::Pull && ready_status(&cluster) != Some("True")
         {
-            // Nobody could clean a Pull member that is not ready; Karmada strips the Works' finalizers here.
-            tracing::info!(cluster = %name, "Pull cluster not ready: its Works are released without member cleanup");
+            // Nobody can clean a Pull member that is not ready (its agent is gone): as Karmada does, its Works are
+            // released, so that the execution namespace and then the Cluster can go.
+            self.release_works(&space).await?;
         }
-        let space = namespaces::execution_space(&name);
         let namespaces_api: Api<Namespace> = Api::all(self.ctx.client.clone());
         if let Some(ns) = get_opt(namespaces_api.clone(), &space).await? {
             if ns.metadata.deletion_timestamp.is_none() {

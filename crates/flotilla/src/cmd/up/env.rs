@@ -16,7 +16,7 @@ use flotilla_simulator::SimulatorConfig;
 use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
 use flotilla_controllers::kube_client::RateLimit;
-use flotilla_controllers::join::{self, Registration};
+use flotilla_controllers::join::{self, Credentials, Registration};
 use flotilla_controllers::manager::ManagerOptions;
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
 
@@ -218,6 +218,7 @@ impl Environment {
             "cluster.karmada.io served by the aggregated API server at https://{}",
             aggregated.local_addr()
         ));
+        install::cluster_proxy_admin(&control_client).await?;
         let mut push = Vec::new();
         for (i, member) in members.iter().enumerate() {
             if pull_member::is_pull(i + 1) {
@@ -481,15 +482,23 @@ async fn serve_aggregated(control: &kube::Client) -> anyhow::Result<RunningAggre
     Ok(running)
 }
 
+/// Registers an embedded member in Push mode as `flotilla join` does, its admin token as the control plane's
+/// credentials (the member's own ServiceAccount token controller issues the impersonator's).
 async fn register(control: &kube::Client, member: &Member) -> anyhow::Result<()> {
     let id = join::member_id(&member.client)
         .await
         .with_context(|| format!("failed to read the id of {}", member.name))?;
+    let impersonator = join::member::impersonator_token(&member.client, join::member::TOKEN_TIMEOUT)
+        .await
+        .with_context(|| format!("failed to obtain the impersonator's token from {}", member.name))?;
     let registration = Registration {
         name: member.name.clone(),
         api_endpoint: member.server.url(),
-        token: member.server.admin_token().to_string(),
-        ca_bundle: Some(member.server.ca_pem().as_bytes().to_vec()),
+        credentials: Some(Credentials {
+            token: member.server.admin_token().to_string(),
+            ca_bundle: Some(member.server.ca_pem().as_bytes().to_vec()),
+        }),
+        impersonator_token: Some(impersonator.token),
         id,
         ..Registration::default()
     };

@@ -1,12 +1,15 @@
 //! What `flotilla up` writes into the control plane before it reports ready: Flotilla's CRDs (waiting until
-//! they are established) and the example webhook's ResourceInterpreterWebhookConfiguration. Both are
-//! create-or-update, so a restart on the same data dir converges instead of failing on existing objects.
+//! they are established), the admin's proxy permission `cluster-proxy-admin` and the example webhook's
+//! ResourceInterpreterWebhookConfiguration. All are create-or-update, so a restart on the same data dir
+//! converges instead of failing on existing objects.
 
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::config::v1alpha1::ResourceInterpreterWebhookConfiguration;
+use flotilla_api::names::labels;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::{Client, ResourceExt};
@@ -93,6 +96,86 @@ fn established(crd: &CustomResourceDefinition) -> bool {
             cs.iter()
                 .any(|c| c.type_ == "Established" && c.status == "True")
         })
+}
+
+/// ClusterRole and ClusterRoleBinding `cluster-proxy-admin`, letting user `system:admin` proxy to every member
+/// through `cluster.karmada.io` `clusters/proxy`; `hack/local-up.sh` applies the same file.
+const CLUSTER_PROXY_ADMIN: &str = include_str!("../../../../../manifests/cluster-proxy-admin-rbac.yaml");
+
+/// The objects of [`CLUSTER_PROXY_ADMIN`], labelled `karmada.io/system: "true"` as `karmadactl init` labels them.
+fn cluster_proxy_admin_objects() -> anyhow::Result<(ClusterRole, ClusterRoleBinding)> {
+    let what = "manifests/cluster-proxy-admin-rbac.yaml";
+    let documents: Vec<serde_json::Value> =
+        flotilla_yaml::from_str_multiple(CLUSTER_PROXY_ADMIN).with_context(|| format!("invalid {what}"))?;
+    let of_kind = |kind: &str| {
+        documents
+            .iter()
+            .find(|d| d["kind"] == kind)
+            .cloned()
+            .with_context(|| format!("{what} has no {kind}"))
+    };
+    let mut role: ClusterRole = serde_json::from_value(of_kind("ClusterRole")?)
+        .with_context(|| format!("invalid ClusterRole in {what}"))?;
+    let mut binding: ClusterRoleBinding = serde_json::from_value(of_kind("ClusterRoleBinding")?)
+        .with_context(|| format!("invalid ClusterRoleBinding in {what}"))?;
+    // The API server defaults a user's or group's `apiGroup` to RBAC's; spelt out, a restart finds it unchanged.
+    for subject in binding.subjects.iter_mut().flatten() {
+        if subject.kind == "User" || subject.kind == "Group" {
+            subject.api_group.get_or_insert_with(|| "rbac.authorization.k8s.io".to_owned());
+        }
+    }
+    for meta in [&mut role.metadata, &mut binding.metadata] {
+        meta.labels
+            .get_or_insert_with(Default::default)
+            .insert(labels::SYSTEM.to_owned(), labels::SYSTEM_VALUE.to_owned());
+    }
+    Ok((role, binding))
+}
+
+/// Grants `system:admin` the aggregated API's proxy to every member, as `karmadactl init` does (Karmada's
+/// `grantProxyPermissionToAdmin`): creates ClusterRole and ClusterRoleBinding `cluster-proxy-admin`, or brings
+/// their rules, subjects and labels back to what they should be.
+///
+/// # Errors
+/// When they cannot be read or written.
+pub async fn cluster_proxy_admin(client: &Client) -> anyhow::Result<()> {
+    let (role, binding) = cluster_proxy_admin_objects()?;
+    let roles: Api<ClusterRole> = Api::all(client.clone());
+    let name = role.name_any();
+    let context = || format!("failed to write ClusterRole {name}");
+    match roles.get_opt(&name).await.with_context(context)? {
+        None => {
+            roles.create(&PostParams::default(), &role).await.with_context(context)?;
+        }
+        Some(mut existing) if existing.rules != role.rules || !has_labels(&existing, &role) => {
+            existing.rules.clone_from(&role.rules);
+            existing.labels_mut().extend(role.labels().clone());
+            roles.replace(&name, &PostParams::default(), &existing).await.with_context(context)?;
+        }
+        Some(_) => {}
+    }
+    let bindings: Api<ClusterRoleBinding> = Api::all(client.clone());
+    let name = binding.name_any();
+    let context = || format!("failed to write ClusterRoleBinding {name}");
+    match bindings.get_opt(&name).await.with_context(context)? {
+        None => {
+            bindings.create(&PostParams::default(), &binding).await.with_context(context)?;
+        }
+        Some(mut existing)
+            if existing.subjects != binding.subjects || !has_labels(&existing, &binding) =>
+        {
+            existing.subjects.clone_from(&binding.subjects);
+            existing.labels_mut().extend(binding.labels().clone());
+            bindings.replace(&name, &PostParams::default(), &existing).await.with_context(context)?;
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+/// Whether `existing` carries every label of `wanted`.
+fn has_labels(existing: &impl ResourceExt, wanted: &impl ResourceExt) -> bool {
+    wanted.labels().iter().all(|(k, v)| existing.labels().get(k) == Some(v))
 }
 
 /// Creates or updates a ResourceInterpreterWebhookConfiguration (its URL and CA change on every start).
@@ -192,5 +275,30 @@ pub async fn clusters_ready(
             );
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn cluster_proxy_admin_lets_system_admin_proxy_every_cluster() {
+        let (role, binding) = cluster_proxy_admin_objects().unwrap();
+        assert_eq!(role.name_any(), "cluster-proxy-admin");
+        let rules = serde_json::to_value(&role.rules).unwrap();
+        assert_eq!(
+            rules,
+            serde_json::json!([{"apiGroups": ["cluster.karmada.io"], "resources": ["clusters/proxy"], "verbs": ["*"]}])
+        );
+        assert_eq!(binding.role_ref.kind, "ClusterRole");
+        assert_eq!(binding.role_ref.name, "cluster-proxy-admin");
+        let subjects = binding.subjects.clone().unwrap();
+        assert_eq!(subjects.len(), 1);
+        assert_eq!((subjects[0].kind.as_str(), subjects[0].name.as_str()), ("User", "system:admin"));
+        for labels in [role.labels(), binding.labels()] {
+            assert_eq!(labels.get("karmada.io/system").map(String::as_str), Some("true"));
+        }
     }
 }

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use flotilla_controllers::join::ReportSecrets;
 use tokio::sync::Mutex;
 
 use super::{UpConfig, kubeconfigs};
@@ -23,8 +24,8 @@ pub fn is_pull(index: usize) -> bool {
     index == PULL_MEMBER
 }
 
-/// Registers the member reached with `member_kubeconfig` as Pull cluster `name` (a Push registration left by an
-/// earlier version of the data dir becomes a Pull one).
+/// Registers the member reached with `member_kubeconfig` as Pull cluster `name`, reporting what karmada-agent
+/// reports by default (a Push registration left by an earlier version of the data dir becomes a Pull one).
 ///
 /// # Errors
 /// When the kubeconfig cannot be loaded or the registration fails.
@@ -34,7 +35,7 @@ pub async fn register(
     member_kubeconfig: &str,
 ) -> anyhow::Result<()> {
     let member = kubeconfigs::config(member_kubeconfig).await?;
-    register::register(control, name, member).await?;
+    register::register(control, name, member, ReportSecrets::default()).await?;
     Ok(())
 }
 
@@ -52,6 +53,7 @@ pub fn settings(config: &UpConfig, cluster: &str, status_interval: Duration) -> 
         },
         kube_api: config.kube_api,
         events: config.events,
+        report_secrets: ReportSecrets::default(),
     }
 }
 
