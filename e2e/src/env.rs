@@ -233,6 +233,46 @@ impl Env {
             .with_context(|| format!("no member named {name}"))
     }
 
+    /// The control plane's URL, as its kubeconfig names it (`https://HOST:PORT`).
+    ///
+    /// # Errors
+    /// When the kubeconfig cannot be read.
+    pub async fn karmada_url(&self) -> anyhow::Result<String> {
+        Ok(self
+            .karmada_client_config()
+            .await?
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_owned())
+    }
+
+    /// A client of the control plane that authenticates with the bearer `token` instead of the kubeconfig's
+    /// credentials (a ServiceAccount's, to act as another user).
+    ///
+    /// # Errors
+    /// When the kubeconfig cannot be read or the client cannot be built.
+    pub async fn karmada_client_as(&self, token: &str) -> anyhow::Result<Client> {
+        let mut config = self.karmada_client_config().await?;
+        config.auth_info = kube::config::AuthInfo {
+            token: Some(token.to_owned().into()),
+            ..kube::config::AuthInfo::default()
+        };
+        Client::try_from(config).context("failed to create a client")
+    }
+
+    async fn karmada_client_config(&self) -> anyhow::Result<Config> {
+        let file = Kubeconfig::read_from(&self.karmada_config)
+            .with_context(|| format!("failed to read {}", self.karmada_config.display()))?;
+        let options = KubeConfigOptions {
+            context: Some(self.karmada_context.clone()),
+            ..KubeConfigOptions::default()
+        };
+        Config::from_custom_kubeconfig(file, &options)
+            .await
+            .with_context(|| format!("failed to load {}", self.karmada_config.display()))
+    }
+
     /// Runs `kubectl` against the control plane.
     ///
     /// # Errors

@@ -197,11 +197,20 @@ pub(crate) async fn handle(shared: Arc<Shared>, request: Request<Body>) -> Respo
             storage::pass_through(&shared.client, &user, &rest, request).await
         }
         Api::Proxy { cluster, path } => {
-            let (cluster, path) = (cluster.to_owned(), path.to_owned());
+            let (cluster, path) = (cluster_name(cluster), path.to_owned());
             shared.proxy.serve(&user, &cluster, &path, request).await
         }
     };
     answered.unwrap_or_else(RequestError::into_response)
+}
+
+/// The cluster a proxy path names, percent-decoded as kube's RequestInfo reads names from the decoded path:
+/// kube-apiserver's aggregator passes `clusters/*/proxy` on as `clusters/%2A/proxy`. The proxied path itself is
+/// passed on as it came, for the member to decode once.
+fn cluster_name(segment: &str) -> String {
+    percent_encoding::percent_decode_str(segment)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// `/readyz`: ready once the front-proxy settings are read and the Clusters listed.
@@ -242,6 +251,13 @@ fn version() -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_encoded_cluster_name_is_decoded() {
+        assert_eq!(cluster_name("%2A"), "*");
+        assert_eq!(cluster_name("member1"), "member1");
+    }
+
     use super::*;
 
     #[test]
