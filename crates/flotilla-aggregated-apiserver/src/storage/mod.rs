@@ -150,12 +150,29 @@ fn to_storage(content_type: Option<&HeaderValue>, body: Bytes) -> (Option<Header
     rewrite(&mut value, Direction::ToStorage);
     let content_type = if media == "application/yaml" {
         Some(HeaderValue::from_static("application/json"))
+    } else if media == "application/strategic-merge-patch+json" && !has_directive(&value) {
+        // Karmada serves Clusters as a built-in type, which takes strategic merge patches (`kubectl patch`'s
+        // default); a CRD refuses them with 415. The Cluster's fields carry no patch strategy, so a strategic
+        // merge patch without `$` directives means what the same JSON merge patch means.
+        Some(HeaderValue::from_static("application/merge-patch+json"))
     } else {
         content_type
     };
     match serde_json::to_vec(&value) {
         Ok(json) => (content_type, json.into()),
         Err(_) => (content_type, body),
+    }
+}
+
+/// Whether a strategic merge patch holds a directive (`$patch`, `$retainKeys`, `$setElementOrder/...`, ...), which
+/// a JSON merge patch cannot say.
+fn has_directive(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .any(|(key, value)| key.starts_with('$') || has_directive(value)),
+        Value::Array(items) => items.iter().any(has_directive),
+        _ => false,
     }
 }
 
@@ -266,13 +283,20 @@ mod tests {
     #[test]
     fn json_bodies_are_rewritten_for_every_patch_type() {
         let object = r#"{"apiVersion":"cluster.karmada.io/v1alpha1","kind":"Cluster","metadata":{"name":"m1"}}"#;
-        for content_type in [
-            "application/json",
-            "application/merge-patch+json",
-            "application/strategic-merge-patch+json",
+        for (content_type, sent) in [
+            ("application/json", "application/json"),
+            (
+                "application/merge-patch+json",
+                "application/merge-patch+json",
+            ),
+            // Strategic merge patches become merge patches: the CRD would refuse them.
+            (
+                "application/strategic-merge-patch+json",
+                "application/merge-patch+json",
+            ),
         ] {
             let (kept, body) = prepared(content_type, object);
-            assert_eq!(kept, content_type);
+            assert_eq!(kept, sent);
             assert_eq!(
                 body["apiVersion"], "cluster.karmada.io/storage",
                 "{content_type}"
@@ -283,6 +307,15 @@ mod tests {
             r#"[{"op":"replace","path":"/apiVersion","value":"cluster.karmada.io/v1alpha1"}]"#,
         );
         assert_eq!(patch[0]["value"], "cluster.karmada.io/storage");
+    }
+
+    #[test]
+    fn strategic_merge_patches_with_directives_stay_strategic() {
+        let (kept, _) = prepared(
+            "application/strategic-merge-patch+json",
+            r#"{"spec":{"taints":[{"$patch":"replace"}]}}"#,
+        );
+        assert_eq!(kept, "application/strategic-merge-patch+json");
     }
 
     #[test]
