@@ -81,8 +81,8 @@ struct Publisher {
 /// What is known of one series' writes.
 #[derive(Default)]
 struct Series {
-    /// The Event last written for the series, to count repeats on.
-    event: Option<K8sEvent>,
+    /// The name of the Event last written for the series, to count repeats on.
+    event: Option<String>,
     /// Whether a write of the series is in flight.
     busy: bool,
     /// Writes decided while one was in flight, oldest first.
@@ -107,7 +107,8 @@ struct Write {
 struct Done {
     key: SeriesKey,
     reason: String,
-    result: Result<K8sEvent, kube::Error>,
+    /// The written Event's name.
+    result: Result<String, kube::Error>,
 }
 
 impl Publisher {
@@ -200,12 +201,15 @@ impl Write {
     }
 }
 
-/// The write of `write`: a count patch of `event` when there is one to count on, else a new Event (carrying
-/// the count, as client-go's recorder creates one when the Event it would count on is gone).
+/// The write of `write`: a count patch of the Event named `event` when there is one to count on, else a new
+/// Event (carrying the count, as client-go's recorder creates one when the Event it would count on is gone).
+///
+/// A count patch sends only what a repeat changes, the note and the series, as client-go's does: no
+/// `resourceVersion`, which would make the server refuse every count after the first as a conflict.
 fn send(
     client: &Client,
     key: SeriesKey,
-    event: Option<K8sEvent>,
+    event: Option<String>,
     write: Write,
 ) -> BoxFuture<'static, Done> {
     let namespace = write
@@ -222,21 +226,18 @@ fn send(
             last_observed_time: MicroTime(write.last),
         });
         let result = match event {
-            Some(mut event) if !write.new => {
-                event.note = Some(write.note);
-                event.series = series;
-                api.patch(
-                    &event.name_any(),
-                    &PatchParams::default(),
-                    &Patch::Merge(&event),
-                )
-                .await
-                .map(|_| event)
+            Some(name) if !write.new => {
+                let patch = serde_json::json!({"note": write.note, "series": series});
+                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                    .map(|_| name)
             }
             _ => {
                 let mut event = new_event(&write.pending, write.note, write.first);
                 event.series = series;
-                api.create(&PostParams::default(), &event).await
+                api.create(&PostParams::default(), &event)
+                    .await
+                    .map(|created| created.name_any())
             }
         };
         Done {

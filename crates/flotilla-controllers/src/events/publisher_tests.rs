@@ -245,3 +245,34 @@ async fn a_failed_write_forgets_its_series_and_the_counts_decided_meanwhile() {
     );
     counted.answer(200);
 }
+
+#[tokio::test]
+async fn a_series_counts_every_repeat_on_one_event_of_an_api_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = flotilla_apiserver::ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path());
+    let server = flotilla_apiserver::Server::start(config).await.unwrap();
+    let client = flotilla_testing::client_from_yaml(&server.kubeconfig("test"), None).await;
+    let (sink, publisher) = EventSink::new(client.clone());
+    tokio::spawn(publisher);
+    let recorder = sink.recorder("binding-controller");
+    let events: kube::Api<k8s_openapi::api::events::v1::Event> =
+        kube::Api::namespaced(client, "default");
+    let web = object("web");
+    // Each repeat once the previous one is written, so that each is a write of its own.
+    for count in 1..=4 {
+        recorder.warning(&web, "SyncFailed", "connection refused");
+        let written = flotilla_testing::eventually("the repeat to be counted", || {
+            let events = events.clone();
+            async move {
+                let list = events.list(&Default::default()).await.ok()?;
+                let seen = list
+                    .items
+                    .iter()
+                    .map(|e| e.series.as_ref().map_or(1, |s| s.count));
+                (seen.clone().max() == Some(count)).then(|| seen.collect::<Vec<_>>())
+            }
+        })
+        .await;
+        assert_eq!(written, [count], "one Event, counting every repeat");
+    }
+}
