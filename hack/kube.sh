@@ -22,7 +22,7 @@
 # and region NAME-region. Memory: about 450 MB for a control plane and 650 MB for a member.
 # FLOTILLA_KUBE_MEMBER_QPS sets a member's kube-controller-manager's --kube-api-qps (burst twice that); unset, it
 # keeps Kubernetes' default of 20, as kind's clusters do, at which a member's own controllers need about 72 s to
-# bring up 300 single-replica Deployments (docs/BENCHMARKS.md).
+# bring up 300 single-replica Deployments (docs/BENCHMARKS.md); crates/flotilla/tests/propagation_writes.rs sets 1000.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)

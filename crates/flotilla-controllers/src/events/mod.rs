@@ -1,28 +1,24 @@
 //! Kubernetes Events with Karmada's reasons, published off the reconcile path.
 //!
-//! Reconciles hand events to a bounded channel and go on; one background task publishes them as
-//! events.k8s.io/v1 Events reported by `flotilla-<controller>`, correlated as client-go correlates Karmada's
-//! ([`correlator`]: exact repeats counted, alike Events with many messages combined, spam dropped). When the
-//! channel is full, events are dropped with a debug log rather than slowing controllers down: events are
-//! informational, never a source of truth.
+//! Reconciles hand events to a bounded channel and go on; one background task ([`publisher`]) correlates them as
+//! client-go correlates Karmada's ([`correlator`]: exact repeats counted, alike Events with many messages
+//! combined, spam dropped) and writes them as events.k8s.io/v1 Events reported by `flotilla-<controller>`, several
+//! at once and each series' writes in order. When the channel is full, events are dropped with a debug log rather
+//! than slowing controllers down: events are informational, never a source of truth.
 
 mod correlator;
+mod publisher;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::ObjectReference;
-use k8s_openapi::api::events::v1::{Event as K8sEvent, EventSeries};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::Client;
 use kube::runtime::events::EventType;
-use kube::{Client, ResourceExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
-use correlator::{Correlator, Decision, Recorded, Regarding, SeriesKey};
+use correlator::{Recorded, Regarding};
 
 /// How many events may wait for publication before new ones are dropped.
 const QUEUE: usize = 4096;
@@ -45,7 +41,7 @@ impl EventSink {
     /// A sink publishing to `client`'s API server, with the task that does the publishing (spawn it).
     pub fn new(client: Client) -> (Self, impl Future<Output = ()> + Send + 'static) {
         let (tx, rx) = mpsc::channel(QUEUE);
-        (EventSink { tx: Some(tx) }, publish_loop(client, rx))
+        (EventSink { tx: Some(tx) }, publisher::publish(client, rx))
     }
 
     /// A sink publishing to `client`'s API server from a task of its own that ends with `shutdown`, or one that
@@ -137,9 +133,6 @@ impl EventRecorder {
     }
 }
 
-/// How often correlation state that can no longer matter is dropped from memory.
-const SWEEP_INTERVAL: SignedDuration = SignedDuration::from_mins(1);
-
 impl Pending {
     fn recorded(&self) -> Recorded {
         let r = &self.reference;
@@ -155,106 +148,6 @@ impl Pending {
                 name: r.name.clone(),
             },
         }
-    }
-}
-
-async fn publish_loop(client: Client, mut rx: mpsc::Receiver<Pending>) {
-    let mut correlator = Correlator::default();
-    // The Event written for each live series, to count repeats on.
-    let mut written: HashMap<SeriesKey, K8sEvent> = HashMap::new();
-    let mut swept = Timestamp::now();
-    while let Some(pending) = rx.recv().await {
-        let now = Timestamp::now();
-        // Swept once a minute, not on every Event: a burst of thousands of Events would otherwise scan the
-        // whole state each time.
-        if now.duration_since(swept) > SWEEP_INTERVAL {
-            correlator.sweep(now);
-            written.retain(|key, _| correlator.is_live(key, now));
-            swept = now;
-        }
-        let namespace = pending
-            .reference
-            .namespace
-            .clone()
-            .unwrap_or_else(|| "default".to_owned());
-        let api: Api<K8sEvent> = Api::namespaced(client.clone(), &namespace);
-        let (key, published) = match correlator.observe(pending.recorded(), now) {
-            Decision::Drop => {
-                // A Warning's cause must not vanish: what the Events API will not show, the log does.
-                if pending.type_ == EventType::Warning {
-                    tracing::info!(
-                        controller = %pending.controller,
-                        reason = %pending.reason,
-                        object = ?pending.reference.name,
-                        message = %pending.note,
-                        "too many events about the object; warning not recorded as an Event"
-                    );
-                }
-                continue;
-            }
-            Decision::Repeat { key, note, count } if written.contains_key(&key) => {
-                let mut event = written[&key].clone();
-                event.note = Some(note);
-                event.series = Some(EventSeries {
-                    count,
-                    last_observed_time: MicroTime(now),
-                });
-                let patched = api
-                    .patch(
-                        &event.name_any(),
-                        &PatchParams::default(),
-                        &Patch::Merge(&event),
-                    )
-                    .await
-                    .map(|_| event);
-                (key, patched)
-            }
-            Decision::Repeat { key, note, .. } | Decision::Create { key, note } => {
-                let event = new_event(&pending, note, now);
-                (key, api.create(&PostParams::default(), &event).await)
-            }
-        };
-        match published {
-            Ok(event) => {
-                written.insert(key, event);
-            }
-            Err(err) => {
-                correlator.forget(&key);
-                written.remove(&key);
-                tracing::debug!(error = %crate::error::kube_error_text(&err), reason = %pending.reason, "failed to publish event");
-            }
-        }
-    }
-}
-
-/// A new events.k8s.io/v1 Event, shaped as kube-runtime's `Recorder` shapes one.
-fn new_event(pending: &Pending, note: String, now: Timestamp) -> K8sEvent {
-    let controller = pending.controller.to_string();
-    K8sEvent {
-        action: Some(pending.reason.clone()),
-        reason: Some(pending.reason.clone()),
-        event_time: Some(MicroTime(now)),
-        regarding: Some(pending.reference.clone()),
-        note: Some(note),
-        metadata: ObjectMeta {
-            namespace: pending.reference.namespace.clone(),
-            name: Some(format!(
-                "{}.{:x}",
-                pending.reference.name.as_deref().unwrap_or(&controller),
-                now.as_nanosecond()
-            )),
-            ..ObjectMeta::default()
-        },
-        reporting_controller: Some(controller.clone()),
-        reporting_instance: Some(controller),
-        type_: Some(
-            match pending.type_ {
-                EventType::Normal => "Normal",
-                EventType::Warning => "Warning",
-            }
-            .to_owned(),
-        ),
-        ..K8sEvent::default()
     }
 }
 
