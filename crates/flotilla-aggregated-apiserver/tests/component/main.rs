@@ -10,3 +10,6 @@ mod member;
 mod proxy;
 mod real_kube;
 mod support;
+mod upgrade;
+mod upgrade_embedded;
+mod upgrading_member;

@@ -25,7 +25,7 @@ fn as_tom(method: &str, url: &str, body: Body) -> http::Request<Body> {
     as_user(method, url, "tom", &TOM, body)
 }
 
-fn proxy_url(env: &Env, cluster: &str, path: &str) -> String {
+pub(crate) fn proxy_url(env: &Env, cluster: &str, path: &str) -> String {
     format!(
         "{}/apis/cluster.karmada.io/v1alpha1/clusters/{cluster}/proxy{path}",
         env.url
