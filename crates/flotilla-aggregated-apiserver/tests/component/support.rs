@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
@@ -386,4 +388,27 @@ pub(crate) fn as_user(
         builder = builder.header("x-remote-group", *group);
     }
     builder.body(body).expect("a request")
+}
+
+/// Runs kubectl with `args` against `kubeconfig`: its exit code, stdout and stderr; fails the test when it
+/// has not ended within a minute.
+pub(crate) async fn kubectl(
+    bin: &str,
+    kubeconfig: &Path,
+    args: &[&str],
+) -> (Option<i32>, String, String) {
+    let mut command = tokio::process::Command::new(bin);
+    command
+        .env("KUBECONFIG", kubeconfig)
+        .args(args)
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(Duration::from_secs(60), command.output())
+        .await
+        .expect("kubectl ends, not hangs")
+        .expect("kubectl runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }

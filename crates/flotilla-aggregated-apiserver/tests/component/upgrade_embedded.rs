@@ -17,7 +17,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::member::register;
-use crate::support::{Caller, Embedded, Env, full, install_crds};
+use crate::support::{Caller, Embedded, Env, full, install_crds, kubectl};
 use crate::upgrade::{
     PATIENCE, exec_path, read_exactly, seen_on, spdy, switch, websocket_exec, with_websocket,
 };
@@ -144,31 +144,28 @@ async fn behind_the_embedded_aggregator_upgrades_switch_and_kubectl_exec_ends() 
     assert!(!seen.values("impersonate-user").is_empty(), "{seen:?}");
     drop(io);
 
-    // kubectl exec in a pod of the embedded member: WebSocket first, then SPDY, both refused by the member,
-    // and kubectl says so at once.
+    // kubectl exec in a pod of the embedded member: WebSocket first, then SPDY, both refused by the member;
+    // through both proxies kubectl ends at once, and says what it says directly to the member.
     let dir = tempfile::tempdir().expect("a directory");
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, control.server.kubeconfig("control"))
+    let through_control = dir.path().join("control");
+    std::fs::write(&through_control, control.server.kubeconfig("control"))
+        .expect("the kubeconfig is written");
+    let to_member = dir.path().join("member");
+    std::fs::write(&to_member, member.server.kubeconfig("member"))
         .expect("the kubeconfig is written");
     let server = proxy("real");
+    let exec = ["exec", "web", "-n", "default", "--", "echo", "hi"];
     for bin in kubectl_bins() {
-        let mut command = tokio::process::Command::new(&bin);
-        command
-            .env("KUBECONFIG", &kubeconfig)
-            .args([
-                "--server", &server, "exec", "web", "-n", "default", "--", "echo", "hi",
-            ])
-            .kill_on_drop(true);
-        let output = tokio::time::timeout(Duration::from_secs(60), command.output())
-            .await
-            .expect("kubectl exec ends, not hangs")
-            .expect("kubectl runs");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(1), "{bin}: {stderr}");
-        assert_eq!(
-            stderr.trim_end(),
-            "Error from server (NotFound): the server could not find the requested resource",
-            "{bin}"
+        let directly = kubectl(&bin, &to_member, &exec).await;
+        let mut proxied_args = vec!["--server", server.as_str()];
+        proxied_args.extend(exec);
+        let proxied = kubectl(&bin, &through_control, &proxied_args).await;
+        assert_eq!(proxied, directly, "{bin}");
+        let (code, _, stderr) = proxied;
+        assert_eq!(code, Some(1), "{bin}: {stderr}");
+        assert!(
+            stderr.contains("the server could not find the requested resource"),
+            "{bin}: {stderr}"
         );
     }
     shutdown.cancel();
