@@ -72,22 +72,41 @@ pub(crate) async fn forward(
     } else {
         streaming(body).await
     };
+    let answer = send(
+        &target,
+        &target.clients.requests,
+        parts.method,
+        headers,
+        body,
+    )
+    .await?;
+    Ok(passed_back(answer))
+}
+
+/// Sends `method` on the target's path with `headers` and `body` through `client` (one of the target's).
+///
+/// # Errors
+/// [`RequestError::MemberUnreachable`] when the destination does not answer.
+pub(super) async fn send(
+    target: &Target<'_>,
+    client: &kube::Client,
+    method: http::Method,
+    headers: HeaderMap,
+    body: kube::client::Body,
+) -> Result<http::Response<kube::client::Body>, RequestError> {
     let mut outgoing = Request::builder()
-        .method(parts.method)
+        .method(method)
         .uri(&target.path_and_query)
         .body(body)
         .map_err(RequestError::Response)?;
     *outgoing.headers_mut() = headers;
-    let answer = target
-        .clients
-        .requests
+    client
         .send(outgoing)
         .await
         .map_err(|source| RequestError::MemberUnreachable {
             cluster: target.cluster.to_owned(),
             source,
-        })?;
-    Ok(passed_back(answer))
+        })
 }
 
 /// The caller's headers that may reach the destination, followed by `identity`.

@@ -25,7 +25,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
-use super::forward::{Target, passed_back, passed_on, without_hop_by_hop};
+use super::forward::{Target, passed_back, passed_on, send, without_hop_by_hop};
 use crate::authn::FrontProxy;
 use crate::error::RequestError;
 
@@ -56,21 +56,9 @@ pub(crate) async fn upgrade(
     for protocol in parts.headers.get_all(header::UPGRADE) {
         headers.append(header::UPGRADE, protocol.clone());
     }
-    let mut outgoing = Request::builder()
-        .method(parts.method)
-        .uri(&target.path_and_query)
-        .body(kube::client::Body::empty())
-        .map_err(RequestError::Response)?;
-    *outgoing.headers_mut() = headers;
-    let mut answer = target
-        .clients
-        .upgrades
-        .send(outgoing)
-        .await
-        .map_err(|source| RequestError::MemberUnreachable {
-            cluster: target.cluster.to_owned(),
-            source,
-        })?;
+    let body = kube::client::Body::empty();
+    let upgrades = &target.clients.upgrades;
+    let mut answer = send(&target, upgrades, parts.method, headers, body).await?;
     let status = answer.status();
     if status == StatusCode::SWITCHING_PROTOCOLS {
         let member = hyper::upgrade::on(&mut answer);

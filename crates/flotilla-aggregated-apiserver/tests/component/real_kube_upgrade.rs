@@ -49,15 +49,9 @@ fn exec_request(cluster: &str) -> http::Request<kube::client::Body> {
 /// tom allowed the proxy of cluster `fake` only.
 pub(crate) async fn check(admin: &Client, tom: &Client, kubeconfig: &Path) {
     let member = UpgradingMember::start("upgrading", vec!["web"]).await;
-    register_cluster(
-        admin,
-        "upgrading",
-        &member.url,
-        &member.ca_pem,
-        Some("imp-upgrading"),
-        |_| {},
-    )
-    .await;
+    member
+        .register_as(admin, "upgrading", "imp-upgrading")
+        .await;
 
     // kube-aggregator passes the upgrade to this server, which passes it to the member: both ways.
     let mut answer = tokio::time::timeout(PATIENCE, admin.send(exec_request("upgrading")))

@@ -15,7 +15,7 @@ use kube::Client;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::member::{Recorded, register};
+use crate::member::Recorded;
 use crate::proxy::{TOM, proxy_url};
 use crate::support::{Answer, Body, Caller, Env, as_user, full};
 use crate::upgrading_member::UpgradingMember;
@@ -154,15 +154,9 @@ pub(crate) fn value(headers: &http::HeaderMap, name: &str) -> String {
 async fn an_upgrade_switches_end_to_end_as_the_caller() {
     let env = Env::start().await;
     let mut member = UpgradingMember::start("m1", vec!["web"]).await;
-    register(
-        &env.control.client,
-        "m1",
-        &member.url,
-        &member.ca_pem,
-        Some("imp-m1"),
-        |_| {},
-    )
-    .await;
+    member
+        .register_as(&env.control.client, "m1", "imp-m1")
+        .await;
     let caller = env.front_proxy();
 
     // WebSocket, as kubectl exec sends it: the member's 101 and the headers of its choice reach the caller.
@@ -263,15 +257,9 @@ async fn an_upgrade_switches_end_to_end_as_the_caller() {
 async fn a_member_refusing_the_upgrade_is_answered_as_it_answered() {
     let env = Env::start().await;
     let member = UpgradingMember::start("m1", vec!["web"]).await;
-    register(
-        &env.control.client,
-        "m1",
-        &member.url,
-        &member.ca_pem,
-        Some("imp-m1"),
-        |_| {},
-    )
-    .await;
+    member
+        .register_as(&env.control.client, "m1", "imp-m1")
+        .await;
     let caller = env.front_proxy();
     let call = |pod: &'static str| {
         let (caller, request) = (caller.clone(), websocket_exec(&env, "tom", "m1", pod));
@@ -340,15 +328,9 @@ fn denying(denied: &'static str) -> impl FnOnce(Client) -> Client {
 async fn a_caller_denied_the_proxy_never_reaches_the_member() {
     let env = Env::start_with(denying("mallory")).await;
     let member = UpgradingMember::start("m1", vec!["web"]).await;
-    register(
-        &env.control.client,
-        "m1",
-        &member.url,
-        &member.ca_pem,
-        Some("imp-m1"),
-        |_| {},
-    )
-    .await;
+    member
+        .register_as(&env.control.client, "m1", "imp-m1")
+        .await;
     let caller = env.front_proxy();
 
     let denied = caller
@@ -373,24 +355,8 @@ async fn all_clusters_upgrade_in_the_one_holding_the_pod() {
     let env = Env::start().await;
     let a = UpgradingMember::start("a", vec!["web"]).await;
     let b = UpgradingMember::start("b", vec!["db"]).await;
-    register(
-        &env.control.client,
-        "a",
-        &a.url,
-        &a.ca_pem,
-        Some("imp-a"),
-        |_| {},
-    )
-    .await;
-    register(
-        &env.control.client,
-        "b",
-        &b.url,
-        &b.ca_pem,
-        Some("imp-b"),
-        |_| {},
-    )
-    .await;
+    a.register_as(&env.control.client, "a", "imp-a").await;
+    b.register_as(&env.control.client, "b", "imp-b").await;
     let caller = env.front_proxy();
 
     let (headers, mut io) = switch(&caller, websocket_exec(&env, "tom", "*", "web")).await;
@@ -426,4 +392,24 @@ async fn all_clusters_upgrade_in_the_one_holding_the_pod() {
         )
     );
     env.stop().await;
+}
+
+#[tokio::test]
+async fn stopping_the_server_ends_upgraded_connections() {
+    let env = Env::start().await;
+    let mut member = UpgradingMember::start("m1", vec!["web"]).await;
+    member
+        .register_as(&env.control.client, "m1", "imp-m1")
+        .await;
+    let (_, mut io) = switch(&env.front_proxy(), websocket_exec(&env, "tom", "m1", "web")).await;
+    read_exactly(&mut io, b"hello from m1\n").await;
+    env.stop().await;
+    // The caller's connection ends (whatever the member would still say), and so does the member's.
+    let mut rest = Vec::new();
+    let ended = tokio::time::timeout(PATIENCE, io.read_to_end(&mut rest)).await;
+    assert!(ended.is_ok(), "the caller's connection is still open");
+    let closed = tokio::time::timeout(PATIENCE, member.closed.recv())
+        .await
+        .expect("the member sees the close in time");
+    assert_eq!(closed.as_deref(), Some("m1"));
 }

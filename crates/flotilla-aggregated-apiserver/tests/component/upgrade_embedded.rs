@@ -16,7 +16,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::member::register;
+use crate::member::register_embedded;
 use crate::support::{Caller, Embedded, Env, full, install_crds, kubectl};
 use crate::upgrade::{
     PATIENCE, exec_path, read_exactly, seen_on, spdy, switch, websocket_exec, with_websocket,
@@ -24,16 +24,8 @@ use crate::upgrade::{
 use crate::upgrading_member::UpgradingMember;
 
 /// Registers the embedded `member` as cluster `real` holding Pod `default/web`.
-async fn register_embedded(control: &Client, member: &Embedded) {
-    register(
-        control,
-        "real",
-        &member.server.url(),
-        member.server.ca_pem().as_bytes(),
-        Some(member.server.admin_token()),
-        |_| {},
-    )
-    .await;
+async fn register_real(control: &Client, member: &Embedded) {
+    register_embedded(control, "real", member).await;
     let pod: Pod = serde_json::from_value(json!({
         "metadata": {"name": "web", "namespace": "default"},
         "spec": {"containers": [{"name": "nginx", "image": "nginx"}]},
@@ -49,7 +41,7 @@ async fn register_embedded(control: &Client, member: &Embedded) {
 async fn a_real_embedded_member_refuses_exec_at_once() {
     let env = Env::start().await;
     let member = Embedded::start().await;
-    register_embedded(&env.control.client, &member).await;
+    register_real(&env.control.client, &member).await;
     let caller = env.front_proxy();
     // The embedded API server serves no exec or attach: its 404 is passed on, as kube-apiserver's for a
     // subresource it does not serve.
@@ -102,17 +94,9 @@ async fn behind_the_embedded_aggregator_upgrades_switch_and_kubectl_exec_ends() 
         .await
         .expect("the APIService is Available");
     let member = Embedded::start().await;
-    register_embedded(&control.client, &member).await;
+    register_real(&control.client, &member).await;
     let fake = UpgradingMember::start("fake", vec!["web"]).await;
-    register(
-        &control.client,
-        "fake",
-        &fake.url,
-        &fake.ca_pem,
-        Some("imp-fake"),
-        |_| {},
-    )
-    .await;
+    fake.register_as(&control.client, "fake", "imp-fake").await;
     let proxy = |cluster: &str| {
         format!(
             "{}/apis/cluster.karmada.io/v1alpha1/clusters/{cluster}/proxy",

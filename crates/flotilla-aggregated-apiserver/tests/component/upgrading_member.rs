@@ -112,6 +112,19 @@ impl UpgradingMember {
         }
     }
 
+    /// Registers this member on the control plane as `cluster` with the impersonator token `token`.
+    pub(crate) async fn register_as(&self, control: &kube::Client, cluster: &str, token: &str) {
+        crate::member::register(
+            control,
+            cluster,
+            &self.url,
+            &self.ca_pem,
+            Some(token),
+            |_| {},
+        )
+        .await;
+    }
+
     /// Every request received, in order.
     pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.seen.lock().expect("lock").clone()
