@@ -6,7 +6,8 @@
 //! Each cluster has two clients ([`Clients`]): one for requests, through the controllers' builder (HTTP/2
 //! when the member offers it), and one for upgrades, kube's own stack, which speaks HTTP/1.1 only: a
 //! protocol switch exists in HTTP/1.1 alone, and a connection that ALPN made HTTP/2 cannot carry one (Karmada's
-//! upgrade dialer offers `http/1.1` only for the same reason).
+//! `ConnectCluster` clones its TLS configuration for the upgrade dialer for the same reason: its transport
+//! adds `h2` to the original).
 //!
 //! Clients are kept per cluster while the Cluster and both Secrets are unchanged (their resourceVersions),
 //! so connections to a member are reused; any change builds new ones.
