@@ -136,13 +136,20 @@ pub(crate) enum RequestError {
     /// The caller accepts no media type this server answers with.
     #[error("only the following media types are accepted: application/json")]
     NotAcceptable,
-    /// Upgrades (exec, attach, port-forward) are not proxied yet.
+    /// The caller asked to switch protocols on a connection that cannot (only HTTP/1.1 can); nothing was sent.
     #[error(
-        "upgrade requests (exec, attach, port-forward) through clusters/{cluster}/proxy are not supported yet"
+        "cannot upgrade this connection to reach cluster {cluster}: exec, attach and port-forward need HTTP/1.1"
     )]
-    UpgradeUnsupported {
+    NotUpgradable {
         /// The cluster.
         cluster: String,
+    },
+    /// The member answered an upgrade request with neither `101 Switching Protocols` nor an error (Karmada's
+    /// upgrade-aware handler's text).
+    #[error("invalid upgrade response: status code {status}")]
+    InvalidUpgradeResponse {
+        /// The member's status code.
+        status: u16,
     },
     /// A response could not be assembled (a header value the member sent, say).
     #[error("failed to assemble the response")]
@@ -174,7 +181,10 @@ impl RequestError {
             RequestError::NoImpersonatorSecretRef { .. }
             | RequestError::NoImpersonatorToken { .. }
             | RequestError::NoApiEndpoint { .. }
-            | RequestError::MemberClient { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "", None),
+            | RequestError::MemberClient { .. }
+            | RequestError::InvalidUpgradeResponse { .. } => {
+                (StatusCode::INTERNAL_SERVER_ERROR, "", None)
+            }
             RequestError::MemberUnreachable { .. } => {
                 (StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable", None)
             }
@@ -184,7 +194,7 @@ impl RequestError {
             RequestError::TooLarge { .. } => {
                 (StatusCode::PAYLOAD_TOO_LARGE, "RequestEntityTooLarge", None)
             }
-            RequestError::ReadBody(_) | RequestError::UpgradeUnsupported { .. } => {
+            RequestError::ReadBody(_) | RequestError::NotUpgradable { .. } => {
                 (StatusCode::BAD_REQUEST, "BadRequest", None)
             }
             RequestError::NotAcceptable => (StatusCode::NOT_ACCEPTABLE, "NotAcceptable", None),

@@ -10,7 +10,9 @@
 //!   the two versions (module `storage`).
 //! - **The proxy** asks the control plane with a SubjectAccessReview whether the caller may use the cluster's
 //!   proxy (module `authz`), then forwards to the member as the caller with the cluster's impersonator token
-//!   (module `proxy`); `clusters/*/proxy` fans out over every cluster as Karmada's does.
+//!   (module `proxy`); `clusters/*/proxy` fans out over every cluster as Karmada's does. Upgrades (exec,
+//!   attach, port-forward) switch end to end: the member's 101 reaches the caller and the two connections are
+//!   joined until either closes.
 //! - **Discovery and OpenAPI** are Karmada's resources; the OpenAPI documents are the CRD's, renamed.
 //!
 //! The binary calls [`serve`] (on a bound listener, with a serving certificate, a control-plane client and a

@@ -20,7 +20,7 @@ use crate::Error;
 use crate::authn::{FrontProxy, PeerCertificates};
 use crate::authz::Authorizer;
 use crate::cache::Members;
-use crate::proxy::{Connections, Proxy};
+use crate::proxy::{Clients, Connections, Proxy};
 use crate::router::{self, Shared};
 use crate::tls;
 
@@ -37,7 +37,7 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// # Guarantees
 /// Every request but `/healthz`, `/livez`, `/readyz` and `/version` is authenticated as coming from the
 /// front proxy (see [`crate`]); when `shutdown` is cancelled the server stops accepting, ends every open
-/// connection (watches included) and its watches of the control plane, and returns.
+/// connection (watches and upgraded connections included) and its watches of the control plane, and returns.
 ///
 /// # Errors
 /// [`Error::Identity`] or [`Error::Tls`] when the certificate is unusable, [`Error::LocalAddr`] when the
@@ -58,11 +58,15 @@ pub async fn serve(
         front_proxy: front_proxy.clone(),
         members: members.clone(),
         proxy: Proxy {
-            control_plane: client.clone(),
+            control_plane: Clients {
+                requests: client.clone(),
+                upgrades: client.clone(),
+            },
             front_proxy,
             authorizer: Authorizer::new(client),
             members,
             connections: Connections::default(),
+            shutdown: background.clone(),
         },
     });
     tracing::info!(%addr, "karmada-aggregated-apiserver serving cluster.karmada.io/v1alpha1");
@@ -119,8 +123,9 @@ async fn connection(
         let shared = shared.clone();
         async move { Ok::<_, Infallible>(router::handle(shared, request.map(Body::new)).await) }
     });
+    // With upgrades: a proxied exec or port-forward takes the connection over once the member switched.
     if let Err(error) = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-        .serve_connection(TokioIo::new(tls), service)
+        .serve_connection_with_upgrades(TokioIo::new(tls), service)
         .await
     {
         tracing::debug!(%peer, %error, "connection ended with an error");

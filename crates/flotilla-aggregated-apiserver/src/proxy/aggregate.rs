@@ -3,7 +3,9 @@
 //! - A path that names no resource (`/api`, `/version`) goes to the control plane itself. (Karmada sends it
 //!   with its own credentials; here it impersonates the caller, so the control plane's RBAC applies.)
 //! - A path naming one object is first read (GET) in every cluster as the caller; the request then goes to
-//!   the one cluster that answered 200, or is answered 404 (none) or 409 (several, named).
+//!   the one cluster that answered 200, or is answered 404 (none) or 409 (several, named). A subresource is
+//!   read with its object but `exec` and `log`, which are read as the object itself (Karmada's
+//!   `requestURLStr`): `pods/{name}/exec` goes, upgrade and all, to the one cluster holding the pod.
 //! - A path naming a collection is answered only for `list`: every cluster's list, merged, the first one's
 //!   metadata kept; other verbs are 405.
 //!
@@ -18,19 +20,19 @@ use flotilla_api::cluster::v1alpha1::Cluster;
 use futures::future::join_all;
 use http::{HeaderMap, Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
-use kube::{Client, ResourceExt};
+use kube::ResourceExt;
 use serde_json::Value;
 
-use super::forward::{Target, forward, without_hop_by_hop};
-use super::{Proxy, clean_join, path_and_query};
+use super::forward::{Target, without_hop_by_hop};
+use super::{Clients, Proxy, clean_join, path_and_query};
 use crate::error::{RequestError, plain_error};
 use crate::request_info::{RequestInfo, parse};
 use crate::user::UserInfo;
 
-/// A cluster that can be asked, with its client.
+/// A cluster that can be asked, with its clients.
 struct Reachable {
     cluster: String,
-    client: Client,
+    clients: Clients,
 }
 
 /// Answers `path` (below `clusters/*/proxy`) over every cluster.
@@ -44,12 +46,12 @@ pub(crate) async fn serve(
     let info = parse(request.method(), path, &query);
     if !parse(&Method::GET, path, "").is_resource_request {
         let target = Target {
-            client: &proxy.control_plane,
+            clients: &proxy.control_plane,
             path_and_query: path_and_query(&clean_join(path), &query),
             identity: user.impersonation_headers(),
             cluster: "*",
         };
-        return forward(target, &proxy.front_proxy, request).await;
+        return proxy.pass(target, request).await;
     }
     let reachable = reachable(proxy).await;
     if !parse(&Method::GET, path, "").name.is_empty() {
@@ -70,9 +72,9 @@ async fn reachable(proxy: &Proxy) -> Vec<Reachable> {
     let built = join_all(clusters.iter().map(|cluster| async move {
         let name = cluster.name_any();
         match proxy.connections.connect(&proxy.members, cluster).await {
-            Ok(client) => Some(Reachable {
+            Ok(clients) => Some(Reachable {
                 cluster: name,
-                client,
+                clients,
             }),
             Err(error) => {
                 tracing::debug!(cluster = %name, error = %crate::error::chain(&error), "left out of clusters/*/proxy");
@@ -94,7 +96,7 @@ async fn get(
         .body(kube::client::Body::empty())
         .ok()?;
     *request.headers_mut() = user.member_impersonation_headers();
-    match cluster.client.send(request).await {
+    match cluster.clients.requests.send(request).await {
         Ok(answer) => Some(answer),
         Err(error) => {
             tracing::debug!(cluster = %cluster.cluster, error = %crate::error::chain(&error), "clusters/*/proxy request failed");
@@ -135,12 +137,12 @@ async fn named(
         [only] => {
             let query = request.uri().query().unwrap_or_default().to_owned();
             let target = Target {
-                client: &only.client,
+                clients: &only.clients,
                 path_and_query: path_and_query(&clean_join(path), &query),
                 identity: user.member_impersonation_headers(),
                 cluster: &only.cluster,
             };
-            forward(target, &proxy.front_proxy, request).await
+            proxy.pass(target, request).await
         }
         several => {
             let names: Vec<&str> = several.iter().map(|c| c.cluster.as_str()).collect();

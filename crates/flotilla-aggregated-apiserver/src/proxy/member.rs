@@ -1,10 +1,16 @@
-//! Connections to members for the proxy: a kube client per cluster built as Karmada's `ConnectCluster`
+//! Connections to members for the proxy: kube clients per cluster built as Karmada's `ConnectCluster`
 //! builds its transport (endpoint `spec.apiEndpoint`, CA from the `secretRef` Secret's `caBundle` or
 //! `spec.insecureSkipTLSVerification`, `spec.proxyURL`) with the token of the `spec.impersonatorSecretRef`
-//! Secret, through the same builder as the controllers' member clients.
+//! Secret, from the same configuration as the controllers' member clients.
+//!
+//! Each cluster has two clients ([`Clients`]): one for requests, through the controllers' builder (HTTP/2
+//! when the member offers it), and one for upgrades, kube's own stack, which speaks HTTP/1.1 only: a
+//! protocol switch exists in HTTP/1.1 alone, and a connection that ALPN made HTTP/2 cannot carry one (Karmada's
+//! `ConnectCluster` clones its TLS configuration for the upgrade dialer for the same reason: its transport
+//! adds `h2` to the original).
 //!
 //! Clients are kept per cluster while the Cluster and both Secrets are unchanged (their resourceVersions),
-//! so connections to a member are reused; any change builds a new one.
+//! so connections to a member are reused; any change builds new ones.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -30,14 +36,23 @@ struct Fingerprint {
     token_secret: Option<String>,
 }
 
+/// The clients reaching one destination.
+#[derive(Clone)]
+pub(crate) struct Clients {
+    /// Every request but upgrades.
+    pub(crate) requests: Client,
+    /// Upgrade requests: HTTP/1.1 only, connections taken out of the pool once switched.
+    pub(crate) upgrades: Client,
+}
+
 /// The member clients of the proxy.
 #[derive(Default)]
 pub(crate) struct Connections {
-    clients: Mutex<HashMap<String, (Fingerprint, Client)>>,
+    clients: Mutex<HashMap<String, (Fingerprint, Clients)>>,
 }
 
 impl Connections {
-    /// A client reaching `cluster` as its impersonator, with Karmada's checks in Karmada's order.
+    /// The clients reaching `cluster` as its impersonator, with Karmada's checks in Karmada's order.
     ///
     /// # Errors
     /// Karmada's messages for a missing Secret, an empty `apiEndpoint`, no `impersonatorSecretRef` and a
@@ -46,7 +61,7 @@ impl Connections {
         &self,
         members: &Members,
         cluster: &Cluster,
-    ) -> Result<Client, RequestError> {
+    ) -> Result<Clients, RequestError> {
         let name = cluster.name_any();
         let ca_secret = match &cluster.spec.secret_ref {
             Some(reference) => Some(
@@ -76,25 +91,25 @@ impl Connections {
             ca_secret: ca_secret.as_ref().and_then(|s| s.resource_version()),
             token_secret: token_secret.resource_version(),
         };
-        if let Some((built_from, client)) = self
+        if let Some((built_from, clients)) = self
             .clients
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&name)
             && *built_from == fingerprint
         {
-            return Ok(client.clone());
+            return Ok(clients.clone());
         }
         let ca = ca_secret
             .as_deref()
             .and_then(|secret| value(secret, secret_keys::CA_BUNDLE))
             .filter(|ca| !ca.is_empty());
-        let client = build(cluster, &token, ca).await?;
+        let clients = build(cluster, &token, ca).await?;
         self.clients
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(name, (fingerprint, client.clone()));
-        Ok(client)
+            .insert(name, (fingerprint, clients.clone()));
+        Ok(clients)
     }
 }
 
@@ -106,9 +121,10 @@ fn value<'a>(secret: &'a Secret, key: &str) -> Option<&'a [u8]> {
         .map(|bytes| bytes.0.as_slice())
 }
 
-/// A client for the proxy: no client-side retries (the member's 429s and 503s are the caller's to see), no
-/// rate limit and no read timeout (watches through the proxy last as long as the caller wants).
-async fn build(cluster: &Cluster, token: &str, ca: Option<&[u8]>) -> Result<Client, RequestError> {
+/// The clients for the proxy: no client-side retries (the member's 429s and 503s are the caller's to see), no
+/// rate limit and no read timeout (watches and exec sessions through the proxy last as long as the caller
+/// wants).
+async fn build(cluster: &Cluster, token: &str, ca: Option<&[u8]>) -> Result<Clients, RequestError> {
     let name = cluster.name_any();
     let failed = |source| RequestError::MemberClient {
         cluster: name.clone(),
@@ -120,12 +136,18 @@ async fn build(cluster: &Cluster, token: &str, ca: Option<&[u8]>) -> Result<Clie
     config.default_retry = false;
     config.read_timeout = None;
     config.connect_timeout = Some(CONNECT_TIMEOUT);
-    let unlimited = RateLimit { qps: 0.0, burst: 0 };
-    let builder = kube_client::builder(config, unlimited).map_err(|error| {
+    let refused = |error: &dyn std::fmt::Display| {
         failed(flotilla_controllers::Error::MemberClient {
             cluster: name.clone(),
             reason: format!("failed to create a client: {error}"),
         })
-    })?;
-    Ok(builder.build())
+    };
+    let upgrades = kube::client::ClientBuilder::try_from(config.clone())
+        .map_err(|error| refused(&error))?
+        .build();
+    let unlimited = RateLimit { qps: 0.0, burst: 0 };
+    let requests = kube_client::builder(config, unlimited)
+        .map_err(|error| refused(&error))?
+        .build();
+    Ok(Clients { requests, upgrades })
 }

@@ -1,24 +1,27 @@
 //! `clusters/{name}/proxy/{path}`: the caller's request, authorized by the control plane, passed to the
 //! member's API server as the caller (Karmada's `ProxyREST.Connect` and `ConnectCluster`), or, for the name
-//! `*`, to every cluster ([`aggregate`]).
+//! `*`, to every cluster ([`aggregate`]). Requests are forwarded and their answers streamed ([`forward`]);
+//! requests to switch protocols (exec, attach, port-forward) are upgraded end to end ([`upgrade`]).
 //!
 //! Guarantees: nothing reaches a member before the control plane allowed the caller the verb on
 //! `clusters/proxy` of that cluster; the member sees the impersonator's token and the caller's name and
-//! groups, never the caller's own credentials or the front proxy's identity headers; a member that does
-//! not answer is a 503 naming the cluster.
+//! groups, never the caller's own credentials or the front proxy's identity headers, upgrades included; a
+//! member that does not answer is a 503 naming the cluster.
 
 mod aggregate;
 mod forward;
 mod member;
+mod upgrade;
 
 use std::sync::Arc;
 
 use axum::body::Body;
 use axum::response::Response;
 use http::Request;
-use kube::Client;
+use hyper::upgrade::OnUpgrade;
+use tokio_util::sync::CancellationToken;
 
-pub(crate) use member::Connections;
+pub(crate) use member::{Clients, Connections};
 
 use self::forward::{Target, forward, is_upgrade};
 use crate::authn::FrontProxy;
@@ -31,8 +34,10 @@ use crate::user::UserInfo;
 
 /// What the proxy needs.
 pub(crate) struct Proxy {
-    /// The control plane, as this server.
-    pub(crate) control_plane: Client,
+    /// The control plane, as this server (for `clusters/*/proxy` with a path naming no resource). Both
+    /// clients are the server's own: an upgrade to the control plane, which nothing sends, gets whatever
+    /// answer the control plane gives a request whose `Connection` HTTP/2 dropped.
+    pub(crate) control_plane: Clients,
     /// The front-proxy settings (which headers carry identities).
     pub(crate) front_proxy: FrontProxy,
     /// Asks the control plane who may use which proxy.
@@ -41,6 +46,8 @@ pub(crate) struct Proxy {
     pub(crate) members: Arc<Members>,
     /// Member clients.
     pub(crate) connections: Connections,
+    /// Cancelled when the server stops: upgraded connections end then.
+    pub(crate) shutdown: CancellationToken,
 }
 
 impl Proxy {
@@ -57,8 +64,9 @@ impl Proxy {
     ) -> Result<Response, RequestError> {
         let verb = verb_for(request.method());
         self.authorizer.authorize_proxy(user, verb, cluster).await?;
-        if is_upgrade(request.headers()) {
-            return Err(RequestError::UpgradeUnsupported {
+        // hyper hands a request its upgrade only on an HTTP/1.1 connection: refuse before any member is asked.
+        if is_upgrade(request.headers()) && request.extensions().get::<OnUpgrade>().is_none() {
+            return Err(RequestError::NotUpgradable {
                 cluster: cluster.to_owned(),
             });
         }
@@ -66,15 +74,28 @@ impl Proxy {
             return aggregate::serve(self, user, path, request).await;
         }
         let found = self.members.cluster(cluster).await?;
-        let client = self.connections.connect(&self.members, &found).await?;
+        let clients = self.connections.connect(&self.members, &found).await?;
         let query = request.uri().query().unwrap_or_default().to_owned();
         let target = Target {
-            client: &client,
+            clients: &clients,
             path_and_query: path_and_query(&clean_join(path), &query),
             identity: user.member_impersonation_headers(),
             cluster,
         };
-        forward(target, &self.front_proxy, request).await
+        self.pass(target, request).await
+    }
+
+    /// Sends `request` to `target`: upgraded end to end when it asks to switch protocols, forwarded otherwise.
+    async fn pass(
+        &self,
+        target: Target<'_>,
+        request: Request<Body>,
+    ) -> Result<Response, RequestError> {
+        if is_upgrade(request.headers()) {
+            upgrade::upgrade(target, &self.front_proxy, &self.shutdown, request).await
+        } else {
+            forward(target, &self.front_proxy, request).await
+        }
     }
 }
 

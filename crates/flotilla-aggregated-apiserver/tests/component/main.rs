@@ -9,4 +9,8 @@ mod front_proxy;
 mod member;
 mod proxy;
 mod real_kube;
+mod real_kube_upgrade;
 mod support;
+mod upgrade;
+mod upgrade_embedded;
+mod upgrading_member;

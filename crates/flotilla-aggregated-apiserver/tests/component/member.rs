@@ -240,3 +240,21 @@ pub(crate) async fn register(
         .await
         .expect("the Cluster");
 }
+
+/// Registers the embedded API server `member` as cluster `name`, its admin token as the impersonator's.
+pub(crate) async fn register_embedded(
+    client: &Client,
+    name: &str,
+    member: &crate::support::Embedded,
+) {
+    let (url, ca) = (member.server.url(), member.server.ca_pem().as_bytes());
+    register(
+        client,
+        name,
+        &url,
+        ca,
+        Some(member.server.admin_token()),
+        |_| {},
+    )
+    .await;
+}

@@ -15,7 +15,7 @@ use kube::api::{ObjectMeta, PostParams};
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::member::{Behaviour, FakeMember, register};
+use crate::member::{Behaviour, FakeMember, register, register_embedded};
 use crate::support::{Body, Embedded, Env, as_user, full};
 
 pub(crate) const TOM: [&str; 2] = ["devs", "system:authenticated"];
@@ -25,7 +25,7 @@ fn as_tom(method: &str, url: &str, body: Body) -> http::Request<Body> {
     as_user(method, url, "tom", &TOM, body)
 }
 
-fn proxy_url(env: &Env, cluster: &str, path: &str) -> String {
+pub(crate) fn proxy_url(env: &Env, cluster: &str, path: &str) -> String {
     format!(
         "{}/apis/cluster.karmada.io/v1alpha1/clusters/{cluster}/proxy{path}",
         env.url
@@ -398,15 +398,7 @@ async fn all_clusters_fan_out_as_karmadas_aggregate() {
 async fn a_real_embedded_member_answers_through_the_proxy() {
     let env = Env::start().await;
     let member = Embedded::start().await;
-    register(
-        &env.control.client,
-        "real",
-        &member.server.url(),
-        member.server.ca_pem().as_bytes(),
-        Some(member.server.admin_token()),
-        |_| {},
-    )
-    .await;
+    register_embedded(&env.control.client, "real", &member).await;
     let caller = env.front_proxy();
     let namespaces = caller
         .call(as_tom(

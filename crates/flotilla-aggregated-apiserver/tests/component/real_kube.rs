@@ -1,7 +1,7 @@
 //! Behind a real kube-apiserver's aggregator: registration until Available (taking over kube-aggregator's own
 //! registration of the CRD's version), discovery preferring v1alpha1, Cluster CRUD through the APIService, the
-//! caller's identity reaching the control plane's admission (impersonated) and a member (proxied), and kube's
-//! 403 wording for a denied proxy.
+//! caller's identity reaching the control plane's admission (impersonated) and a member (proxied), kube's
+//! 403 wording for a denied proxy, and upgrades (`real_kube_upgrade`).
 //!
 //! Needs a kube-apiserver started with a front proxy (`--requestheader-client-ca-file`,
 //! `--requestheader-allowed-names=front-proxy-client`, `--requestheader-username-headers=X-Remote-User`,
@@ -60,8 +60,11 @@ async fn remove_what_the_test_writes(admin: &Client) {
         .delete(names::SERVICE_NAME, &delete)
         .await;
     let secrets = Api::<Secret>::namespaced(admin.clone(), "karmada-cluster");
-    for name in ["fake", "fake-impersonator"] {
-        let _ = secrets.delete(name, &delete).await;
+    let clusters = std::iter::once("fake").chain(crate::real_kube_upgrade::CLUSTERS);
+    for cluster in clusters {
+        for name in [cluster.to_owned(), format!("{cluster}-impersonator")] {
+            let _ = secrets.delete(&name, &delete).await;
+        }
     }
     if let Ok(stored) = crate::clusters::on_control_plane(admin, "storage")
         .list(&Default::default())
@@ -327,6 +330,9 @@ async fn behind_a_real_kube_aggregator() {
     assert_eq!(seen.values("authorization"), ["Bearer imp-fake"]);
     assert_eq!(seen.values("impersonate-user"), ["tom"]);
     assert_eq!(seen.values("impersonate-group"), ["devs"]);
+
+    // Upgrades (exec) through kube-aggregator and this server.
+    crate::real_kube_upgrade::check(&admin, &tom, &path).await;
 
     // kubectl, as a user runs it against the control plane.
     for bin in kubectl_bins() {

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
@@ -158,6 +160,12 @@ pub(crate) struct Env {
 impl Env {
     /// Starts the control plane (CRDs installed, request-header ConfigMap published) and the server.
     pub(crate) async fn start() -> Env {
+        Env::start_with(|client| client).await
+    }
+
+    /// As [`Env::start`], the server reaching the control plane through `through(admin client)`: a test may
+    /// answer some of its requests itself.
+    pub(crate) async fn start_with(through: impl FnOnce(Client) -> Client) -> Env {
         let control = Embedded::start().await;
         install_crds(&control.client).await;
         let front_proxy_ca = Ca::new("front-proxy-ca");
@@ -171,7 +179,7 @@ impl Env {
         .expect("a serving certificate");
         let shutdown = CancellationToken::new();
         let identity: TlsIdentity = generated.identity.clone();
-        let client = control.client.clone();
+        let client = through(control.client.clone());
         let stop = shutdown.clone();
         let served = tokio::spawn(async move {
             flotilla_aggregated_apiserver::serve(listener, &identity, client, stop)
@@ -280,7 +288,8 @@ pub(crate) struct Caller {
 }
 
 impl Caller {
-    fn new(serving_ca: &str, identity: Option<(String, String)>) -> Caller {
+    /// A caller trusting `serving_ca`, presenting `identity` (certificate and key PEM) if given.
+    pub(crate) fn new(serving_ca: &str, identity: Option<(String, String)>) -> Caller {
         let mut roots = rustls::RootCertStore::empty();
         for cert in CertificateDer::pem_slice_iter(serving_ca.as_bytes()) {
             roots.add(cert.expect("PEM")).expect("a root");
@@ -379,4 +388,27 @@ pub(crate) fn as_user(
         builder = builder.header("x-remote-group", *group);
     }
     builder.body(body).expect("a request")
+}
+
+/// Runs kubectl with `args` against `kubeconfig`: its exit code, stdout and stderr; fails the test when it
+/// has not ended within a minute.
+pub(crate) async fn kubectl(
+    bin: &str,
+    kubeconfig: &Path,
+    args: &[&str],
+) -> (Option<i32>, String, String) {
+    let mut command = tokio::process::Command::new(bin);
+    command
+        .env("KUBECONFIG", kubeconfig)
+        .args(args)
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(Duration::from_secs(60), command.output())
+        .await
+        .expect("kubectl ends, not hangs")
+        .expect("kubectl runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }

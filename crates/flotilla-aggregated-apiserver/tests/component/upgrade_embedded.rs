@@ -1,0 +1,160 @@
+//! Upgrades with real embedded API servers: a member, which serves no exec (it has no kubelets) and answers
+//! at once, and a control plane whose aggregator passes upgrades on to this server, as in `flotilla up`:
+//! an upgrade switches through both proxies, and kubectl exec ends with the member's answer.
+
+use std::time::Duration;
+
+use flotilla_aggregated_apiserver::names;
+use flotilla_aggregated_apiserver::register::{self, Endpoint};
+use flotilla_testing::kubectl::kubectl_bins;
+use flotilla_webhook::generate_self_signed;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::PostParams;
+use kube::{Api, Client};
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::member::register_embedded;
+use crate::support::{Caller, Embedded, Env, full, install_crds, kubectl};
+use crate::upgrade::{
+    PATIENCE, exec_path, read_exactly, seen_on, spdy, switch, websocket_exec, with_websocket,
+};
+use crate::upgrading_member::UpgradingMember;
+
+/// Registers the embedded `member` as cluster `real` holding Pod `default/web`.
+async fn register_real(control: &Client, member: &Embedded) {
+    register_embedded(control, "real", member).await;
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"containers": [{"name": "nginx", "image": "nginx"}]},
+    }))
+    .expect("a pod");
+    Api::<Pod>::namespaced(member.client.clone(), "default")
+        .create(&PostParams::default(), &pod)
+        .await
+        .expect("the pod is created on the member");
+}
+
+#[tokio::test]
+async fn a_real_embedded_member_refuses_exec_at_once() {
+    let env = Env::start().await;
+    let member = Embedded::start().await;
+    register_real(&env.control.client, &member).await;
+    let caller = env.front_proxy();
+    // The embedded API server serves no exec or attach: its 404 is passed on, as kube-apiserver's for a
+    // subresource it does not serve.
+    for request in [
+        websocket_exec(&env, "tom", "real", "web"),
+        spdy(&env, "real", "web", "exec"),
+        spdy(&env, "real", "web", "attach"),
+    ] {
+        let answer = tokio::time::timeout(PATIENCE, caller.call(request))
+            .await
+            .expect("an answer in time, not a hang");
+        assert_eq!(answer.status, 404, "{}", answer.text());
+        assert_eq!(answer.json()["reason"], "NotFound");
+        assert_eq!(
+            answer.json()["message"],
+            "the server could not find the requested resource"
+        );
+    }
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn behind_the_embedded_aggregator_upgrades_switch_and_kubectl_exec_ends() {
+    // The embedded control plane with its own front proxy (not the test's), as `flotilla up` runs it.
+    let control = Embedded::start().await;
+    install_crds(&control.client).await;
+    let generated =
+        generate_self_signed(&[names::SERVICE_HOST, "127.0.0.1"]).expect("a certificate");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let port = listener.local_addr().expect("an address").port();
+    let shutdown = CancellationToken::new();
+    let served = {
+        let (identity, client, stop) = (
+            generated.identity.clone(),
+            control.client.clone(),
+            shutdown.clone(),
+        );
+        tokio::spawn(async move {
+            flotilla_aggregated_apiserver::serve(listener, &identity, client, stop).await
+        })
+    };
+    let endpoint = Endpoint::External {
+        host: "127.0.0.1".into(),
+        port,
+    };
+    register::register(&control.client, &endpoint, &generated.ca_pem)
+        .await
+        .expect("registered");
+    register::wait_available(&control.client, Duration::from_secs(60))
+        .await
+        .expect("the APIService is Available");
+    let member = Embedded::start().await;
+    register_real(&control.client, &member).await;
+    let fake = UpgradingMember::start("fake", vec!["web"]).await;
+    fake.register_as(&control.client, "fake", "imp-fake").await;
+    let proxy = |cluster: &str| {
+        format!(
+            "{}/apis/cluster.karmada.io/v1alpha1/clusters/{cluster}/proxy",
+            control.server.url()
+        )
+    };
+
+    // An exec the member switches: through the aggregator and this server, bytes flow both ways.
+    let caller = Caller::new(control.server.ca_pem(), None);
+    let mut request = with_websocket(
+        http::Request::get(format!("{}{}", proxy("fake"), exec_path("web")))
+            .body(full(""))
+            .expect("a request"),
+    );
+    let bearer = format!("Bearer {}", control.server.admin_token());
+    request.headers_mut().insert(
+        http::header::AUTHORIZATION,
+        bearer.parse().expect("a header value"),
+    );
+    let (_, mut io) = switch(&caller, request).await;
+    read_exactly(&mut io, b"hello from fake\n").await;
+    io.write_all(b"through two proxies\n")
+        .await
+        .expect("written");
+    read_exactly(&mut io, b"through two proxies\n").await;
+    let seen = seen_on(&fake.requests(), "/exec");
+    assert_eq!(seen.values("authorization"), ["Bearer imp-fake"]);
+    assert_eq!(seen.values("upgrade"), ["websocket"]);
+    assert!(!seen.values("impersonate-user").is_empty(), "{seen:?}");
+    drop(io);
+
+    // kubectl exec in a pod of the embedded member: WebSocket first, then SPDY, both refused by the member;
+    // through both proxies kubectl ends at once, and says what it says directly to the member.
+    let dir = tempfile::tempdir().expect("a directory");
+    let through_control = dir.path().join("control");
+    std::fs::write(&through_control, control.server.kubeconfig("control"))
+        .expect("the kubeconfig is written");
+    let to_member = dir.path().join("member");
+    std::fs::write(&to_member, member.server.kubeconfig("member"))
+        .expect("the kubeconfig is written");
+    let server = proxy("real");
+    let exec = ["exec", "web", "-n", "default", "--", "echo", "hi"];
+    for bin in kubectl_bins() {
+        let directly = kubectl(&bin, &to_member, &exec).await;
+        let mut proxied_args = vec!["--server", server.as_str()];
+        proxied_args.extend(exec);
+        let proxied = kubectl(&bin, &through_control, &proxied_args).await;
+        assert_eq!(proxied, directly, "{bin}");
+        let (code, _, stderr) = proxied;
+        assert_eq!(code, Some(1), "{bin}: {stderr}");
+        assert!(
+            stderr.contains("the server could not find the requested resource"),
+            "{bin}: {stderr}"
+        );
+    }
+    shutdown.cancel();
+    served
+        .await
+        .expect("the server task ends")
+        .expect("the server stops cleanly");
+}
