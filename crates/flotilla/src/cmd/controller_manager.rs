@@ -212,19 +212,22 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         result = manager.wait() => Some(result),
     };
     sync.abort();
+    // The controllers stop first: they read and write Clusters through the aggregated API this process serves,
+    // and the webhook decides their writes.
+    let stopped = match ended {
+        None => manager
+            .shutdown()
+            .await
+            .context("the controllers did not stop cleanly"),
+        Some(result) => result.context("the controllers stopped"),
+    };
     if let Some(webhook) = webhook {
         webhook.shutdown().await;
     }
     if let Some(aggregated) = aggregated {
         aggregated.shutdown().await;
     }
-    match ended {
-        None => manager
-            .shutdown()
-            .await
-            .context("the controllers did not stop cleanly"),
-        Some(result) => result.context("the controllers stopped"),
-    }
+    stopped
 }
 
 async fn ensure_namespace(client: &kube::Client, name: &str) -> anyhow::Result<()> {
