@@ -9,10 +9,12 @@ use serde_json::Value;
 
 /// Every kubectl the test environment provides (see hack/test-deps.sh), `kubectl` on PATH otherwise.
 pub fn kubectl_bins() -> Vec<String> {
-    let found: Vec<String> = ["FLOTILLA_TEST_KUBECTL_NEW", "FLOTILLA_TEST_KUBECTL"]
+    let mut found: Vec<String> = ["FLOTILLA_TEST_KUBECTL_NEW", "FLOTILLA_TEST_KUBECTL"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
         .collect();
+    // Both name the same binary when the newest kubectl is also the first on PATH: run it once.
+    found.dedup();
     if found.is_empty() {
         vec!["kubectl".to_string()]
     } else {

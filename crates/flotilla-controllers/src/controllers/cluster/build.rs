@@ -84,7 +84,8 @@ fn range(name: &str, min: &str, max: &str) -> ResourceModelRange {
 
 /// The nine default resource models Karmada gives a Cluster created without any (controllers spec §1.6):
 /// grade 0 cpu [0,1) memory [0,4Gi); grade 1 cpu [1,2) memory [4Gi,16Gi); grades 2..7 cpu [2^(g-1),2^g)
-/// memory [2^(g+2)Gi,2^(g+3)Gi); grade 8 cpu ≥128 memory ≥1024Gi.
+/// memory [2^(g+2)Gi,2^(g+3)Gi); grade 8 cpu ≥128 memory ≥1Ti. Quantities are written in their canonical form,
+/// as Karmada's server stores them (`1024Gi` is `1Ti`).
 pub(crate) fn default_resource_models() -> Vec<ResourceModel> {
     let mut models = vec![
         ResourceModel {
@@ -103,7 +104,7 @@ pub(crate) fn default_resource_models() -> Vec<ResourceModel> {
             grade,
             ranges: vec![
                 range("cpu", &cpu_min.to_string(), &cpu_max.to_string()),
-                range("memory", &format!("{mem_min}Gi"), &format!("{mem_max}Gi")),
+                range("memory", &gibibytes(mem_min), &gibibytes(mem_max)),
             ],
         });
     }
@@ -111,10 +112,19 @@ pub(crate) fn default_resource_models() -> Vec<ResourceModel> {
         grade: 8,
         ranges: vec![
             range("cpu", "128", MAX_QUANTITY),
-            range("memory", "1024Gi", MAX_QUANTITY),
+            range("memory", &gibibytes(1024), MAX_QUANTITY),
         ],
     });
     models
+}
+
+/// `n` GiB in the canonical form of a Kubernetes quantity: the largest binary suffix that divides it.
+fn gibibytes(n: u64) -> String {
+    if n.is_multiple_of(1024) {
+        format!("{}Ti", n / 1024)
+    } else {
+        format!("{n}Gi")
+    }
 }
 
 /// Karmada's API normalisation of given models: sorted by grade, the first grade's minimums 0 and the last

@@ -110,11 +110,12 @@ fn default_models_have_nine_grades_with_karmada_bounds() {
         bounds(7),
         [
             ("cpu".into(), "64".into(), "128".into()),
-            ("memory".into(), "512Gi".into(), "1024Gi".into())
+            ("memory".into(), "512Gi".into(), "1Ti".into())
         ]
     );
     assert_eq!(bounds(8)[0].1, "128");
     assert_eq!(bounds(8)[1].2, "9223372036854775807");
+    assert_eq!(bounds(8)[1].1, "1Ti", "canonical, as Karmada stores it");
     assert!(
         !normalise_resource_models(&mut models),
         "defaults are already normal"
