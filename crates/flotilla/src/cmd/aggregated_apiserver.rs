@@ -16,7 +16,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::serving::{ServiceRef, https_host_port, read_identity, service_host};
+use super::serving::{CertificateFlags, ServiceRef, https_host_port, service_host};
 
 /// The `--aggregated-apiserver-*` flags of `flotilla controller-manager`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -105,42 +105,22 @@ impl AggregatedApiArgs {
             }
             (None, None) => None,
         };
-        let (tls, generated_ca) = match (
-            &self.aggregated_apiserver_cert_dir,
-            self.aggregated_apiserver_self_signed,
-        ) {
-            (Some(dir), _) => (read_identity(dir, "aggregated API server")?, None),
-            (None, true) => {
-                let host = match &endpoint {
-                    Some(Endpoint::External { host, .. }) => host.clone(),
-                    Some(Endpoint::Service {
-                        namespace, name, ..
-                    }) => service_host(namespace, name),
-                    None => addr.ip().to_string(),
-                };
-                let generated = flotilla_webhook::generate_self_signed(&[SERVICE_HOST, &host])
-                    .context(
-                        "failed to generate the aggregated API server's serving certificate",
-                    )?;
-                (
-                    generated.identity.clone(),
-                    Some(generated.ca_bundle().to_vec()),
-                )
-            }
-            (None, false) => bail!(
-                "--aggregated-apiserver-addr needs a serving certificate: --aggregated-apiserver-cert-dir or \
-                 --aggregated-apiserver-self-signed"
-            ),
+        let host = match &endpoint {
+            Some(Endpoint::External { host, .. }) => host.clone(),
+            Some(Endpoint::Service {
+                namespace, name, ..
+            }) => service_host(namespace, name),
+            None => addr.ip().to_string(),
         };
-        let ca_bundle = match &self.aggregated_apiserver_ca_bundle {
-            Some(file) => Some(std::fs::read(file).with_context(|| {
-                format!(
-                    "failed to read --aggregated-apiserver-ca-bundle {}",
-                    file.display()
-                )
-            })?),
-            None => generated_ca,
-        };
+        let certificate = CertificateFlags {
+            prefix: "aggregated-apiserver",
+            what: "aggregated API server",
+            cert_dir: self.aggregated_apiserver_cert_dir.as_deref(),
+            self_signed: self.aggregated_apiserver_self_signed,
+            ca_bundle: self.aggregated_apiserver_ca_bundle.as_deref(),
+        }
+        .certificate(&[SERVICE_HOST, &host])?;
+        let (tls, ca_bundle) = (certificate.identity, certificate.ca_bundle);
         let register = match (endpoint, ca_bundle) {
             (Some(endpoint), Some(ca)) => Some((endpoint, ca)),
             (Some(_), None) => bail!(

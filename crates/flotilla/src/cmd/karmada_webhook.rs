@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use flotilla_controllers::admission::configuration::{
     self, CUSTOMIZATION_PATH, DELETION_PROTECTION_PATH, Endpoint,
 };
@@ -18,7 +18,7 @@ use kube::core::DynamicObject;
 use kube::core::admission::AdmissionRequest;
 use tokio::net::TcpListener;
 
-use super::serving::{ServiceRef, https_host_port, read_identity, service_host};
+use super::serving::{CertificateFlags, ServiceRef, https_host_port, service_host};
 
 /// The `--webhook-*` flags of `flotilla controller-manager`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -86,29 +86,19 @@ impl WebhookArgs {
             (None, Some(service)) => Some(parse_service(service)?),
             (None, None) => None,
         };
-        let (tls, generated_ca) = match (&self.webhook_cert_dir, self.webhook_self_signed) {
-            (Some(dir), _) => (read_identity(dir, "webhook")?, None),
-            (None, true) => {
-                let host = match &endpoint {
-                    Some(endpoint) => host_of(endpoint)?,
-                    None => addr.ip().to_string(),
-                };
-                let generated = flotilla_webhook::generate_self_signed(&[&host])
-                    .context("failed to generate the webhook's serving certificate")?;
-                (generated.identity, Some(generated.ca_pem))
-            }
-            (None, false) => {
-                bail!(
-                    "--webhook-addr needs a serving certificate: --webhook-cert-dir or --webhook-self-signed"
-                )
-            }
+        let host = match &endpoint {
+            Some(endpoint) => host_of(endpoint)?,
+            None => addr.ip().to_string(),
         };
-        let ca_bundle = match &self.webhook_ca_bundle {
-            Some(file) => Some(std::fs::read(file).with_context(|| {
-                format!("failed to read --webhook-ca-bundle {}", file.display())
-            })?),
-            None => generated_ca,
-        };
+        let certificate = CertificateFlags {
+            prefix: "webhook",
+            what: "webhook",
+            cert_dir: self.webhook_cert_dir.as_deref(),
+            self_signed: self.webhook_self_signed,
+            ca_bundle: self.webhook_ca_bundle.as_deref(),
+        }
+        .certificate(&[&host])?;
+        let (tls, ca_bundle) = (certificate.identity, certificate.ca_bundle);
         Ok(Some(Settings {
             addr,
             tls,

@@ -16,13 +16,74 @@ const KEY_FILE: &str = "tls.key";
 ///
 /// # Errors
 /// When either file cannot be read or parsed.
-pub(crate) fn read_identity(dir: &Path, what: &str) -> anyhow::Result<TlsIdentity> {
+fn read_identity(dir: &Path, what: &str) -> anyhow::Result<TlsIdentity> {
     TlsIdentity::from_files(&dir.join(CERT_FILE), &dir.join(KEY_FILE)).with_context(|| {
         format!(
             "failed to read the {what}'s serving certificate in {}",
             dir.display()
         )
     })
+}
+
+/// The certificate flags of one server, `--<prefix>-cert-dir`, `--<prefix>-self-signed` and
+/// `--<prefix>-ca-bundle`, as given.
+pub(crate) struct CertificateFlags<'a> {
+    /// The flags' prefix (`webhook`, `aggregated-apiserver`), for messages.
+    pub prefix: &'a str,
+    /// What the server is called in messages (`webhook`, `aggregated API server`).
+    pub what: &'a str,
+    /// `--<prefix>-cert-dir`.
+    pub cert_dir: Option<&'a Path>,
+    /// `--<prefix>-self-signed`.
+    pub self_signed: bool,
+    /// `--<prefix>-ca-bundle`.
+    pub ca_bundle: Option<&'a Path>,
+}
+
+/// A serving certificate, with the CA bundle to register for it when one is known.
+pub(crate) struct Certificate {
+    /// The certificate and key.
+    pub identity: TlsIdentity,
+    /// The CA bundle (PEM): the file given, else the generated CA, else none.
+    pub ca_bundle: Option<Vec<u8>>,
+}
+
+impl CertificateFlags<'_> {
+    /// The certificate the flags name: read from the directory, or generated at start for `hosts`.
+    ///
+    /// # Errors
+    /// When neither is asked for, or a file cannot be read or a certificate generated.
+    pub(crate) fn certificate(&self, hosts: &[&str]) -> anyhow::Result<Certificate> {
+        let (identity, generated_ca) = match (self.cert_dir, self.self_signed) {
+            (Some(dir), _) => (read_identity(dir, self.what)?, None),
+            (None, true) => {
+                let generated =
+                    flotilla_webhook::generate_self_signed(hosts).with_context(|| {
+                        format!("failed to generate the {}'s serving certificate", self.what)
+                    })?;
+                let ca = generated.ca_bundle().to_vec();
+                (generated.identity, Some(ca))
+            }
+            (None, false) => bail!(
+                "--{prefix}-addr needs a serving certificate: --{prefix}-cert-dir or --{prefix}-self-signed",
+                prefix = self.prefix
+            ),
+        };
+        let ca_bundle = match self.ca_bundle {
+            Some(file) => Some(std::fs::read(file).with_context(|| {
+                format!(
+                    "failed to read --{}-ca-bundle {}",
+                    self.prefix,
+                    file.display()
+                )
+            })?),
+            None => generated_ca,
+        };
+        Ok(Certificate {
+            identity,
+            ca_bundle,
+        })
+    }
 }
 
 /// A Service of the control plane, `NAMESPACE/NAME[:PORT]`.
