@@ -456,6 +456,31 @@ pub(crate) fn as_user(
     builder.body(body).expect("a request")
 }
 
+/// `caller`'s answer to a request of `method` on `url` as the front proxy asserting an admin (group
+/// `system:masters`), with `headers` and `body`.
+pub(crate) async fn call_as_admin(
+    caller: &Caller,
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
+    let mut request = as_user(
+        method,
+        url,
+        "admin",
+        &["system:masters", "system:authenticated"],
+        full(body.to_owned()),
+    );
+    for (name, value) in headers {
+        request.headers_mut().insert(
+            http::HeaderName::from_bytes(name.as_bytes()).expect("a header name"),
+            value.parse().expect("a header value"),
+        );
+    }
+    caller.call(request).await
+}
+
 /// Runs kubectl with `args` against `kubeconfig`: its exit code, stdout and stderr; fails the test when it
 /// has not ended within a minute.
 pub(crate) async fn kubectl(
