@@ -101,11 +101,11 @@ pub(crate) async fn pass_through(
             action: format!("pass {} {target} on to the control plane", parts.method),
             source,
         })?;
-    // A watch is known by its request too: not every server marks its answer `;stream=watch`.
     let table = match wanted {
         Wanted::Table(table) => Some(table),
         Wanted::Json(_) => None,
     };
+    // A watch is known by its request too: not every server marks its answer `;stream=watch`.
     to_served(&parts.method, info.verb == "watch", table, answer).await
 }
 

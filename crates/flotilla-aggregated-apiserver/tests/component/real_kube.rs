@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use flotilla_testing::kubectl::{header, kubectl_bins, kubectl_split, must_quiet, row};
 
 use crate::member::{Behaviour, FakeMember, register as register_cluster};
-use crate::support::{eventually, eventually_within};
+use crate::support::{KubectlWatch, eventually, eventually_within};
 
 const PROXY_PATH: &str = "/apis/cluster.karmada.io/v1alpha1/clusters/fake/proxy/api/v1/namespaces";
 
@@ -343,7 +343,7 @@ async fn behind_a_real_kube_aggregator() {
         "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: a.b}\nspec: {syncMode: Push, apiEndpoint: 'https://x'}\n",
     )
     .expect("written");
-    for bin in kubectl_bins() {
+    for (index, bin) in kubectl_bins().into_iter().enumerate() {
         let table = must_quiet(&bin, &path, &["get", "clusters"]);
         assert_eq!(
             header(&table),
@@ -390,6 +390,43 @@ async fn behind_a_real_kube_aggregator() {
             stderr.trim(),
             "The Cluster \"a.b\" is invalid: metadata.name: Invalid value: \"a.b\": must not contain dots"
         );
+        // `kubectl get clusters -w` through kube-aggregator: Table events as they happen.
+        let mut watch = KubectlWatch::clusters(&bin, &path);
+        assert_eq!(
+            watch.next().await,
+            ["EVENT", "NAME", "VERSION", "MODE", "READY", "AGE"],
+            "{bin}"
+        );
+        while watch.next().await[..2] != ["ADDED", "fake"] {}
+        let version = format!("v1.37.{}", 20 + index);
+        clusters
+            .patch_status(
+                "fake",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {"kubernetesVersion": version}})),
+            )
+            .await
+            .expect("fake's status is written");
+        let modified = loop {
+            let line = watch.next().await;
+            if line[..2] == ["MODIFIED", "fake"] {
+                break line;
+            }
+        };
+        assert_eq!(
+            modified[2..5],
+            [version.as_str(), "Push", "Unknown"],
+            "{bin}"
+        );
+        drop(watch);
+        clusters
+            .patch_status(
+                "fake",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {"kubernetesVersion": null}})),
+            )
+            .await
+            .expect("fake's version is removed again");
         let yaml = must_quiet(&bin, &path, &["get", "clusters", "fake", "-o", "yaml"]);
         assert!(
             yaml.contains("apiVersion: cluster.karmada.io/v1alpha1"),

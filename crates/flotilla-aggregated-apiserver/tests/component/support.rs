@@ -536,3 +536,38 @@ impl Events {
         }
     }
 }
+
+/// `kubectl get clusters -w --output-watch-events` running, read line by line; stopped when dropped.
+pub(crate) struct KubectlWatch {
+    _child: tokio::process::Child,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl KubectlWatch {
+    /// Starts `bin` against `kubeconfig`.
+    pub(crate) fn clusters(bin: &str, kubeconfig: &Path) -> KubectlWatch {
+        let mut child = tokio::process::Command::new(bin)
+            .env("KUBECONFIG", kubeconfig)
+            .args(["get", "clusters", "-w", "--output-watch-events"])
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("kubectl watches");
+        let stdout = child.stdout.take().expect("its output");
+        KubectlWatch {
+            _child: child,
+            lines: tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout)),
+        }
+    }
+
+    /// The next line kubectl prints, split into its cells; fails the test when none comes within
+    /// [`flotilla_testing::PATIENCE`] or kubectl ends.
+    pub(crate) async fn next(&mut self) -> Vec<String> {
+        let line = tokio::time::timeout(flotilla_testing::PATIENCE, self.lines.next_line())
+            .await
+            .expect("a line in time")
+            .expect("kubectl's output")
+            .expect("kubectl keeps watching");
+        line.split_whitespace().map(str::to_owned).collect()
+    }
+}

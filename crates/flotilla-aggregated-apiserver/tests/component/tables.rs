@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use crate::clusters::cluster;
 use crate::support::{
-    Aggregated, Answer, Caller, Env, Events, as_user, call_as_admin, eventually, full, kubectl,
+    Aggregated, Answer, Caller, Env, Events, KubectlWatch, as_user, call_as_admin, eventually,
+    full, kubectl,
 };
 
 const CLUSTERS: &str = "/apis/cluster.karmada.io/v1alpha1/clusters";
@@ -425,35 +426,19 @@ async fn kubectl_prints_karmadas_columns_and_watches_them() {
         );
 
         // `kubectl get clusters -w` asks for a Table watch: the two Clusters, then a change as it happens.
-        let mut watch = tokio::process::Command::new(&bin);
-        watch
-            .env("KUBECONFIG", &kubeconfig)
-            .args(["get", "clusters", "-w", "--output-watch-events"])
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = watch.spawn().expect("kubectl watches");
-        let stdout = child.stdout.take().expect("its output");
-        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
-        let mut next = async || -> Vec<String> {
-            let line = tokio::time::timeout(flotilla_testing::PATIENCE, lines.next_line())
-                .await
-                .expect("a line in time")
-                .expect("kubectl's output")
-                .expect("kubectl keeps watching");
-            line.split_whitespace().map(str::to_owned).collect()
-        };
+        let mut watch = KubectlWatch::clusters(&bin, &kubeconfig);
         assert_eq!(
-            next().await,
+            watch.next().await,
             ["EVENT", "NAME", "VERSION", "MODE", "READY", "AGE"],
             "{bin}"
         );
         assert_eq!(
-            next().await[..4],
+            watch.next().await[..4],
             ["ADDED", "m1", "Push", "Unknown"],
             "{bin}"
         );
         assert_eq!(
-            next().await[..5],
+            watch.next().await[..5],
             ["ADDED", "m2", "v1.37.2", "Push", "True"],
             "{bin}"
         );
@@ -465,13 +450,12 @@ async fn kubectl_prints_karmadas_columns_and_watches_them() {
             )
             .await
             .expect("m1's status is written");
-        let modified = next().await;
+        let modified = watch.next().await;
         assert_eq!(
             modified[..5],
             ["MODIFIED", "m1", version.as_str(), "Push", "Unknown"],
             "{bin}"
         );
-        child.kill().await.expect("kubectl stops");
     }
     aggregated.stop().await;
 }
