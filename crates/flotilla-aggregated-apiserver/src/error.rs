@@ -5,6 +5,7 @@
 //! (typos included: clients and scripts match on it).
 
 use axum::response::{IntoResponse, Response};
+use flotilla_apimachinery::field::{FieldError, invalid_message};
 use http::{StatusCode, header};
 use serde_json::{Value, json};
 
@@ -136,6 +137,20 @@ pub(crate) enum RequestError {
     /// The caller accepts no media type this server answers with.
     #[error("only the following media types are accepted: application/json")]
     NotAcceptable,
+    /// A Table was asked for with options kube-apiserver refuses (an unknown `includeObject`).
+    #[error("{message}")]
+    TableOptions {
+        /// kube-apiserver's message.
+        message: String,
+    },
+    /// A new Cluster breaks Karmada's validation (`ValidateCluster`); nothing was written.
+    #[error("{}", invalid_message("Cluster", names::GROUP, name, errors))]
+    Invalid {
+        /// The Cluster's name (empty when it was to be generated).
+        name: String,
+        /// What is wrong, field by field.
+        errors: Vec<FieldError>,
+    },
     /// The caller asked to switch protocols on a connection that cannot (only HTTP/1.1 can); nothing was sent.
     #[error(
         "cannot upgrade this connection to reach cluster {cluster}: exec, attach and port-forward need HTTP/1.1"
@@ -194,9 +209,14 @@ impl RequestError {
             RequestError::TooLarge { .. } => {
                 (StatusCode::PAYLOAD_TOO_LARGE, "RequestEntityTooLarge", None)
             }
-            RequestError::ReadBody(_) | RequestError::NotUpgradable { .. } => {
-                (StatusCode::BAD_REQUEST, "BadRequest", None)
-            }
+            RequestError::ReadBody(_)
+            | RequestError::NotUpgradable { .. }
+            | RequestError::TableOptions { .. } => (StatusCode::BAD_REQUEST, "BadRequest", None),
+            RequestError::Invalid { name, errors } => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Invalid",
+                Some(invalid_details(name, errors)),
+            ),
             RequestError::NotAcceptable => (StatusCode::NOT_ACCEPTABLE, "NotAcceptable", None),
         }
     }
@@ -240,6 +260,20 @@ fn forbidden_message(user: &str, verb: &str, cluster: &str, reason: &str) -> Str
         message.push_str(reason);
     }
     message
+}
+
+/// The `details` of a `422 Invalid` Status: the Cluster and one cause per error (`name` left out when empty, as
+/// kube encodes it).
+fn invalid_details(name: &str, errors: &[FieldError]) -> Value {
+    let causes: Vec<Value> = errors
+        .iter()
+        .map(|error| json!({"reason": error.reason(), "message": error.body(), "field": error.field}))
+        .collect();
+    let mut details = json!({"group": names::GROUP, "kind": "Cluster", "causes": causes});
+    if !name.is_empty() {
+        details["name"] = json!(name);
+    }
+    details
 }
 
 /// A failed `metav1.Status`.
@@ -394,5 +428,39 @@ mod tests {
             json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                    "message": "Unauthorized", "reason": "Unauthorized", "code": 401})
         );
+    }
+
+    #[test]
+    fn an_invalid_cluster_is_kubes_422_with_one_cause_per_error() {
+        let error = RequestError::Invalid {
+            name: "a.b".into(),
+            errors: vec![
+                FieldError::invalid("metadata.name", "a.b", "must not contain dots"),
+                FieldError::required("spec.syncMode", ""),
+            ],
+        };
+        let (code, status) = error.status();
+        assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(
+            status,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": "Cluster.cluster.karmada.io \"a.b\" is invalid: [metadata.name: Invalid value: \"a.b\": \
+                               must not contain dots, spec.syncMode: Required value]",
+                   "reason": "Invalid",
+                   "details": {"name": "a.b", "group": "cluster.karmada.io", "kind": "Cluster", "causes": [
+                       {"reason": "FieldValueInvalid", "message": "Invalid value: \"a.b\": must not contain dots",
+                        "field": "metadata.name"},
+                       {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.syncMode"}]},
+                   "code": 422})
+        );
+        let generated = RequestError::Invalid {
+            name: String::new(),
+            errors: vec![FieldError::invalid(
+                "metadata.generateName",
+                "a.b-",
+                "must not contain dots",
+            )],
+        };
+        assert!(generated.status().1["details"].get("name").is_none());
     }
 }

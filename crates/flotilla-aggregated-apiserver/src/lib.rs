@@ -7,7 +7,9 @@
 //!   `kube-system/extension-apiserver-authentication` (module `authn`).
 //! - **Clusters** stay in the Cluster CRD. Requests are passed to the CRD's served alias version `storage`
 //!   impersonating the caller, so the control plane's RBAC and admission decide; bodies are rewritten between
-//!   the two versions (module `storage`).
+//!   the two versions (module `storage`). Where Karmada's server answers otherwise than the CRD, this one answers
+//!   as Karmada's: Tables are Karmada's printer's, new Clusters pass Karmada's validation first (module
+//!   `validation`), and the `storage` version's deprecation warning is not passed on.
 //! - **The proxy** asks the control plane with a SubjectAccessReview whether the caller may use the cluster's
 //!   proxy (module `authz`), then forwards to the member as the caller with the cluster's impersonator token
 //!   (module `proxy`); `clusters/*/proxy` fans out over every cluster as Karmada's does. Upgrades (exec,
@@ -37,6 +39,7 @@ mod server;
 mod storage;
 mod tls;
 mod user;
+mod validation;
 
 pub use error::Error;
 pub use server::serve;

@@ -164,7 +164,7 @@ impl Query<'_> {
 }
 
 /// `key=value` pairs of a query, percent- and plus-decoded.
-fn form_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
+pub(crate) fn form_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
     query
         .split('&')
         .filter(|pair| !pair.is_empty())

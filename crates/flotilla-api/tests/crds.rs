@@ -223,6 +223,21 @@ fn cluster_crd_serves_the_storage_alias_with_v1alpha1s_schema() {
             .as_ref()
             .is_some_and(|s| s.status.is_some())
     );
+    // Only people who fall back to the alias are warned; v1alpha1 is not deprecated.
+    assert_eq!(
+        (v1alpha1.deprecated, v1alpha1.deprecation_warning.as_deref()),
+        (None, None)
+    );
+    assert_eq!(alias.deprecated, Some(true));
+    let warning = alias.deprecation_warning.as_deref().expect("a warning");
+    assert_eq!(warning, flotilla_api::cluster::STORAGE_DEPRECATION_WARNING);
+    assert!(
+        warning.contains("use cluster.karmada.io/v1alpha1"),
+        "{warning}"
+    );
+    // kube-apiserver refuses a longer warning or one with control characters.
+    assert!(warning.len() <= 256, "{} characters", warning.len());
+    assert!(warning.chars().all(|c| !c.is_control()));
     let conversion = crd.spec.conversion.as_ref().expect("a conversion");
     assert_eq!(conversion.strategy, "None");
     assert!(conversion.webhook.is_none());

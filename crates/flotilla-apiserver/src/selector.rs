@@ -134,9 +134,9 @@ impl Requirement {
             }
         }
         if !errs.is_empty() {
-            return Err(SelectorError::new(crate::validation::aggregate_message(
-                &errs,
-            )));
+            return Err(SelectorError::new(
+                flotilla_apimachinery::field::aggregate_message(&errs),
+            ));
         }
         values.sort();
         values.dedup();

@@ -5,24 +5,37 @@
 //!
 //! Guarantees: the query string passes unchanged; bodies are rewritten `v1alpha1` → `storage` on the way in
 //! (YAML bodies become JSON) and back on the way out (see [`rewrite`]); watch responses stream, one event at
-//! a time; responses are JSON (the caller's `Accept` is narrowed to its JSON entries); the control plane's
-//! status codes and Status errors pass through.
+//! a time; responses are JSON (the caller's `Accept` is negotiated in [`accept`]); the control plane's status
+//! codes and Status errors pass through.
+//!
+//! Where Karmada's server answers differently from the CRD, this module answers as Karmada's does:
+//! - **Tables** are Karmada's (see [`table`]): for a Table the control plane is asked for JSON, and the
+//!   Clusters it answers (one, a list, or each watch event's) become the Table.
+//! - **New Clusters** are checked by Karmada's validation first (`crate::validation`): a create that breaks it
+//!   is refused with Karmada's `422 Invalid` before anything reaches the control plane.
+//! - **The `storage` version's deprecation warning** (the CRD's, meant for people who reach that version
+//!   directly) is taken out of every answer's `Warning` headers: the caller used `v1alpha1`.
 
+pub(crate) mod accept;
 mod lines;
 pub(crate) mod rewrite;
+mod table;
 
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Request, header};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use kube::Client;
 use serde_json::Value;
 
+use self::accept::{TableRequest, Wanted};
 use self::rewrite::{Direction, rewrite};
+use self::table::{WatchTables, to_table};
 use crate::error::RequestError;
+use crate::request_info::{self, RequestInfo};
 use crate::user::UserInfo;
-use crate::{names, request_info};
+use crate::{names, validation};
 
 /// The largest request body read: kube-apiserver's limit for an object's body (3 MiB).
 pub(crate) const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -45,24 +58,40 @@ pub(crate) async fn pass_through(
     request: Request<Body>,
 ) -> Result<Response, RequestError> {
     let (parts, body) = request.into_parts();
+    let query = parts.uri.query().unwrap_or_default();
+    let info = request_info::parse(
+        &parts.method,
+        &format!("/apis/{}/{rest}", names::API_VERSION),
+        query,
+    );
+    let wanted = accept::negotiate(parts.headers.get(header::ACCEPT), query)?;
     let mut target = format!("/apis/{}/{}/{rest}", names::GROUP, names::STORAGE_VERSION);
-    if let Some(query) = parts.uri.query() {
+    if !query.is_empty() {
         target.push('?');
         target.push_str(query);
     }
     let mut headers = user.impersonation_headers();
-    if let Some(accept) = json_accept(parts.headers.get(header::ACCEPT))? {
-        headers.insert(header::ACCEPT, accept);
+    match &wanted {
+        Wanted::Json(Some(accept)) => {
+            headers.insert(header::ACCEPT, accept.clone());
+        }
+        Wanted::Json(None) => {}
+        Wanted::Table(_) => {
+            headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        }
     }
     let body = read_limited(body).await?;
-    let (content_type, body) = to_storage(parts.headers.get(header::CONTENT_TYPE), body);
-    if let Some(content_type) = content_type {
+    let sent = to_storage(parts.headers.get(header::CONTENT_TYPE), body);
+    if let Some(object) = &sent.object {
+        refuse_invalid_create(client, &info, sent.content_type.as_ref(), object).await?;
+    }
+    if let Some(content_type) = sent.content_type {
         headers.insert(header::CONTENT_TYPE, content_type);
     }
     let mut outgoing = Request::builder()
         .method(parts.method.clone())
         .uri(&target)
-        .body(kube::client::Body::from(body))
+        .body(kube::client::Body::from(sent.body))
         .map_err(RequestError::Response)?;
     *outgoing.headers_mut() = headers;
     let answer = client
@@ -72,41 +101,70 @@ pub(crate) async fn pass_through(
             action: format!("pass {} {target} on to the control plane", parts.method),
             source,
         })?;
+    let table = match wanted {
+        Wanted::Table(table) => Some(table),
+        Wanted::Json(_) => None,
+    };
     // A watch is known by its request too: not every server marks its answer `;stream=watch`.
-    let watch = request_info::parse(
-        &parts.method,
-        &format!("/apis/{}/{rest}", names::API_VERSION),
-        parts.uri.query().unwrap_or_default(),
-    )
-    .verb
-        == "watch";
-    to_served(&parts.method, watch, answer).await
+    to_served(&parts.method, info.verb == "watch", table, answer).await
 }
 
-/// The caller's `Accept` narrowed to what is answered (JSON): `None` when the caller sent none.
+/// Refuses a new Cluster that Karmada's validation refuses: a create, or an apply that creates (which only the
+/// Cluster's absence tells, asked as this server so that the caller's rights do not decide what is checked).
 ///
 /// # Errors
-/// [`RequestError::NotAcceptable`] when the caller accepts nothing JSON.
-fn json_accept(accept: Option<&HeaderValue>) -> Result<Option<HeaderValue>, RequestError> {
-    let Some(accept) = accept.and_then(|value| value.to_str().ok()) else {
-        return Ok(None);
+/// [`RequestError::Invalid`] with Karmada's errors; [`RequestError::ControlPlane`] when the control plane
+/// cannot say whether an applied Cluster exists.
+async fn refuse_invalid_create(
+    client: &Client,
+    info: &RequestInfo,
+    content_type: Option<&HeaderValue>,
+    object: &Value,
+) -> Result<(), RequestError> {
+    let apply = content_type
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/apply-patch"));
+    let errors = match info.verb.as_str() {
+        "create" if info.subresource.is_empty() && info.name.is_empty() => {
+            validation::validate_new_cluster(object, None)
+        }
+        "patch" if apply && info.subresource.is_empty() && !exists(client, &info.name).await? => {
+            validation::validate_new_cluster(object, Some(&info.name))
+        }
+        _ => return Ok(()),
     };
-    let kept: Vec<&str> = accept
-        .split(',')
-        .map(str::trim)
-        .filter(|range| {
-            let media = range.split(';').next().unwrap_or_default().trim();
-            ["application/json", "application/*", "*/*"]
-                .iter()
-                .any(|json| media.eq_ignore_ascii_case(json))
-        })
-        .collect();
-    if kept.is_empty() {
-        return Err(RequestError::NotAcceptable);
+    if errors.is_empty() {
+        return Ok(());
     }
-    HeaderValue::from_str(&kept.join(","))
-        .map(Some)
-        .map_err(|_| RequestError::NotAcceptable)
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .filter(|name| !name.is_empty())
+        .unwrap_or(&info.name)
+        .to_owned();
+    Err(RequestError::Invalid { name, errors })
+}
+
+/// Whether Cluster `name` exists on the control plane.
+async fn exists(client: &Client, name: &str) -> Result<bool, RequestError> {
+    let path = format!(
+        "/apis/{}/{}/{}/{}",
+        names::GROUP,
+        names::STORAGE_VERSION,
+        names::RESOURCE,
+        percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC)
+    );
+    let request = Request::get(&path)
+        .body(kube::client::Body::empty())
+        .map_err(RequestError::Response)?;
+    let answer = client
+        .send(request)
+        .await
+        .map_err(|source| RequestError::ControlPlane {
+            action: format!("read Cluster {name} from the control plane"),
+            source,
+        })?;
+    Ok(answer.status() != StatusCode::NOT_FOUND)
 }
 
 /// Reads a request body of at most [`MAX_BODY`] bytes.
@@ -120,13 +178,28 @@ pub(crate) async fn read_limited(body: Body) -> Result<Bytes, RequestError> {
     }
 }
 
+/// A request body as it goes to the control plane.
+struct Prepared {
+    /// Its content type.
+    content_type: Option<HeaderValue>,
+    /// The bytes sent.
+    body: Bytes,
+    /// The object the caller sent (a create's, an apply's), when the body is a JSON or YAML object.
+    object: Option<Value>,
+}
+
 /// The body for the control plane and its content type: JSON and YAML bodies rewritten (YAML sent as JSON,
 /// which every YAML content type also accepts); anything else, and anything that does not parse, unchanged,
 /// for the control plane to judge with its own error.
-fn to_storage(content_type: Option<&HeaderValue>, body: Bytes) -> (Option<HeaderValue>, Bytes) {
+fn to_storage(content_type: Option<&HeaderValue>, body: Bytes) -> Prepared {
     let content_type = content_type.cloned();
+    let unchanged = |content_type, body| Prepared {
+        content_type,
+        body,
+        object: None,
+    };
     if body.is_empty() {
-        return (content_type, body);
+        return unchanged(content_type, body);
     }
     let media = content_type
         .as_ref()
@@ -145,7 +218,7 @@ fn to_storage(content_type: Option<&HeaderValue>, body: Bytes) -> (Option<Header
         _ => None,
     };
     let Some(mut value) = parsed else {
-        return (content_type, body);
+        return unchanged(content_type, body);
     };
     rewrite(&mut value, Direction::ToStorage);
     let content_type = if media == "application/yaml" {
@@ -158,9 +231,11 @@ fn to_storage(content_type: Option<&HeaderValue>, body: Bytes) -> (Option<Header
     } else {
         content_type
     };
-    match serde_json::to_vec(&value) {
-        Ok(json) => (content_type, json.into()),
-        Err(_) => (content_type, body),
+    let body = serde_json::to_vec(&value).map_or(body, Bytes::from);
+    Prepared {
+        content_type,
+        body,
+        object: value.is_object().then_some(value),
     }
 }
 
@@ -176,11 +251,13 @@ fn has_directive(value: &Value) -> bool {
     }
 }
 
-/// The control plane's answer for the caller: status and headers kept, JSON rewritten to `v1alpha1`, watch
-/// streams rewritten as they flow.
+/// The control plane's answer for the caller: status and headers kept (but the `storage` version's deprecation
+/// warning), JSON rewritten to `v1alpha1` and, when `table` asks, made a Table; watch streams changed as they
+/// flow.
 async fn to_served(
     method: &Method,
     watch: bool,
+    table: Option<TableRequest>,
     answer: http::Response<kube::client::Body>,
 ) -> Result<Response, RequestError> {
     let (parts, body) = answer.into_parts();
@@ -202,10 +279,13 @@ async fn to_served(
                 HeaderValue::from_static("application/json;stream=watch"),
             );
         }
-        Body::from_stream(lines::rewrite_lines(
-            body.into_data_stream(),
-            Direction::ToServed,
-        ))
+        let mut tables = table.map(WatchTables::new);
+        Body::from_stream(lines::change_lines(body.into_data_stream(), move |event| {
+            rewrite(event, Direction::ToServed);
+            if let Some(tables) = tables.as_mut() {
+                tables.convert(event, now());
+            }
+        }))
     } else if content_type.contains("json") {
         let bytes = body
             .collect()
@@ -218,6 +298,11 @@ async fn to_served(
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(mut value) => {
                 rewrite(&mut value, Direction::ToServed);
+                if let Some(table) =
+                    table.and_then(|request| to_table(&value, &request, true, now()))
+                {
+                    value = table;
+                }
                 Body::from(value.to_string())
             }
             Err(_) => Body::from(bytes),
@@ -231,10 +316,30 @@ async fn to_served(
     Ok(response)
 }
 
-/// `headers` without the hop-by-hop ones and the length.
+/// Seconds since the epoch, for the ages in Tables.
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_secs()).unwrap_or(i64::MAX)
+        })
+}
+
+/// `headers` without the hop-by-hop ones, the length, and the warning the `storage` version gives.
 fn forwarded(mut headers: HeaderMap) -> HeaderMap {
     for name in &DROPPED_RESPONSE_HEADERS {
         headers.remove(name);
+    }
+    let warnings: Vec<HeaderValue> = headers.get_all(header::WARNING).iter().cloned().collect();
+    headers.remove(header::WARNING);
+    for warning in warnings {
+        // kube-apiserver sends each warning as a header of its own, `299 - "<text>"`.
+        let storage_version = warning
+            .to_str()
+            .is_ok_and(|text| text.contains(flotilla_api::cluster::STORAGE_DEPRECATION_WARNING));
+        if !storage_version {
+            headers.append(header::WARNING, warning);
+        }
     }
     headers
 }
@@ -245,30 +350,10 @@ mod tests {
 
     use super::*;
 
-    fn accept(value: &'static str) -> Result<Option<String>, RequestError> {
-        json_accept(Some(&HeaderValue::from_static(value)))
-            .map(|kept| kept.and_then(|v| v.to_str().ok().map(str::to_owned)))
-    }
-
-    #[test]
-    fn accept_keeps_the_json_entries_only() {
-        assert_eq!(
-            accept("application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
-                .ok()
-                .flatten()
-                .as_deref(),
-            Some("application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
-        );
-        assert_eq!(accept("*/*").ok().flatten().as_deref(), Some("*/*"));
-        assert!(matches!(
-            accept("application/vnd.kubernetes.protobuf"),
-            Err(RequestError::NotAcceptable)
-        ));
-        assert!(matches!(json_accept(None), Ok(None)));
-    }
-
     fn prepared(content_type: &'static str, body: &str) -> (String, Value) {
-        let (content_type, body) = to_storage(
+        let Prepared {
+            content_type, body, ..
+        } = to_storage(
             Some(&HeaderValue::from_static(content_type)),
             Bytes::from(body.to_owned()),
         );
@@ -339,15 +424,76 @@ mod tests {
             ("application/json", "{not json"),
             ("application/vnd.kubernetes.protobuf", "k8s\0..."),
         ] {
-            let (kept, body) = to_storage(
+            let Prepared {
+                content_type: kept,
+                body,
+                object,
+            } = to_storage(
                 Some(&HeaderValue::from_static(content_type)),
                 Bytes::from(text.to_owned()),
             );
+            assert!(object.is_none());
             assert_eq!(
                 kept.as_ref().and_then(|v| v.to_str().ok()),
                 Some(content_type)
             );
             assert_eq!(body, text.as_bytes());
         }
+    }
+
+    #[test]
+    fn the_storage_versions_warning_is_not_passed_on() {
+        let mut headers = HeaderMap::new();
+        let storage = format!(
+            "299 - \"{}\"",
+            flotilla_api::cluster::STORAGE_DEPRECATION_WARNING
+        );
+        headers.append(
+            header::WARNING,
+            HeaderValue::from_str(&storage).expect("a header"),
+        );
+        headers.append(
+            header::WARNING,
+            HeaderValue::from_static("299 - \"metadata.finalizers: \\\"x\\\": prefer a domain-qualified finalizer name\""),
+        );
+        headers.append(header::CONTENT_LENGTH, HeaderValue::from_static("12"));
+        headers.append(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        let kept = forwarded(headers);
+        let warnings: Vec<&str> = kept
+            .get_all(header::WARNING)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .collect();
+        assert_eq!(
+            warnings,
+            ["299 - \"metadata.finalizers: \\\"x\\\": prefer a domain-qualified finalizer name\""]
+        );
+        assert!(kept.get(header::CONTENT_LENGTH).is_none());
+        assert_eq!(
+            kept.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()),
+            Some("application/json")
+        );
+    }
+
+    #[test]
+    fn bodies_that_are_objects_are_kept_for_validation() {
+        let yaml =
+            "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: a.b\n";
+        let prepared = to_storage(
+            Some(&HeaderValue::from_static("application/apply-patch+yaml")),
+            Bytes::from(yaml),
+        );
+        assert_eq!(
+            prepared.object.map(|o| o["metadata"]["name"].clone()),
+            Some(json!("a.b"))
+        );
+        let patch = to_storage(
+            Some(&HeaderValue::from_static("application/json-patch+json")),
+            Bytes::from(r#"[{"op":"remove","path":"/spec/zones"}]"#),
+        );
+        assert!(patch.object.is_none());
     }
 }

@@ -4,7 +4,6 @@
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSpec, ClusterSyncMode};
 use futures::{StreamExt, TryStreamExt};
 use http::Request;
-use http_body_util::BodyExt;
 use kube::api::{
     ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
     PostParams, WatchEvent, WatchParams,
@@ -12,12 +11,13 @@ use kube::api::{
 use kube::{Api, Client};
 use serde_json::{Value, json};
 
-use crate::support::{Env, as_user, eventually, full};
+use crate::support::{Env, Events, as_user, eventually, full};
 
 const CLUSTERS: &str = "/apis/cluster.karmada.io/v1alpha1/clusters";
 const ADMIN: [&str; 2] = ["system:masters", "system:authenticated"];
 
-fn cluster(name: &str) -> Cluster {
+/// A Push Cluster `name` with an API endpoint of its name.
+pub(crate) fn cluster(name: &str) -> Cluster {
     Cluster::new(
         name,
         ClusterSpec {
@@ -314,23 +314,8 @@ async fn watches_stream_v1alpha1_events() {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.contains("stream=watch"))
     );
-    let mut frames = response.into_body().into_data_stream();
-    let mut lines = String::new();
-    let mut next_event = async || -> Value {
-        loop {
-            if let Some(end) = lines.find('\n') {
-                let line: String = lines.drain(..=end).collect();
-                return serde_json::from_str(&line).expect("an event");
-            }
-            let chunk = frames
-                .next()
-                .await
-                .expect("the watch stays open")
-                .expect("a chunk");
-            lines.push_str(&String::from_utf8_lossy(&chunk));
-        }
-    };
-    let added = next_event().await;
+    let mut events = Events::of(response);
+    let added = events.next().await;
     assert_eq!(added["type"], "ADDED");
     assert!(all_v1alpha1(&added["object"]), "{added}");
     clusters
@@ -341,7 +326,7 @@ async fn watches_stream_v1alpha1_events() {
         )
         .await
         .expect("patched");
-    let modified = next_event().await;
+    let modified = events.next().await;
     assert_eq!(modified["type"], "MODIFIED");
     assert_eq!(modified["object"]["spec"]["region"], "eu");
     assert!(all_v1alpha1(&modified["object"]), "{modified}");
@@ -353,7 +338,7 @@ async fn watches_stream_v1alpha1_events() {
         .resource_version
         .clone()
         .expect("a resourceVersion");
-    let mut events = clusters
+    let mut stream = clusters
         .watch(&WatchParams::default(), &version)
         .await
         .expect("a watch")
@@ -363,7 +348,7 @@ async fn watches_stream_v1alpha1_events() {
         .await
         .expect("deleted");
     let deleted = loop {
-        match events
+        match stream
             .try_next()
             .await
             .expect("an event")

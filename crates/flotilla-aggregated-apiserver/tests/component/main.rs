@@ -11,6 +11,8 @@ mod proxy;
 mod real_kube;
 mod real_kube_upgrade;
 mod support;
+mod tables;
 mod upgrade;
 mod upgrade_embedded;
 mod upgrading_member;
+mod validation;

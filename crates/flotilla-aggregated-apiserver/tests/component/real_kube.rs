@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use flotilla_aggregated_apiserver::names;
 use flotilla_aggregated_apiserver::register::{self, Endpoint};
+use flotilla_api::cluster::STORAGE_DEPRECATION_WARNING;
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSpec, ClusterSyncMode};
 use k8s_openapi::api::admissionregistration::v1::{
     ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
@@ -29,10 +30,10 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use flotilla_testing::kubectl::{header, kubectl_bins, must_quiet, row};
+use flotilla_testing::kubectl::{header, kubectl_bins, kubectl_split, must_quiet, row};
 
 use crate::member::{Behaviour, FakeMember, register as register_cluster};
-use crate::support::{eventually, eventually_within};
+use crate::support::{KubectlWatch, eventually, eventually_within};
 
 const PROXY_PATH: &str = "/apis/cluster.karmada.io/v1alpha1/clusters/fake/proxy/api/v1/namespaces";
 
@@ -335,7 +336,14 @@ async fn behind_a_real_kube_aggregator() {
     crate::real_kube_upgrade::check(&admin, &tom, &path).await;
 
     // kubectl, as a user runs it against the control plane.
-    for bin in kubectl_bins() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let dotted = dir.path().join("dotted.yaml");
+    std::fs::write(
+        &dotted,
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: a.b}\nspec: {syncMode: Push, apiEndpoint: 'https://x'}\n",
+    )
+    .expect("written");
+    for (index, bin) in kubectl_bins().into_iter().enumerate() {
         let table = must_quiet(&bin, &path, &["get", "clusters"]);
         assert_eq!(
             header(&table),
@@ -344,6 +352,81 @@ async fn behind_a_real_kube_aggregator() {
         );
         // Empty cells (no status yet) leave only the filled ones in a row.
         assert_eq!(row(&table, "fake")[1..2], ["Push"], "{table}");
+        // Karmada's Table: READY Unknown without a Ready condition, and the wide columns.
+        assert_eq!(row(&table, "fake")[2], "Unknown", "{table}");
+        let wide = must_quiet(&bin, &path, &["get", "clusters", "-o", "wide"]);
+        assert_eq!(header(&wide), crate::tables::wide_header(), "{wide}");
+        let fake_row = row(&wide, "fake");
+        assert_eq!(
+            [&fake_row[1..3], &fake_row[4..]].concat(),
+            [
+                "Push",
+                "Unknown",
+                "<none>",
+                "<none>",
+                "<none>",
+                member.url.as_str(),
+                "<none>"
+            ],
+            "{wide}"
+        );
+        // The storage version warns whoever reaches it (kube-apiserver sends the CRD's deprecation warning);
+        // through v1alpha1 kubectl stays quiet (`must_quiet` above).
+        let (code, _, stderr) =
+            kubectl_split(&bin, &path, &["get", "clusters.storage.cluster.karmada.io"]);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(
+            stderr.contains(&format!("Warning: {STORAGE_DEPRECATION_WARNING}")),
+            "{stderr}"
+        );
+        // Karmada's validation refuses a name `karmada-es-<name>` cannot be made of.
+        let (code, _, stderr) = kubectl_split(
+            &bin,
+            &path,
+            &["create", "-f", dotted.to_str().unwrap_or_default()],
+        );
+        assert_eq!(code, Some(1), "{stderr}");
+        assert_eq!(
+            stderr.trim(),
+            "The Cluster \"a.b\" is invalid: metadata.name: Invalid value: \"a.b\": must not contain dots"
+        );
+        // `kubectl get clusters -w` through kube-aggregator: Table events as they happen.
+        let mut watch = KubectlWatch::clusters(&bin, &path);
+        assert_eq!(
+            watch.next().await,
+            ["EVENT", "NAME", "VERSION", "MODE", "READY", "AGE"],
+            "{bin}"
+        );
+        while watch.next().await[..2] != ["ADDED", "fake"] {}
+        let version = format!("v1.37.{}", 20 + index);
+        clusters
+            .patch_status(
+                "fake",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {"kubernetesVersion": version}})),
+            )
+            .await
+            .expect("fake's status is written");
+        let modified = loop {
+            let line = watch.next().await;
+            if line[..2] == ["MODIFIED", "fake"] {
+                break line;
+            }
+        };
+        assert_eq!(
+            modified[2..5],
+            [version.as_str(), "Push", "Unknown"],
+            "{bin}"
+        );
+        drop(watch);
+        clusters
+            .patch_status(
+                "fake",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {"kubernetesVersion": null}})),
+            )
+            .await
+            .expect("fake's version is removed again");
         let yaml = must_quiet(&bin, &path, &["get", "clusters", "fake", "-o", "yaml"]);
         assert!(
             yaml.contains("apiVersion: cluster.karmada.io/v1alpha1"),

@@ -256,6 +256,72 @@ impl Env {
     }
 }
 
+/// The aggregated API server registered with an embedded control plane's own aggregator, as `flotilla up` runs
+/// it: clients (kubectl among them) talk to the control plane, which passes `cluster.karmada.io/v1alpha1` on.
+pub(crate) struct Aggregated {
+    /// The control plane.
+    pub(crate) control: Embedded,
+    shutdown: CancellationToken,
+    served: tokio::task::JoinHandle<Result<(), flotilla_aggregated_apiserver::Error>>,
+}
+
+impl Aggregated {
+    /// Starts the control plane (CRDs installed) and the server, and waits until the APIService is Available.
+    pub(crate) async fn start() -> Aggregated {
+        let control = Embedded::start().await;
+        install_crds(&control.client).await;
+        let generated = generate_self_signed(&[
+            flotilla_aggregated_apiserver::names::SERVICE_HOST,
+            "127.0.0.1",
+        ])
+        .expect("a certificate");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let port = listener.local_addr().expect("an address").port();
+        let shutdown = CancellationToken::new();
+        let served = {
+            let (identity, client, stop) = (
+                generated.identity.clone(),
+                control.client.clone(),
+                shutdown.clone(),
+            );
+            tokio::spawn(async move {
+                flotilla_aggregated_apiserver::serve(listener, &identity, client, stop).await
+            })
+        };
+        let endpoint = flotilla_aggregated_apiserver::register::Endpoint::External {
+            host: "127.0.0.1".into(),
+            port,
+        };
+        flotilla_aggregated_apiserver::register::register(
+            &control.client,
+            &endpoint,
+            &generated.ca_pem,
+        )
+        .await
+        .expect("registered");
+        flotilla_aggregated_apiserver::register::wait_available(
+            &control.client,
+            Duration::from_secs(60),
+        )
+        .await
+        .expect("the APIService is Available");
+        Aggregated {
+            control,
+            shutdown,
+            served,
+        }
+    }
+
+    /// Stops the server and waits for it.
+    pub(crate) async fn stop(self) {
+        self.shutdown.cancel();
+        self.served
+            .await
+            .expect("the server task ends")
+            .expect("the server stops cleanly");
+    }
+}
+
 /// Installs Karmada's CRDs and waits until the Cluster CRD serves both its versions.
 pub(crate) async fn install_crds(client: &Client) {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -390,6 +456,31 @@ pub(crate) fn as_user(
     builder.body(body).expect("a request")
 }
 
+/// `caller`'s answer to a request of `method` on `url` as the front proxy asserting an admin (group
+/// `system:masters`), with `headers` and `body`.
+pub(crate) async fn call_as_admin(
+    caller: &Caller,
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
+    let mut request = as_user(
+        method,
+        url,
+        "admin",
+        &["system:masters", "system:authenticated"],
+        full(body.to_owned()),
+    );
+    for (name, value) in headers {
+        request.headers_mut().insert(
+            http::HeaderName::from_bytes(name.as_bytes()).expect("a header name"),
+            value.parse().expect("a header value"),
+        );
+    }
+    caller.call(request).await
+}
+
 /// Runs kubectl with `args` against `kubeconfig`: its exit code, stdout and stderr; fails the test when it
 /// has not ended within a minute.
 pub(crate) async fn kubectl(
@@ -411,4 +502,72 @@ pub(crate) async fn kubectl(
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// The events of a JSON watch response, one per line.
+pub(crate) struct Events {
+    frames: http_body_util::BodyDataStream<Incoming>,
+    pending: String,
+}
+
+impl Events {
+    /// The events of `response`.
+    pub(crate) fn of(response: Response<Incoming>) -> Events {
+        Events {
+            frames: response.into_body().into_data_stream(),
+            pending: String::new(),
+        }
+    }
+
+    /// The next event; fails the test when none comes within [`flotilla_testing::PATIENCE`] or the watch ends.
+    pub(crate) async fn next(&mut self) -> Value {
+        use futures::StreamExt;
+        loop {
+            if let Some(end) = self.pending.find('\n') {
+                let line: String = self.pending.drain(..=end).collect();
+                return serde_json::from_str(&line).expect("an event");
+            }
+            let chunk = tokio::time::timeout(flotilla_testing::PATIENCE, self.frames.next())
+                .await
+                .expect("an event in time")
+                .expect("the watch stays open")
+                .expect("a chunk");
+            self.pending.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+/// `kubectl get clusters -w --output-watch-events` running, read line by line; stopped when dropped.
+pub(crate) struct KubectlWatch {
+    _child: tokio::process::Child,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl KubectlWatch {
+    /// Starts `bin` against `kubeconfig`.
+    pub(crate) fn clusters(bin: &str, kubeconfig: &Path) -> KubectlWatch {
+        let mut child = tokio::process::Command::new(bin)
+            .env("KUBECONFIG", kubeconfig)
+            .args(["get", "clusters", "-w", "--output-watch-events"])
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("kubectl watches");
+        let stdout = child.stdout.take().expect("its output");
+        KubectlWatch {
+            _child: child,
+            lines: tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout)),
+        }
+    }
+
+    /// The next line kubectl prints, split into its cells; fails the test when none comes within
+    /// [`flotilla_testing::PATIENCE`] or kubectl ends.
+    pub(crate) async fn next(&mut self) -> Vec<String> {
+        let line = tokio::time::timeout(flotilla_testing::PATIENCE, self.lines.next_line())
+            .await
+            .expect("a line in time")
+            .expect("kubectl's output")
+            .expect("kubectl keeps watching");
+        line.split_whitespace().map(str::to_owned).collect()
+    }
 }

@@ -2,22 +2,15 @@
 //! at once, and a control plane whose aggregator passes upgrades on to this server, as in `flotilla up`:
 //! an upgrade switches through both proxies, and kubectl exec ends with the member's answer.
 
-use std::time::Duration;
-
-use flotilla_aggregated_apiserver::names;
-use flotilla_aggregated_apiserver::register::{self, Endpoint};
 use flotilla_testing::kubectl::kubectl_bins;
-use flotilla_webhook::generate_self_signed;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::PostParams;
 use kube::{Api, Client};
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 use crate::member::register_embedded;
-use crate::support::{Caller, Embedded, Env, full, install_crds, kubectl};
+use crate::support::{Aggregated, Caller, Embedded, Env, full, kubectl};
 use crate::upgrade::{
     PATIENCE, exec_path, read_exactly, seen_on, spdy, switch, websocket_exec, with_websocket,
 };
@@ -66,33 +59,8 @@ async fn a_real_embedded_member_refuses_exec_at_once() {
 #[tokio::test]
 async fn behind_the_embedded_aggregator_upgrades_switch_and_kubectl_exec_ends() {
     // The embedded control plane with its own front proxy (not the test's), as `flotilla up` runs it.
-    let control = Embedded::start().await;
-    install_crds(&control.client).await;
-    let generated =
-        generate_self_signed(&[names::SERVICE_HOST, "127.0.0.1"]).expect("a certificate");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
-    let port = listener.local_addr().expect("an address").port();
-    let shutdown = CancellationToken::new();
-    let served = {
-        let (identity, client, stop) = (
-            generated.identity.clone(),
-            control.client.clone(),
-            shutdown.clone(),
-        );
-        tokio::spawn(async move {
-            flotilla_aggregated_apiserver::serve(listener, &identity, client, stop).await
-        })
-    };
-    let endpoint = Endpoint::External {
-        host: "127.0.0.1".into(),
-        port,
-    };
-    register::register(&control.client, &endpoint, &generated.ca_pem)
-        .await
-        .expect("registered");
-    register::wait_available(&control.client, Duration::from_secs(60))
-        .await
-        .expect("the APIService is Available");
+    let aggregated = Aggregated::start().await;
+    let control = &aggregated.control;
     let member = Embedded::start().await;
     register_real(&control.client, &member).await;
     let fake = UpgradingMember::start("fake", vec!["web"]).await;
@@ -152,9 +120,5 @@ async fn behind_the_embedded_aggregator_upgrades_switch_and_kubectl_exec_ends() 
             "{bin}: {stderr}"
         );
     }
-    shutdown.cancel();
-    served
-        .await
-        .expect("the server task ends")
-        .expect("the server stops cleanly");
+    aggregated.stop().await;
 }

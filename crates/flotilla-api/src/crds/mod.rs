@@ -198,12 +198,19 @@ fn finish(mut crd: CustomResourceDefinition, description: &str) -> CustomResourc
 /// CRD: a copy of its one version (schema, printer columns, status subresource) under the other name, with
 /// conversion `None`, so both versions read and write the same objects. The aggregated API server serves
 /// `v1alpha1` through it (crate `flotilla-aggregated-apiserver`).
+///
+/// The alias is deprecated, with [`STORAGE_DEPRECATION_WARNING`](crate::cluster::STORAGE_DEPRECATION_WARNING):
+/// it is the group's other version in discovery, so clients fall back to it when the aggregated API server is
+/// unavailable (and kubectl's discovery cache keeps it for a while after), and kube-apiserver then warns them
+/// with every answer.
 fn with_storage_alias(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
     if let Some(first) = crd.spec.versions.first() {
         let mut alias = first.clone();
         alias.name = crate::cluster::STORAGE_VERSION.to_owned();
         alias.storage = false;
         alias.served = true;
+        alias.deprecated = Some(true);
+        alias.deprecation_warning = Some(crate::cluster::STORAGE_DEPRECATION_WARNING.to_owned());
         crd.spec.versions.push(alias);
     }
     crd.spec.conversion = Some(CustomResourceConversion {

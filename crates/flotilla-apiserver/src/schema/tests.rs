@@ -173,7 +173,7 @@ fn validation_messages_match_upstream() {
         assert_eq!(messages(obj.clone()), want, "{obj}");
     }
     let err = &validate(&json!({"spec": {"size": "x"}}), &schema())[0];
-    assert_eq!(err.cause().reason, "FieldValueTypeInvalid");
+    assert_eq!(err.reason(), "FieldValueTypeInvalid");
 }
 
 #[test]

@@ -13,101 +13,16 @@ mod printers;
 
 pub(crate) use printers::Columns;
 
+// The frame of a Table and the ages in it are shared with the aggregated API server.
+pub(crate) use flotilla_apimachinery::duration::{age_of, human_duration};
+pub(crate) use flotilla_apimachinery::table::{
+    CREATION_TIMESTAMP_DESCRIPTION as AGE_DESCRIPTION, Column, name_column,
+};
+pub use flotilla_apimachinery::table::{IncludeObject, TableOptions};
+
 use crate::kind_info::KindInfo;
 use jsonpath::JsonPath;
-use serde_json::{Map, Value, json};
-
-/// Which object each row carries (`includeObject` query parameter).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum IncludeObject {
-    /// No object.
-    None,
-    /// A `PartialObjectMetadata` (the default).
-    #[default]
-    Metadata,
-    /// The whole object.
-    Object,
-}
-
-impl IncludeObject {
-    /// Parses the `includeObject` query value (`None`, `Metadata`, `Object`; empty = default).
-    ///
-    /// Errors: any other value, as a message for a 400.
-    pub fn parse(value: &str) -> Result<Self, String> {
-        match value {
-            "" | "Metadata" => Ok(Self::Metadata),
-            "None" => Ok(Self::None),
-            "Object" => Ok(Self::Object),
-            other => Err(format!(
-                "includeObject: Unsupported value: {other:?}: supported values: \"None\", \"Metadata\", \"Object\""
-            )),
-        }
-    }
-}
-
-/// How to render a table.
-#[derive(Debug, Clone, Copy)]
-pub struct TableOptions<'a> {
-    /// `meta.k8s.io/v1` or `meta.k8s.io/v1beta1`, following the requested media type.
-    pub api_version: &'a str,
-    /// What each row carries.
-    pub include_object: IncludeObject,
-    /// Whether to include `columnDefinitions` (watches send them only with the first event).
-    pub with_columns: bool,
-    /// Current time in seconds since the epoch, for ages.
-    pub now: i64,
-}
-
-/// One column of a table.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Column {
-    pub name: String,
-    pub ty: &'static str,
-    pub format: &'static str,
-    pub priority: i64,
-    pub description: String,
-}
-
-impl Column {
-    pub(crate) fn new(name: &str, ty: &'static str) -> Self {
-        Self {
-            name: name.to_string(),
-            ty,
-            format: "",
-            priority: 0,
-            description: String::new(),
-        }
-    }
-
-    pub(crate) fn wide(mut self) -> Self {
-        self.priority = 1;
-        self
-    }
-
-    pub(crate) fn format(mut self, format: &'static str) -> Self {
-        self.format = format;
-        self
-    }
-
-    pub(crate) fn describe(mut self, description: &str) -> Self {
-        self.description = description.to_string();
-        self
-    }
-
-    fn to_json(&self) -> Value {
-        json!({"name": self.name, "type": self.ty, "format": self.format, "description": self.description, "priority": self.priority})
-    }
-}
-
-pub(crate) const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated.";
-pub(crate) const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.";
-
-/// The Name column every table starts with.
-pub(crate) fn name_column() -> Column {
-    Column::new("Name", "string")
-        .format("name")
-        .describe(NAME_DESCRIPTION)
-}
+use serde_json::Value;
 
 /// How the rows of one kind are built.
 enum Printer {
@@ -229,84 +144,6 @@ pub(crate) fn str_at<'v>(obj: &'v Value, pointer: &str) -> &'v str {
         .unwrap_or_default()
 }
 
-/// kubectl's age of an RFC 3339 timestamp relative to `now`: `<unknown>` when unparsable.
-pub fn age_of(timestamp: &str, now: i64) -> String {
-    match timestamp.parse::<jiff::Timestamp>() {
-        Ok(t) => human_duration(now - t.as_second()),
-        Err(_) => "<unknown>".to_string(),
-    }
-}
-
-/// Upstream's `duration.HumanDuration` for a number of seconds.
-pub fn human_duration(seconds: i64) -> String {
-    if seconds < -1 {
-        return "<invalid>".to_string();
-    }
-    if seconds < 0 {
-        return "0s".to_string();
-    }
-    if seconds < 120 {
-        return format!("{seconds}s");
-    }
-    let minutes = seconds / 60;
-    if minutes < 10 {
-        let s = seconds % 60;
-        return if s == 0 {
-            format!("{minutes}m")
-        } else {
-            format!("{minutes}m{s}s")
-        };
-    }
-    if minutes < 180 {
-        return format!("{minutes}m");
-    }
-    let hours = seconds / 3600;
-    if hours < 8 {
-        let m = minutes % 60;
-        return if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        };
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    if hours < 24 * 8 {
-        let h = hours % 24;
-        return if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        };
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{}d", hours / 24);
-    }
-    if hours < 24 * 365 * 8 {
-        let dy = (hours / 24) % 365;
-        return if dy == 0 {
-            format!("{}y", hours / 24 / 365)
-        } else {
-            format!("{}y{dy}d", hours / 24 / 365)
-        };
-    }
-    format!("{}y", hours / 24 / 365)
-}
-
-/// The row object for `include`.
-fn row_object(obj: &Value, include: IncludeObject, api_version: &str) -> Option<Value> {
-    match include {
-        IncludeObject::None => None,
-        IncludeObject::Object => Some(obj.clone()),
-        IncludeObject::Metadata => Some(json!({
-            "kind": "PartialObjectMetadata",
-            "apiVersion": api_version,
-            "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({})),
-        })),
-    }
-}
-
 /// Renders `objects` of `kind` as a Table; `list_metadata` becomes the table's `metadata` (`resourceVersion`,
 /// `continue`, `remainingItemCount`).
 ///
@@ -320,32 +157,14 @@ pub fn table(
     opts: &TableOptions<'_>,
 ) -> Value {
     let printer = Printer::for_kind(kind);
-    let rows: Vec<Value> = objects
-        .iter()
-        .map(|obj| {
-            let mut row = Map::new();
-            row.insert(
-                "cells".to_string(),
-                Value::Array(printer.cells(obj, opts.now)),
-            );
-            if let Some(o) = row_object(obj, opts.include_object, opts.api_version) {
-                row.insert("object".to_string(), o);
-            }
-            Value::Object(row)
-        })
-        .collect();
-    let mut out = Map::new();
-    out.insert("kind".to_string(), json!("Table"));
-    out.insert("apiVersion".to_string(), json!(opts.api_version));
-    out.insert("metadata".to_string(), list_metadata);
-    if opts.with_columns {
-        out.insert(
-            "columnDefinitions".to_string(),
-            Value::Array(printer.columns().iter().map(Column::to_json).collect()),
-        );
-    }
-    out.insert("rows".to_string(), Value::Array(rows));
-    Value::Object(out)
+    flotilla_apimachinery::table::table(
+        &printer.columns(),
+        objects
+            .iter()
+            .map(|obj| (printer.cells(obj, opts.now), obj)),
+        list_metadata,
+        opts,
+    )
 }
 
 #[cfg(test)]

@@ -1,82 +1,4 @@
 use super::*;
-use serde_json::json;
-
-#[test]
-fn bodies_follow_upstream_wording() {
-    let cases = [
-        (
-            FieldError::invalid("metadata.name", "Foo", "bad"),
-            "metadata.name: Invalid value: \"Foo\": bad",
-        ),
-        (
-            FieldError::invalid("spec.replicas", -1, "must be >= 0"),
-            "spec.replicas: Invalid value: -1: must be >= 0",
-        ),
-        (
-            FieldError::invalid("x", json!(["a"]), "d"),
-            "x: Invalid value: [\"a\"]: d",
-        ),
-        (
-            FieldError::required("metadata.name", "name or generateName is required"),
-            "metadata.name: Required value: name or generateName is required",
-        ),
-        (FieldError::required("spec", ""), "spec: Required value"),
-        (
-            FieldError::forbidden(
-                "metadata.finalizers",
-                "no new finalizers can be added if the object is being deleted",
-            ),
-            "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted",
-        ),
-        (
-            FieldError::too_long("metadata.annotations", 262144),
-            "metadata.annotations: Too long: may not be more than 262144 bytes",
-        ),
-        (
-            FieldError::not_supported("spec.scope", "Global", &["Cluster", "Namespaced"]),
-            "spec.scope: Unsupported value: \"Global\": supported values: \"Cluster\", \"Namespaced\"",
-        ),
-        (
-            FieldError::duplicate("spec.x[1]", "a"),
-            "spec.x[1]: Duplicate value: \"a\"",
-        ),
-        (
-            FieldError::too_many("spec.x", 3, 2),
-            "spec.x: Too many: 3: must have at most 2 items",
-        ),
-        (
-            FieldError::type_invalid("spec.x", "s", "must be of type integer"),
-            "spec.x: Invalid value: \"s\": must be of type integer",
-        ),
-    ];
-    for (err, want) in cases {
-        assert_eq!(err.to_string(), want);
-    }
-}
-
-#[test]
-fn causes_carry_reason_body_and_field() {
-    let err = FieldError::invalid("metadata.labels", "a b", "nope");
-    let cause = err.cause();
-    assert_eq!(cause.reason, "FieldValueInvalid");
-    assert_eq!(cause.message, "Invalid value: \"a b\": nope");
-    assert_eq!(cause.field, "metadata.labels");
-}
-
-#[test]
-fn under_prefixes_paths() {
-    assert_eq!(
-        FieldError::required("name", "").under("metadata").field,
-        "metadata.name"
-    );
-    assert_eq!(
-        FieldError::required("[0].uid", "")
-            .under("metadata.ownerReferences")
-            .field,
-        "metadata.ownerReferences[0].uid"
-    );
-    assert_eq!(FieldError::required("", "").under("spec").field, "spec");
-}
 
 #[test]
 fn invalid_status_matches_real_server_shape() {
@@ -107,14 +29,4 @@ fn invalid_status_matches_real_server_shape() {
         json["details"].get("group").is_none(),
         "empty group is omitted: {json}"
     );
-}
-
-#[test]
-fn aggregate_deduplicates() {
-    let e = FieldError::required("a", "");
-    assert_eq!(
-        aggregate_message(&[e.clone(), e.clone()]),
-        "a: Required value"
-    );
-    assert_eq!(aggregate_message(&[]), "");
 }

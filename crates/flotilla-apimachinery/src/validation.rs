@@ -2,14 +2,14 @@
 //!
 //! Each `is_*` function returns the list of problems (empty when the value is valid), worded as the real
 //! API server words them, because clients and users match on these messages. Callers join the list with
-//! `"; "` (as upstream does) and wrap it into a [`super::FieldError`].
+//! `"; "` (as upstream does) and wrap it into a [`crate::field::FieldError`].
 
 /// Longest DNS-1123 label (and DNS-1035 label, label value and qualified-name name part).
-pub(crate) const DNS1123_LABEL_MAX_LENGTH: usize = 63;
+pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
 /// Longest DNS-1123 subdomain.
-pub(crate) const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
+pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
 /// Longest label value.
-pub(crate) const LABEL_VALUE_MAX_LENGTH: usize = 63;
+pub const LABEL_VALUE_MAX_LENGTH: usize = 63;
 const QUALIFIED_NAME_MAX_LENGTH: usize = 63;
 
 const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
@@ -25,7 +25,7 @@ const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_ERR: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
 /// Upstream's `RegexError`: the message, examples and the regular expression used.
-pub(crate) fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+pub fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     if examples.is_empty() {
         return format!("{msg} (regex used for validation is '{fmt}')");
     }
@@ -46,12 +46,12 @@ pub(crate) fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
 }
 
 /// Upstream's `MaxLenError`.
-pub(crate) fn max_len_error(length: usize) -> String {
+pub fn max_len_error(length: usize) -> String {
     format!("must be no more than {length} characters")
 }
 
 /// Upstream's `EmptyError`.
-pub(crate) fn empty_error() -> &'static str {
+pub fn empty_error() -> &'static str {
     "must be non-empty"
 }
 
@@ -95,7 +95,7 @@ fn matches_qualified_name(s: &str) -> bool {
 }
 
 /// DNS-1123 label (Namespace names, label-like names): at most 63 lower-case alphanumerics or '-'.
-pub(crate) fn is_dns1123_label(value: &str) -> Vec<String> {
+pub fn is_dns1123_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_LABEL_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
@@ -116,7 +116,7 @@ pub(crate) fn is_dns1123_label(value: &str) -> Vec<String> {
 }
 
 /// DNS-1123 subdomain (most object names): at most 253 characters of dot-separated labels.
-pub(crate) fn is_dns1123_subdomain(value: &str) -> Vec<String> {
+pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
@@ -132,7 +132,7 @@ pub(crate) fn is_dns1123_subdomain(value: &str) -> Vec<String> {
 }
 
 /// DNS-1035 label (Service names): like a DNS-1123 label but starting with a letter.
-pub(crate) fn is_dns1035_label(value: &str) -> Vec<String> {
+pub fn is_dns1035_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_LABEL_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
@@ -148,7 +148,7 @@ pub(crate) fn is_dns1035_label(value: &str) -> Vec<String> {
 }
 
 /// Qualified name (label and annotation keys, finalizers): `[prefix/]name`, the prefix a DNS-1123 subdomain.
-pub(crate) fn is_qualified_name(value: &str) -> Vec<String> {
+pub fn is_qualified_name(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     let parts: Vec<&str> = value.split('/').collect();
     let name = match parts.as_slice() {
@@ -198,7 +198,7 @@ pub(crate) fn is_qualified_name(value: &str) -> Vec<String> {
 }
 
 /// Label value: empty, or at most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric.
-pub(crate) fn is_valid_label_value(value: &str) -> Vec<String> {
+pub fn is_valid_label_value(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > LABEL_VALUE_MAX_LENGTH {
         errs.push(max_len_error(LABEL_VALUE_MAX_LENGTH));
@@ -215,7 +215,7 @@ pub(crate) fn is_valid_label_value(value: &str) -> Vec<String> {
 
 /// Path-segment name rules (RBAC objects and every name that ends up in a URL): not `.` or `..`, and no `/`
 /// or `%`.
-pub(crate) fn is_valid_path_segment_name(value: &str) -> Vec<String> {
+pub fn is_valid_path_segment_name(value: &str) -> Vec<String> {
     if value == "." || value == ".." {
         return vec![format!("may not be '{value}'")];
     }
@@ -229,7 +229,7 @@ pub(crate) fn is_valid_path_segment_name(value: &str) -> Vec<String> {
 }
 
 /// Go's `%q` rendering of a string, which upstream uses for bad values in messages.
-pub(crate) fn go_quote(s: &str) -> String {
+pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
