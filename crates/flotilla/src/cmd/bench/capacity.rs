@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Context;
+use flotilla_api::names;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -191,12 +192,16 @@ struct Counts {
 }
 
 /// The writes of one server, planned: creates first, then updates and patches, then deletes, each list
-/// interleaved across resources as the propagation's were.
+/// interleaved across resources as the propagation's were; and, untimed, the deletes of the cluster-scoped
+/// copies the propagation did not delete (namespaced ones go with the copies' namespace). Copies are named
+/// after `run`, so that a replay never meets a cluster-scoped copy of an earlier one that is still being
+/// deleted (a namespace takes seconds to go).
 async fn plan(
     server: &Server<'_>,
     templates_namespace: &str,
+    run: &str,
     versions: &Versions,
-) -> anyhow::Result<[Vec<Chain>; 3]> {
+) -> anyhow::Result<[Vec<Chain>; 4]> {
     let discovery = Discovery::new(server.client.clone())
         .run()
         .await
@@ -223,7 +228,7 @@ async fn plan(
             _ => {}
         }
     }
-    let (mut creates, mut updates, mut deletes) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut creates, mut updates, mut deletes, mut cleanup) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for ((plural, group), counts) in by_resource {
         let Counts {
             creates: posts,
@@ -262,9 +267,9 @@ async fn plan(
         let copies = posts.max(1);
         // Core Events and events.k8s.io Events are one resource: the group keeps their copies apart.
         let prefix = if group.is_empty() {
-            format!("flotilla-bench-cap-{plural}")
+            format!("flotilla-bench-cap-{run}-{plural}")
         } else {
-            format!("flotilla-bench-cap-{plural}-{}", group.replace('.', "-"))
+            format!("flotilla-bench-cap-{run}-{plural}-{}", group.replace('.', "-"))
         };
         let names: Vec<String> = (0..copies).map(|i| format!("{prefix}-{i}")).collect();
         let write = |name: &str, op: Op| Write {
@@ -307,11 +312,15 @@ async fn plan(
             }
         }
         updates.extend(chains.into_iter().filter(|chain| !chain.is_empty()));
-        for name in names.iter().take(removals) {
-            deletes.push(vec![write(name, Op::Delete)]);
+        for (i, name) in names.iter().enumerate() {
+            if i < removals {
+                deletes.push(vec![write(name, Op::Delete)]);
+            } else if !namespaced {
+                cleanup.push(vec![write(name, Op::Delete)]);
+            }
         }
     }
-    Ok([creates, updates, deletes])
+    Ok([creates, updates, deletes, cleanup])
 }
 
 /// The writes of a member that Flotilla made: its objects and their namespaces, not their status or what the
@@ -348,13 +357,18 @@ pub(super) async fn replay(
     concurrency: usize,
 ) -> anyhow::Result<Duration> {
     let versions = Versions::default();
+    let run = replay_token();
     let mut phases: [Vec<Chain>; 3] = Default::default();
+    let mut cleanup: Vec<Chain> = Vec::new();
     for server in servers {
-        super::measure::fresh_namespace(server.client, NAMESPACE).await?;
-        let planned = plan(server, templates_namespace, &versions).await?;
-        for (phase, writes) in phases.iter_mut().zip(planned) {
+        // The control plane's would be propagated to the members, where the replay makes its own.
+        let labels = json!({ names::labels::SKIP_AUTO_PROPAGATION: "true" });
+        super::measure::fresh_namespace(server.client, NAMESPACE, labels).await?;
+        let [creates, updates, deletes, leftovers] = plan(server, templates_namespace, &run, &versions).await?;
+        for (phase, writes) in phases.iter_mut().zip([creates, updates, deletes]) {
             phase.extend(writes);
         }
+        cleanup.extend(leftovers);
     }
     let total: usize = phases.iter().flatten().map(Vec::len).sum();
     eprintln!("bench: replaying {total} writes from a plain client at concurrency {concurrency}");
@@ -368,11 +382,32 @@ pub(super) async fn replay(
             .context("a replayed write failed")?;
     }
     let took = start.elapsed();
+    // Best effort: a copy left behind is inert and named after its replay.
+    futures::stream::iter(cleanup)
+        .map(|chain| run_chain(chain, versions.clone()))
+        .buffer_unordered(concurrency.max(1))
+        .collect::<Vec<_>>()
+        .await;
     for server in servers {
         let namespaces: Api<Namespace> = Api::all(server.client.clone());
         let _ = namespaces.delete(NAMESPACE, &DeleteParams::default()).await;
     }
     Ok(took)
+}
+
+/// A short token that differs from one replay to the next (the time in tenths of a second, base 36, its last
+/// five digits: unique over 139 days).
+fn replay_token() -> String {
+    let tenths = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() / 100);
+    let mut n = tenths % 36u128.pow(5);
+    let mut digits = Vec::with_capacity(5);
+    for _ in 0..5 {
+        digits.push(char::from_digit((n % 36) as u32, 36).unwrap_or('0'));
+        n /= 36;
+    }
+    digits.iter().rev().collect()
 }
 
 #[cfg(test)]

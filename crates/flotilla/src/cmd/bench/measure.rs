@@ -108,9 +108,9 @@ fn template(name: &str, replicas: i32) -> anyhow::Result<Deployment> {
     .context("failed to build a template")
 }
 
-/// Creates namespace `name` (an existing one is used as it is); one that a previous run left being deleted
+/// Creates namespace `name` with `labels` (an existing one is used as it is); one that a previous run left being deleted
 /// is waited for first, since nothing can be created in it.
-pub(super) async fn fresh_namespace(client: &Client, name: &str) -> anyhow::Result<()> {
+pub(super) async fn fresh_namespace(client: &Client, name: &str, labels: Value) -> anyhow::Result<()> {
     const DELETION: Duration = Duration::from_secs(300);
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let old = namespaces
@@ -131,7 +131,7 @@ pub(super) async fn fresh_namespace(client: &Client, name: &str) -> anyhow::Resu
             })?
             .with_context(|| format!("failed to watch namespace {name}"))?;
     }
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}}))?;
     match namespaces.create(&PostParams::default(), &ns).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
@@ -140,7 +140,7 @@ pub(super) async fn fresh_namespace(client: &Client, name: &str) -> anyhow::Resu
 }
 
 async fn setup(client: &Client, members: &[String]) -> anyhow::Result<()> {
-    fresh_namespace(client, NAMESPACE).await?;
+    fresh_namespace(client, NAMESPACE, json!({})).await?;
     let policy = json!({
         "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
         "metadata": {"name": "bench", "namespace": NAMESPACE},
@@ -379,21 +379,33 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
             eprintln!("bench: {line}");
         }
     }
-    // The same writes from a plain client: what the servers need for them without Flotilla in between.
-    let servers_alone = if args.no_capacity {
-        None
+    // The same writes from a plain client: what the servers need for them without Flotilla in between. Then
+    // without the Events, which Flotilla writes on the side (Karmada records them too) and which make the
+    // servers' share larger: the ratio to the writes propagation itself needs.
+    let (servers_alone, servers_alone_without_events) = if args.no_capacity {
+        (None, None)
     } else {
-        Some(capacity::replay(&replayed, NAMESPACE, args.concurrency).await?)
+        let all = capacity::replay(&replayed, NAMESPACE, args.concurrency).await?;
+        let without_events: Vec<capacity::Server> = replayed
+            .iter()
+            .map(|server| capacity::Server {
+                name: server.name.clone(),
+                client: server.client,
+                writes: server.writes.without_events(),
+            })
+            .collect();
+        let without = capacity::replay(&without_events, NAMESPACE, args.concurrency).await?;
+        (Some(all), Some(without))
     };
-    let servers_alone_ms = servers_alone.map(ms);
-    let capacity_ratio = servers_alone
-        .filter(|d| !d.is_zero())
-        .map(|d| (all_aggregated.as_secs_f64() / d.as_secs_f64() * 100.0).round() / 100.0);
+    let ratio_to = |took: Duration, alone: Option<Duration>| {
+        alone
+            .filter(|d| !d.is_zero())
+            .map(|d| (took.as_secs_f64() / d.as_secs_f64() * 100.0).round() / 100.0)
+    };
+    let capacity_ratio = ratio_to(all_aggregated, servers_alone);
+    let capacity_ratio_without_events = ratio_to(all_aggregated, servers_alone_without_events);
     // Propagation alone, without the members' own controllers bringing the workloads up.
-    let members_ratio = servers_alone
-        .filter(|d| !d.is_zero())
-        .zip(all_members)
-        .map(|(d, members)| (members.as_secs_f64() / d.as_secs_f64() * 100.0).round() / 100.0);
+    let members_ratio = all_members.and_then(|members| ratio_to(members, servers_alone));
     let seen = shared.seen.lock().unwrap_or_else(PoisonError::into_inner);
     let mut latencies: Vec<Duration> = seen
         .in_member
@@ -425,8 +437,10 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
         "template_to_member_p99_ms": percentile(&latencies, 99.0).map(ms),
         "template_to_aggregated_p50_ms": percentile(&aggregation, 50.0).map(ms),
         "template_to_aggregated_p99_ms": percentile(&aggregation, 99.0).map(ms),
-        "same_writes_plain_client_ms": servers_alone_ms,
+        "same_writes_plain_client_ms": servers_alone.map(ms),
         "aggregated_to_plain_writes_ratio": capacity_ratio,
+        "same_writes_without_events_plain_client_ms": servers_alone_without_events.map(ms),
+        "aggregated_to_plain_writes_without_events_ratio": capacity_ratio_without_events,
         "member_objects_to_plain_writes_ratio": members_ratio,
     }))
 }

@@ -81,15 +81,13 @@ impl Writes {
 
     /// Writes to Events (core and events.k8s.io).
     pub fn events(&self) -> u64 {
-        self.sum(|resource| resource == "events" || resource == "events.events.k8s.io")
+        self.sum(is_event)
     }
 
     /// Writes templates cause, Events aside: everything but Events and the background resources.
     pub fn template_writes(&self) -> u64 {
         self.sum(|resource| {
-            resource != "events"
-                && resource != "events.events.k8s.io"
-                && !is_background(resource.split('.').next().unwrap_or(""))
+            !is_event(resource) && !is_background(resource.split('.').next().unwrap_or(""))
         })
     }
 
@@ -99,6 +97,17 @@ impl Writes {
             self.0
                 .iter()
                 .filter(|(key, _)| !is_background(key.split([' ', '/', '.']).next().unwrap_or("")))
+                .map(|(key, n)| (key.clone(), *n))
+                .collect(),
+        )
+    }
+
+    /// These writes without the Events (core and events.k8s.io).
+    pub fn without_events(&self) -> Writes {
+        Writes(
+            self.0
+                .iter()
+                .filter(|(key, _)| !is_event(key.split([' ', '/']).next().unwrap_or("")))
                 .map(|(key, n)| (key.clone(), *n))
                 .collect(),
         )
@@ -132,6 +141,11 @@ impl Writes {
 /// Whether writes to `plural` are background work (leases, clusters, nodes).
 fn is_background(plural: &str) -> bool {
     BACKGROUND.contains(&plural)
+}
+
+/// Whether `resource` (a plural, `.group` appended when it has one) is Events, core or events.k8s.io.
+fn is_event(resource: &str) -> bool {
+    resource == "events" || resource == "events.events.k8s.io"
 }
 
 /// `n / templates`, two decimals.
@@ -169,5 +183,22 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="",res
         let since = writes.since(&before);
         assert_eq!(since.0.get("works.work.karmada.io POST"), Some(&2));
         assert_eq!(since.plus(&before).0.get("works.work.karmada.io POST"), Some(&3));
+    }
+
+    #[test]
+    fn without_events_drops_core_and_events_k8s_io_events_and_nothing_else() {
+        let writes = Writes(BTreeMap::from([
+            ("events POST".to_string(), 4),
+            ("events.events.k8s.io PATCH".to_string(), 2),
+            ("eventsources.example.com POST".to_string(), 1),
+            ("works.work.karmada.io/status PATCH".to_string(), 3),
+        ]));
+        assert_eq!(
+            writes.without_events().0,
+            BTreeMap::from([
+                ("eventsources.example.com POST".to_string(), 1),
+                ("works.work.karmada.io/status PATCH".to_string(), 3),
+            ])
+        );
     }
 }
