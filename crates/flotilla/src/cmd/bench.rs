@@ -93,7 +93,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// The propagation on a control plane and members someone else runs; the templates' namespace is deleted
-/// afterwards, so a second run starts clean once Flotilla has cleaned up.
+/// afterwards and the run ends when Flotilla has deleted it everywhere, so that a second run starts clean.
 async fn external(
     args: &Args,
     control: &std::path::Path,
@@ -128,10 +128,19 @@ async fn external(
         controller_metrics: None,
     };
     let result = measure::propagation(&target, args).await;
-    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(control);
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(control.clone());
     let _ = namespaces
         .delete(measure::NAMESPACE, &kube::api::DeleteParams::default())
         .await;
+    // Flotilla deletes the members' copies of the namespace once the control plane's is gone; the next run
+    // starts when all of them are, rather than finding one being deleted.
+    let servers = std::iter::once(("the control plane", &control))
+        .chain(target.members.iter().map(|(name, client)| (name.as_str(), client)));
+    for (name, client) in servers {
+        if let Err(e) = measure::await_namespace_gone(client, measure::NAMESPACE).await {
+            eprintln!("bench: {name}: {e:#}; a next run may have to wait for it");
+        }
+    }
     let mut report = json!({"members": args.members, "kubeconfig": true});
     if let (Some(into), Some(from)) = (report.as_object_mut(), result?.as_object()) {
         into.extend(from.clone());

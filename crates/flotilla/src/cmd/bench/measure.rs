@@ -108,35 +108,58 @@ fn template(name: &str, replicas: i32) -> anyhow::Result<Deployment> {
     .context("failed to build a template")
 }
 
-/// Creates namespace `name` with `labels` (an existing one is used as it is); one that a previous run left being deleted
-/// is waited for first, since nothing can be created in it.
+/// Creates namespace `name` with `labels` (an existing one is used as it is); one that a previous run left
+/// being deleted is waited for first, since nothing can be created in it.
 pub(super) async fn fresh_namespace(client: &Client, name: &str, labels: Value) -> anyhow::Result<()> {
-    const DELETION: Duration = Duration::from_secs(300);
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    let old = namespaces
-        .get_opt(name)
-        .await
-        .with_context(|| format!("failed to read namespace {name}"))?;
-    if let Some(old) = old.filter(|ns| ns.metadata.deletion_timestamp.is_some()) {
-        eprintln!("bench: waiting for namespace {name} of a previous run to be deleted");
-        let uid = old.uid().unwrap_or_default();
-        let deleted = await_condition(namespaces.clone(), name, conditions::is_deleted(&uid));
-        tokio::time::timeout(DELETION, deleted)
-            .await
-            .with_context(|| {
-                format!(
-                    "namespace {name} of a previous run was still being deleted after {}s",
-                    DELETION.as_secs()
-                )
-            })?
-            .with_context(|| format!("failed to watch namespace {name}"))?;
-    }
+    await_terminating_namespace(client, name).await?;
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}}))?;
     match namespaces.create(&PostParams::default(), &ns).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
         Err(e) => Err(e).with_context(|| format!("failed to create namespace {name}")),
     }
+}
+
+/// How long a namespace may take to be deleted.
+const NAMESPACE_DELETION: Duration = Duration::from_secs(300);
+
+/// Waits for namespace `name` to be gone if it is being deleted.
+pub(super) async fn await_terminating_namespace(client: &Client, name: &str) -> anyhow::Result<()> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let old = namespaces
+        .get_opt(name)
+        .await
+        .with_context(|| format!("failed to read namespace {name}"))?;
+    if old.is_some_and(|ns| ns.metadata.deletion_timestamp.is_some()) {
+        eprintln!("bench: waiting for namespace {name} of a previous run to be deleted");
+        await_namespace_gone(client, name).await?;
+    }
+    Ok(())
+}
+
+/// Waits for namespace `name` to be gone (at once when there is none).
+pub(super) async fn await_namespace_gone(client: &Client, name: &str) -> anyhow::Result<()> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let Some(ns) = namespaces
+        .get_opt(name)
+        .await
+        .with_context(|| format!("failed to read namespace {name}"))?
+    else {
+        return Ok(());
+    };
+    let uid = ns.uid().unwrap_or_default();
+    let deleted = await_condition(namespaces, name, conditions::is_deleted(&uid));
+    tokio::time::timeout(NAMESPACE_DELETION, deleted)
+        .await
+        .with_context(|| {
+            format!(
+                "namespace {name} was still there {}s later",
+                NAMESPACE_DELETION.as_secs()
+            )
+        })?
+        .with_context(|| format!("failed to watch namespace {name}"))?;
+    Ok(())
 }
 
 async fn setup(client: &Client, members: &[String]) -> anyhow::Result<()> {
@@ -245,6 +268,11 @@ fn ms(d: Duration) -> u128 {
 pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<Value> {
     let members: Vec<String> = target.members.iter().map(|(name, _)| name.clone()).collect();
     let control = target.control.clone();
+    // A previous run's namespace on a member, still being deleted there, would refuse the new run's objects
+    // until it is gone (and the run would measure that wait).
+    for (_, client) in &target.members {
+        await_terminating_namespace(client, NAMESPACE).await?;
+    }
     setup(&control, &members).await?;
     let control_before = Writes::scrape(&control).await?;
     let mut members_before = Vec::new();
