@@ -20,8 +20,11 @@ use tokio_util::sync::CancellationToken;
 use crate::error::Error;
 use correlator::{Recorded, Regarding};
 
-/// How many events may wait for publication before new ones are dropped.
-const QUEUE: usize = 4096;
+/// How many events may wait for publication before new ones are dropped. A burst of templates records Events
+/// faster than [`publisher::IN_FLIGHT`] writes publish them: 300 Deployments to two members record about 6,600
+/// within seconds, and a queue of 4,096 dropped up to 2,000 of them on real kube-apiservers
+/// (docs/BENCHMARKS.md). The channel allocates as it fills, so a quiet control plane pays nothing for the room.
+const QUEUE: usize = 32_768;
 
 struct Pending {
     controller: Arc<str>,
