@@ -16,20 +16,11 @@ use crate::names;
 const AGGREGATED_V2: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 /// `clusters`' verbs: those of a generic registry store.
-const CLUSTER_VERBS: [&str; 8] = [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
+const CLUSTER_VERBS: [&str; 8] = flotilla_apimachinery::verbs::STORE;
 /// `clusters/proxy`'s verbs: its connect methods GET POST PUT PATCH DELETE (HEAD and OPTIONS map to none).
 const PROXY_VERBS: [&str; 5] = ["create", "delete", "get", "patch", "update"];
 /// `clusters/status`' verbs.
-const STATUS_VERBS: [&str; 3] = ["get", "patch", "update"];
+const STATUS_VERBS: [&str; 3] = flotilla_apimachinery::verbs::SUBRESOURCE;
 
 /// kube's storage version hash of the Cluster kind as Karmada stores it (`cluster.karmada.io/v1alpha1`).
 fn storage_version_hash() -> String {

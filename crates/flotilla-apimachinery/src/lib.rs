@@ -8,6 +8,7 @@
 //! - [`duration`]: `duration.HumanDuration`, the ages kubectl prints.
 //! - [`table`]: `meta.k8s.io` Tables: columns, rows and the object each row carries (`includeObject`), as
 //!   k8s.io/apiserver's handlers assemble them.
+//! - [`verbs`]: the verbs discovery lists for a resource and its subresources.
 //!
 //! Invariant: pure text and JSON, no I/O, and no other Flotilla crate or Kubernetes client library, so the
 //! embedded API server (which may use only `flotilla-yaml` and this crate) can depend on it.
@@ -16,3 +17,4 @@ pub mod duration;
 pub mod field;
 pub mod table;
 pub mod validation;
+pub mod verbs;

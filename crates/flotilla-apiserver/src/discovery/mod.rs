@@ -8,23 +8,12 @@ pub(crate) mod order;
 
 use std::collections::BTreeMap;
 
+use flotilla_apimachinery::verbs::{STORE as VERBS, SUBRESOURCE as SUB_VERBS};
 use serde_json::{Value, json};
 
 use crate::catalog::{Catalog, ResourceInfo};
 use crate::context::Ctx;
 use order::{APIREGISTRATION, Entry};
-
-const VERBS: [&str; 8] = [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
-const SUB_VERBS: [&str; 3] = ["get", "patch", "update"];
 
 fn verbs(info: &ResourceInfo) -> Vec<&'static str> {
     if crate::handlers::review::is_review(info) {

@@ -126,30 +126,34 @@ const NAMESPACE_DELETION: Duration = Duration::from_secs(300);
 
 /// Waits for namespace `name` to be gone if it is being deleted.
 pub(super) async fn await_terminating_namespace(client: &Client, name: &str) -> anyhow::Result<()> {
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let old = namespaces
-        .get_opt(name)
-        .await
-        .with_context(|| format!("failed to read namespace {name}"))?;
-    if old.is_some_and(|ns| ns.metadata.deletion_timestamp.is_some()) {
-        eprintln!("bench: waiting for namespace {name} of a previous run to be deleted");
-        await_namespace_gone(client, name).await?;
+    match read_namespace(client, name).await? {
+        Some(ns) if ns.metadata.deletion_timestamp.is_some() => {
+            eprintln!("bench: waiting for namespace {name} of a previous run to be deleted");
+            await_deleted(client, name, &ns).await
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Waits for namespace `name` to be gone (at once when there is none).
 pub(super) async fn await_namespace_gone(client: &Client, name: &str) -> anyhow::Result<()> {
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let Some(ns) = namespaces
+    match read_namespace(client, name).await? {
+        Some(ns) => await_deleted(client, name, &ns).await,
+        None => Ok(()),
+    }
+}
+
+async fn read_namespace(client: &Client, name: &str) -> anyhow::Result<Option<Namespace>> {
+    Api::<Namespace>::all(client.clone())
         .get_opt(name)
         .await
-        .with_context(|| format!("failed to read namespace {name}"))?
-    else {
-        return Ok(());
-    };
+        .with_context(|| format!("failed to read namespace {name}"))
+}
+
+/// Waits for `ns`, as read, to be deleted.
+async fn await_deleted(client: &Client, name: &str, ns: &Namespace) -> anyhow::Result<()> {
     let uid = ns.uid().unwrap_or_default();
-    let deleted = await_condition(namespaces, name, conditions::is_deleted(&uid));
+    let deleted = await_condition(Api::<Namespace>::all(client.clone()), name, conditions::is_deleted(&uid));
     tokio::time::timeout(NAMESPACE_DELETION, deleted)
         .await
         .with_context(|| {
