@@ -6,7 +6,7 @@
 //! the Python client verifies the server with) and the Pod admission defaults `kubectl run` gets.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::{Harness, get_json, header, kubectl_bins, kubectl_namespaces, must, must_quiet, row};

@@ -4,7 +4,7 @@
 //! impersonation; and the Python client reading the aggregated resources and impersonating.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 #[path = "support/backend.rs"]
 mod backend;

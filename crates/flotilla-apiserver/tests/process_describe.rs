@@ -3,7 +3,7 @@
 //! errors, `get all` through the `all` category, and `diff`/`apply --dry-run=server` (dry-run updates).
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{

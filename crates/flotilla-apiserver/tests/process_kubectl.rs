@@ -3,7 +3,7 @@
 //! printers, CRD printer columns, all namespaces), `get --watch`, and namespace deletion.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-mod support;
+use crate::support;
 
 use support::*;
 

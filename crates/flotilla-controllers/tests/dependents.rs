@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod support;
+use crate::support;
 
 use flotilla_api::policy::v1alpha1::PropagationPolicy;
 use flotilla_api::work::v1alpha1::Work;

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

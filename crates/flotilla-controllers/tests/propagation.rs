@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod support;
+use crate::support;
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::policy::v1alpha1::PropagationPolicy;

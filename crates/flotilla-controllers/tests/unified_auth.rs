@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod support;
+use crate::support;
 
 use flotilla_api::cluster::v1alpha1::{Cluster, LocalSecretReference};
 use flotilla_api::work::v1alpha1::Work;

@@ -1,7 +1,7 @@
 //! Starts real `flotilla apiserver` processes and drives them with kubectl, kube-rs and the Python client.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! in-process API servers (a control plane with Karmada's CRDs and one member).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! through to native; a customization registered there answers ahead of everything.
 #![allow(clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

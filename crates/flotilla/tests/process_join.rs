@@ -4,7 +4,7 @@
 //! `impersonatorSecretRef`, idempotence and token rotation, and their removal.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Stdio;

@@ -3,7 +3,7 @@
 //! ValidatingWebhookConfiguration, at the URLs it registered.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 

@@ -3,7 +3,7 @@
 //! script's CRD install, controller manager and `flotilla join` steps run for real.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -4,7 +4,7 @@
 //! member, a member already stopped or already running.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! there gets the status its controllers would report.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

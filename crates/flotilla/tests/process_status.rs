@@ -7,7 +7,7 @@
 //! set: then a missing browser fails the test.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

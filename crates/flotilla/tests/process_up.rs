@@ -2,7 +2,7 @@
 //! credentials, the workload simulator, SIGTERM, and resuming on the same data dir.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -4,7 +4,7 @@
 //! (as before member3 became Pull) converges to one Pull Cluster on the next start.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode, LocalSecretReference};
 use k8s_openapi::api::coordination::v1::Lease;

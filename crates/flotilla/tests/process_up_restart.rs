@@ -3,7 +3,7 @@
 //! come out the same (timestamps aside), with no object changed after the restart.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

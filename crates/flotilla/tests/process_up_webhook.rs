@@ -3,7 +3,7 @@
 //! log without colour codes.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use flotilla_api::config::v1alpha1::ResourceInterpreterWebhookConfiguration;
 use kube::api::Api;

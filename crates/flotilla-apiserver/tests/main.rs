@@ -1,0 +1,10 @@
+//! The tests that start whole processes, one module per file, in one test binary named `process` (see
+//! `autotests` in Cargo.toml); `support` is what they share.
+
+mod process_access;
+mod process_aggregation;
+mod process_describe;
+mod process_kubectl;
+mod process_protocols;
+mod process_tables;
+mod support;

@@ -1,0 +1,18 @@
+//! The tests that start whole processes, one module per file, in one test binary named `process` (see
+//! `autotests` in Cargo.toml); `common` is what they share.
+
+mod common;
+mod process_apiserver;
+mod process_controller_manager;
+mod process_interpret;
+mod process_join;
+mod process_karmada_webhook;
+mod process_local_up;
+mod process_member;
+mod process_simulate;
+mod process_status;
+mod process_up;
+mod process_up_pull;
+mod process_up_restart;
+mod process_up_webhook;
+mod process_webhook_example;

@@ -1,0 +1,21 @@
+//! Every end-to-end scenario, one module per file, in one test binary (see `autotests` in Cargo.toml).
+
+mod admission;
+mod affinity_tiers;
+mod application_failover;
+mod cluster_proxy;
+mod dependency_conflicts;
+mod events;
+mod failover;
+mod harness;
+mod member_status;
+mod multiple_pod_templates;
+mod precedence;
+mod preemption;
+mod propagation;
+mod pull;
+mod replicas_syncer;
+mod simulator;
+mod suspension;
+mod workload;
+mod workload_affinity;
