@@ -61,7 +61,12 @@ pub fn start(
 ) -> Result<AgentHandle, AgentError> {
     let metrics = Metrics::new().map_err(AgentError::Metrics)?;
     let shutdown = CancellationToken::new();
-    let events = EventSink::spawned(control.clone(), disable_events, &shutdown);
+    let events = EventSink::spawned(
+        control.clone(),
+        disable_events,
+        metrics.events_dropped(),
+        &shutdown,
+    );
     let limit = options.cluster_api;
     let mut ctx = Context::new(control.clone(), interpreter, events, metrics, options);
     ctx.members = Members::for_agent(control, cluster, member, limit);

@@ -141,7 +141,12 @@ pub async fn start(
         .register_metrics(&metrics.registry, crate::metrics::PREFIX)
         .map_err(ManagerError::Metrics)?;
     let shutdown = CancellationToken::new();
-    let events = EventSink::spawned(client.clone(), options.disable_events, &shutdown);
+    let events = EventSink::spawned(
+        client.clone(),
+        options.disable_events,
+        metrics.events_dropped(),
+        &shutdown,
+    );
     let context = Context::new(
         client,
         interpreter,

@@ -21,6 +21,7 @@ pub struct Metrics {
     failures: IntCounterVec,
     duration: HistogramVec,
     queue_depth: IntGaugeVec,
+    events_dropped: IntCounterVec,
 }
 
 impl Metrics {
@@ -59,16 +60,27 @@ impl Metrics {
             ),
             &["controller"],
         )?;
+        let events_dropped = IntCounterVec::new(
+            Opts::new(
+                "events_dropped_total",
+                "Events recorded but never written, per reporting controller and cause: queue_full (the \
+                 publisher was a whole queue behind), spam (client-go's per-object spam filter), write_failed \
+                 (the API server refused the write).",
+            ),
+            &["controller", "cause"],
+        )?;
         registry.register(Box::new(reconciles.clone()))?;
         registry.register(Box::new(failures.clone()))?;
         registry.register(Box::new(duration.clone()))?;
         registry.register(Box::new(queue_depth.clone()))?;
+        registry.register(Box::new(events_dropped.clone()))?;
         Ok(Metrics {
             registry,
             reconciles,
             failures,
             duration,
             queue_depth,
+            events_dropped,
         })
     }
 
@@ -107,6 +119,11 @@ impl Metrics {
         self.failures
             .with_label_values(&[controller, category])
             .get()
+    }
+
+    /// The counter of Events not written, by reporting controller and cause, for the event sink to count on.
+    pub fn events_dropped(&self) -> IntCounterVec {
+        self.events_dropped.clone()
     }
 
     /// The registry in Prometheus text format.

@@ -3,8 +3,9 @@
 //! Reconciles hand events to a bounded channel and go on; one background task ([`publisher`]) correlates them as
 //! client-go correlates Karmada's ([`correlator`]: exact repeats counted, alike Events with many messages
 //! combined, spam dropped) and writes them as events.k8s.io/v1 Events reported by `flotilla-<controller>`, several
-//! at once and each series' writes in order. When the channel is full, events are dropped with a debug log rather
-//! than slowing controllers down: events are informational, never a source of truth.
+//! at once and each series' writes in order. When the channel is full, events are dropped rather than slowing
+//! controllers down: events are informational, never a source of truth. Every Event not written is counted in
+//! `flotilla_events_dropped_total` by reporting controller and cause (queue_full, spam, write_failed).
 
 mod correlator;
 mod publisher;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
 use kube::runtime::events::EventType;
+use prometheus::{IntCounter, IntCounterVec};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -38,22 +40,37 @@ struct Pending {
 #[derive(Clone)]
 pub struct EventSink {
     tx: Option<mpsc::Sender<Pending>>,
+    /// `flotilla_events_dropped_total` ([`crate::metrics::Metrics::events_dropped`]).
+    dropped: Option<IntCounterVec>,
 }
 
 impl EventSink {
-    /// A sink publishing to `client`'s API server, with the task that does the publishing (spawn it).
-    pub fn new(client: Client) -> (Self, impl Future<Output = ()> + Send + 'static) {
+    /// A sink publishing to `client`'s API server, with the task that does the publishing (spawn it); Events
+    /// that are never written count in `dropped`.
+    pub fn new(
+        client: Client,
+        dropped: IntCounterVec,
+    ) -> (Self, impl Future<Output = ()> + Send + 'static) {
         let (tx, rx) = mpsc::channel(QUEUE);
-        (EventSink { tx: Some(tx) }, publisher::publish(client, rx))
+        let sink = EventSink {
+            tx: Some(tx),
+            dropped: Some(dropped.clone()),
+        };
+        (sink, publisher::publish(client, rx, dropped))
     }
 
     /// A sink publishing to `client`'s API server from a task of its own that ends with `shutdown`, or one that
     /// drops every event when `disabled` (`--no-events`): what the controller manager and the agent both run.
-    pub fn spawned(client: Client, disabled: bool, shutdown: &CancellationToken) -> Self {
+    pub fn spawned(
+        client: Client,
+        disabled: bool,
+        dropped: IntCounterVec,
+        shutdown: &CancellationToken,
+    ) -> Self {
         if disabled {
             return EventSink::disabled();
         }
-        let (sink, publisher) = EventSink::new(client);
+        let (sink, publisher) = EventSink::new(client, dropped);
         let stop = shutdown.clone();
         tokio::spawn(async move {
             tokio::select! {
@@ -66,13 +83,21 @@ impl EventSink {
 
     /// A sink that drops every event (unit tests, tools).
     pub fn disabled() -> Self {
-        EventSink { tx: None }
+        EventSink {
+            tx: None,
+            dropped: None,
+        }
     }
 
     /// A recorder reporting as `flotilla-<controller>`.
     pub fn recorder(&self, controller: &str) -> EventRecorder {
+        let controller: Arc<str> = Arc::from(format!("flotilla-{controller}"));
         EventRecorder {
-            controller: Arc::from(format!("flotilla-{controller}")),
+            queue_full: self
+                .dropped
+                .as_ref()
+                .map(|dropped| dropped.with_label_values(&[&*controller, "queue_full"])),
+            controller,
             tx: self.tx.clone(),
         }
     }
@@ -83,6 +108,8 @@ impl EventSink {
 pub struct EventRecorder {
     controller: Arc<str>,
     tx: Option<mpsc::Sender<Pending>>,
+    /// This controller's `flotilla_events_dropped_total{cause="queue_full"}`.
+    queue_full: Option<IntCounter>,
 }
 
 impl EventRecorder {
@@ -132,6 +159,9 @@ impl EventRecorder {
         };
         if tx.try_send(pending).is_err() {
             tracing::debug!(reason, "event queue full or closed; event dropped");
+            if let Some(queue_full) = &self.queue_full {
+                queue_full.inc();
+            }
         }
     }
 }
@@ -192,7 +222,10 @@ mod tests {
 
     fn recorder() -> (EventRecorder, mpsc::Receiver<Pending>) {
         let (tx, rx) = mpsc::channel(8);
-        let sink = EventSink { tx: Some(tx) };
+        let sink = EventSink {
+            tx: Some(tx),
+            dropped: None,
+        };
         (sink.recorder("binding-controller"), rx)
     }
 

@@ -11,10 +11,14 @@
 //!   write (its series started anew) stays a write of its own.
 //! - **At most [`IN_FLIGHT`] writes at once.** While every slot is busy, recorded Events wait in the sink's
 //!   channel, and beyond its capacity the recorders drop them: recording never waits for the API server.
+//! - **Every Event not written is counted** in `flotilla_events_dropped_total`: here those the spam filter
+//!   drops (`spam`) and those whose write failed (`write_failed`); the recorders count what the full channel
+//!   refused (`queue_full`).
 //! - **A failed write forgets its series.** The correlator forgets it (its next Event is written as a new one,
 //!   as client-go's is) and the count patches decided for it while the failed write was in flight go with it.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -25,6 +29,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::events::EventType;
 use kube::{Client, ResourceExt};
+use prometheus::IntCounterVec;
 use tokio::sync::mpsc;
 
 use super::Pending;
@@ -43,10 +48,15 @@ pub(super) const IN_FLIGHT: usize = 8;
 const SWEEP_INTERVAL: SignedDuration = SignedDuration::from_mins(1);
 
 /// Publishes what `rx` receives to `client`'s API server until every sender is gone and the writes in flight
-/// are answered.
-pub(super) async fn publish(client: Client, mut rx: mpsc::Receiver<Pending>) {
+/// are answered. Events not written count in `dropped`.
+pub(super) async fn publish(
+    client: Client,
+    mut rx: mpsc::Receiver<Pending>,
+    dropped: IntCounterVec,
+) {
     let mut publisher = Publisher {
         client,
+        dropped,
         correlator: Correlator::default(),
         series: HashMap::new(),
         writes: FuturesUnordered::new(),
@@ -71,6 +81,8 @@ pub(super) async fn publish(client: Client, mut rx: mpsc::Receiver<Pending>) {
 
 struct Publisher {
     client: Client,
+    /// `flotilla_events_dropped_total`.
+    dropped: IntCounterVec,
     correlator: Correlator,
     series: HashMap<SeriesKey, Series>,
     /// The writes in flight, at most [`IN_FLIGHT`].
@@ -106,6 +118,8 @@ struct Write {
 /// An answered write.
 struct Done {
     key: SeriesKey,
+    /// The reporting controller, `flotilla-<controller>`.
+    controller: Arc<str>,
     reason: String,
     /// The written Event's name.
     result: Result<String, kube::Error>,
@@ -126,6 +140,9 @@ impl Publisher {
         }
         let (key, note, new, count) = match self.correlator.observe(pending.recorded(), now) {
             Decision::Drop => {
+                self.dropped
+                    .with_label_values(&[&*pending.controller, "spam"])
+                    .inc();
                 // A Warning's cause must not vanish: what the Events API will not show, the log does.
                 if pending.type_ == EventType::Warning {
                     tracing::info!(
@@ -181,6 +198,9 @@ impl Publisher {
                     self.correlator.forget(&done.key);
                 }
                 tracing::debug!(error = %crate::error::kube_error_text(&err), reason = %done.reason, "failed to publish event");
+                self.dropped
+                    .with_label_values(&[&*done.controller, "write_failed"])
+                    .inc();
             }
         }
         if let Some(next) = series.waiting.pop_front() {
@@ -220,6 +240,7 @@ fn send(
         .unwrap_or_else(|| "default".to_owned());
     let api: Api<K8sEvent> = Api::namespaced(client.clone(), &namespace);
     let reason = write.pending.reason.clone();
+    let controller = write.pending.controller.clone();
     Box::pin(async move {
         let series = (write.count > 1).then_some(EventSeries {
             count: write.count,
@@ -242,6 +263,7 @@ fn send(
         };
         Done {
             key,
+            controller,
             reason,
             result,
         }

@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::IN_FLIGHT;
-use crate::events::{EventRecorder, EventSink};
+use crate::events::correlator::SPAM_BURST;
+use crate::events::{EventRecorder, EventSink, QUEUE};
+use crate::metrics::Metrics;
 
 /// A write as the fake server received it, waiting for its answer.
 struct Arrival {
@@ -92,16 +94,32 @@ fn fake_server() -> (Client, mpsc::UnboundedReceiver<Arrival>, Arc<InFlight>) {
     (Client::new(service, "default"), rx, in_flight)
 }
 
-/// A recorder publishing to a fake server, the server's arrivals and its in-flight counts.
+/// A recorder publishing to a fake server, the server's arrivals and its in-flight counts, and the metrics
+/// counting what was dropped.
 fn publishing() -> (
     EventRecorder,
     mpsc::UnboundedReceiver<Arrival>,
     Arc<InFlight>,
+    Metrics,
 ) {
     let (client, arrivals, in_flight) = fake_server();
-    let (sink, publisher) = EventSink::new(client);
+    let metrics = Metrics::new().unwrap();
+    let (sink, publisher) = EventSink::new(client, metrics.events_dropped());
     tokio::spawn(publisher);
-    (sink.recorder("binding-controller"), arrivals, in_flight)
+    (
+        sink.recorder("binding-controller"),
+        arrivals,
+        in_flight,
+        metrics,
+    )
+}
+
+/// `flotilla_events_dropped_total` of the binding controller for `cause`.
+fn dropped(metrics: &Metrics, cause: &str) -> u64 {
+    metrics
+        .events_dropped()
+        .with_label_values(&["flotilla-binding-controller", cause])
+        .get()
 }
 
 fn object(name: &str) -> ObjectReference {
@@ -124,7 +142,7 @@ async fn next(arrivals: &mut mpsc::UnboundedReceiver<Arrival>) -> Arrival {
 
 #[tokio::test]
 async fn a_series_counts_after_its_create_and_waiting_counts_collapse_into_the_latest() {
-    let (recorder, mut arrivals, _) = publishing();
+    let (recorder, mut arrivals, _, metrics) = publishing();
     let web = object("web");
     recorder.normal(
         &web,
@@ -176,11 +194,14 @@ async fn a_series_counts_after_its_create_and_waiting_counts_collapse_into_the_l
         (http::Method::PATCH, web_name.as_str(), Some(5))
     );
     again.answer(200);
+    // Repeats folded into one patch were written, not dropped.
+    let all = ["queue_full", "spam", "write_failed"].map(|cause| dropped(&metrics, cause));
+    assert_eq!(all, [0, 0, 0]);
 }
 
 #[tokio::test]
 async fn at_most_in_flight_writes_go_out_at_once() {
-    let (recorder, mut arrivals, in_flight) = publishing();
+    let (recorder, mut arrivals, in_flight, _) = publishing();
     let total = 3 * IN_FLIGHT + 2;
     for i in 0..total {
         recorder.normal(&object(&format!("app-{i}")), "SyncSucceed", "synced");
@@ -208,7 +229,7 @@ async fn at_most_in_flight_writes_go_out_at_once() {
 
 #[tokio::test]
 async fn a_failed_write_forgets_its_series_and_the_counts_decided_meanwhile() {
-    let (recorder, mut arrivals, _) = publishing();
+    let (recorder, mut arrivals, _, metrics) = publishing();
     let web = object("web");
     recorder.warning(&web, "SyncFailed", "connection refused");
     let create = next(&mut arrivals).await;
@@ -244,6 +265,52 @@ async fn a_failed_write_forgets_its_series_and_the_counts_decided_meanwhile() {
         (http::Method::PATCH, name.as_str(), Some(2))
     );
     counted.answer(200);
+    assert_eq!(dropped(&metrics, "write_failed"), 1, "the failed create");
+    assert_eq!(
+        dropped(&metrics, "spam") + dropped(&metrics, "queue_full"),
+        0
+    );
+}
+
+#[tokio::test]
+async fn events_the_spam_filter_drops_are_counted() {
+    let (recorder, mut arrivals, _, metrics) = publishing();
+    // Distinct messages, so that none counts on another; the filter lets a burst through and drops the rest.
+    for i in 0..SPAM_BURST + 3 {
+        recorder.normal(&object("web"), "SyncSucceed", format!("synced {i}"));
+    }
+    // Similar Events combine after ten messages, so how many writes arrive is the correlator's business.
+    tokio::spawn(async move {
+        while let Some(arrival) = arrivals.recv().await {
+            arrival.answer(201);
+        }
+    });
+    flotilla_testing::eventually("the dropped Events to be counted", || {
+        let spam = dropped(&metrics, "spam");
+        async move { (spam == 3).then_some(()) }
+    })
+    .await;
+    assert_eq!(dropped(&metrics, "write_failed"), 0);
+}
+
+#[tokio::test]
+async fn events_beyond_a_full_queue_are_counted() {
+    let (client, _arrivals, _) = fake_server();
+    let metrics = Metrics::new().unwrap();
+    // No publisher runs: the channel fills and stays full.
+    let (sink, _publisher) = EventSink::new(client, metrics.events_dropped());
+    let recorder = sink.recorder("binding-controller");
+    for i in 0..QUEUE + 5 {
+        recorder.normal(&object(&format!("app-{i}")), "SyncSucceed", "synced");
+    }
+    assert_eq!(dropped(&metrics, "queue_full"), 5);
+    let text = metrics.encode();
+    assert!(
+        text.contains(
+            "flotilla_events_dropped_total{cause=\"queue_full\",controller=\"flotilla-binding-controller\"} 5"
+        ),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -252,7 +319,8 @@ async fn a_series_counts_every_repeat_on_one_event_of_an_api_server() {
     let config = flotilla_apiserver::ServerConfig::new("127.0.0.1:0".parse().unwrap(), dir.path());
     let server = flotilla_apiserver::Server::start(config).await.unwrap();
     let client = flotilla_testing::client_from_yaml(&server.kubeconfig("test"), None).await;
-    let (sink, publisher) = EventSink::new(client.clone());
+    let (sink, publisher) =
+        EventSink::new(client.clone(), Metrics::new().unwrap().events_dropped());
     tokio::spawn(publisher);
     let recorder = sink.recorder("binding-controller");
     let events: kube::Api<k8s_openapi::api::events::v1::Event> =

@@ -74,6 +74,10 @@ pub struct Args {
     /// The process running the controllers, whose CPU is reported (with --kubeconfig).
     #[arg(long, requires = "kubeconfig")]
     pub controller_pid: Option<u32>,
+    /// Where the controllers serve `/metrics` (with --kubeconfig; `flotilla controller-manager
+    /// --metrics-addr`), for their reconciles and the Events they dropped.
+    #[arg(long, requires = "kubeconfig", value_name = "URL")]
+    pub controller_metrics_url: Option<String>,
 }
 
 /// Runs the benchmark and prints its figures.
@@ -125,7 +129,7 @@ async fn external(
         control: control.clone(),
         members,
         controller_pid: args.controller_pid,
-        controller_metrics: None,
+        controller_metrics_url: args.controller_metrics_url.clone(),
     };
     let result = measure::propagation(&target, args).await;
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(control.clone());
@@ -191,7 +195,10 @@ async fn embedded(args: &Args) -> anyhow::Result<serde_json::Value> {
                 .map(|m| (m.name.clone(), m.client.clone()))
                 .collect(),
             controller_pid: None,
-            controller_metrics: None,
+            controller_metrics_url: environment
+                .status_url
+                .as_ref()
+                .map(|page| format!("{page}metrics")),
         };
         let result = measure::propagation(&target, args).await;
         match result {

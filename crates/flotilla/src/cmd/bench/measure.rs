@@ -33,8 +33,8 @@ pub(super) struct Target {
     pub members: Vec<(String, Client)>,
     /// The process running the controllers, whose CPU is measured (`None`: this one).
     pub controller_pid: Option<u32>,
-    /// The controllers' metrics text, when they run in this process.
-    pub controller_metrics: Option<Box<dyn Fn() -> Option<String> + Send + Sync>>,
+    /// Where the controllers serve `/metrics`, when known: their reconciles and dropped Events are reported.
+    pub controller_metrics_url: Option<String>,
 }
 
 /// What the watchers saw, shared with the creating task.
@@ -406,8 +406,12 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
         });
     }
 
-    if let Some(metrics) = target.controller_metrics.as_ref().and_then(|metrics| metrics()) {
-        for line in controller_summary(&metrics) {
+    let controller_metrics = match &target.controller_metrics_url {
+        Some(url) => scrape_controllers(url).await,
+        None => None,
+    };
+    if let Some(metrics) = &controller_metrics {
+        for line in controller_summary(metrics) {
             eprintln!("bench: {line}");
         }
     }
@@ -465,6 +469,7 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
         "member_writes": member_writes.total(),
         "member_writes_per_template": ratio(member_writes.template_writes(), args.templates),
         "member_writes_by_resource_per_template": member_writes.per_template(args.templates),
+        "events_dropped": controller_metrics.as_deref().map(events_dropped),
         "template_to_member_p50_ms": percentile(&latencies, 50.0).map(ms),
         "template_to_member_p99_ms": percentile(&latencies, 99.0).map(ms),
         "template_to_aggregated_p50_ms": percentile(&aggregation, 50.0).map(ms),
@@ -475,6 +480,23 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
         "aggregated_to_plain_writes_without_events_ratio": capacity_ratio_without_events,
         "member_objects_to_plain_writes_ratio": members_ratio,
     }))
+}
+
+/// The controllers' metrics text from `url`, or `None` (said on stderr) when it cannot be had.
+async fn scrape_controllers(url: &str) -> Option<String> {
+    let text = async { reqwest::get(url).await?.error_for_status()?.text().await }.await;
+    text.map_err(|e| eprintln!("bench: failed to read the controllers' metrics at {url}: {e}"))
+        .ok()
+}
+
+/// Every Event the controllers recorded but never wrote (`flotilla_events_dropped_total`, all causes): a
+/// benchmark that drops Events measures less work than it claims.
+fn events_dropped(metrics: &str) -> u64 {
+    metrics
+        .lines()
+        .filter(|line| line.starts_with("flotilla_events_dropped_total{"))
+        .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum::<f64>() as u64
 }
 
 /// One line per controller: reconciles, failures by category and total reconcile time, from the Prometheus
@@ -492,7 +514,10 @@ fn controller_summary(metrics: &str) -> Vec<String> {
         let end = line[start..].find('"')? + start;
         Some(line[start..end].to_string())
     };
-    for line in metrics.lines().filter(|l| !l.starts_with('#')) {
+    for line in metrics
+        .lines()
+        .filter(|l| l.starts_with("flotilla_controller_reconcile"))
+    {
         let Some((name, value)) = line.rsplit_once(' ') else {
             continue;
         };
@@ -524,4 +549,32 @@ fn controller_summary(metrics: &str) -> Vec<String> {
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const METRICS: &str = "\
+# HELP flotilla_events_dropped_total Events recorded but never written.
+# TYPE flotilla_events_dropped_total counter
+flotilla_events_dropped_total{cause=\"queue_full\",controller=\"flotilla-binding-controller\"} 3
+flotilla_events_dropped_total{cause=\"spam\",controller=\"flotilla-execution-controller\"} 2
+flotilla_controller_reconciles_total{controller=\"binding\"} 7
+flotilla_controller_reconcile_duration_seconds_sum{controller=\"binding\"} 0.5
+";
+
+    #[test]
+    fn dropped_events_add_up_over_controllers_and_causes() {
+        assert_eq!(events_dropped(METRICS), 5);
+        assert_eq!(events_dropped(""), 0);
+    }
+
+    #[test]
+    fn the_summary_has_a_row_per_reconciling_controller_only() {
+        assert_eq!(
+            controller_summary(METRICS),
+            ["binding: 7 reconciles, 0.50 s reconciling, failures []"]
+        );
+    }
 }
