@@ -284,6 +284,11 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
         members_before.push(Writes::scrape(client).await?);
     }
     let cpu_before = cpu_seconds(target.controller_pid);
+    // The controllers' counters run for their process's whole life: this run's share is the difference.
+    let dropped_before = match &target.controller_metrics_url {
+        Some(url) => scrape_controllers(url).await.as_deref().map(events_dropped),
+        None => None,
+    };
     let shared = Arc::new(Shared {
         seen: Mutex::new(Seen::default()),
         changed: Notify::new(),
@@ -383,6 +388,9 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
     }
     let all_aggregated = start.elapsed();
     let cpu_aggregated = cpu_seconds(target.controller_pid);
+    // The Events written so far are the ones the servers absorbed while propagating; the rest are still in
+    // the controllers' queue and are written after the timed part.
+    let control_at_aggregation = Writes::scrape(&control).await?.since(&control_before);
     for w in &watches {
         w.abort();
     }
@@ -393,7 +401,9 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
     let mut replayed = vec![capacity::Server {
         name: "the control plane".to_owned(),
         client: &target.control,
-        writes: control_writes.caused_by_templates(),
+        writes: control_writes
+            .caused_by_templates()
+            .with_events_of(&control_at_aggregation),
     }];
     for ((name, client), before) in target.members.iter().zip(&members_before) {
         let writes = Writes::scrape(client).await?.since(before);
@@ -415,9 +425,9 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
             eprintln!("bench: {line}");
         }
     }
-    // The same writes from a plain client: what the servers need for them without Flotilla in between. Then
-    // without the Events, which Flotilla writes on the side (Karmada records them too) and which make the
-    // servers' share larger: the ratio to the writes propagation itself needs.
+    // The same writes from a plain client: what the servers need for them without Flotilla in between, with
+    // the Events that were written until every template was aggregated. Then without the Events, which
+    // Flotilla writes on the side (Karmada records them too): the ratio to the writes propagation itself needs.
     let (servers_alone, servers_alone_without_events) = if args.no_capacity {
         (None, None)
     } else {
@@ -465,11 +475,16 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
         "control_plane_writes": control_writes.total(),
         "control_plane_writes_per_template": ratio(control_writes.template_writes(), args.templates),
         "control_plane_event_writes_per_template": ratio(control_writes.events(), args.templates),
+        "control_plane_event_writes_until_aggregated_per_template": ratio(control_at_aggregation.events(), args.templates),
         "control_plane_writes_by_resource_per_template": control_writes.per_template(args.templates),
         "member_writes": member_writes.total(),
         "member_writes_per_template": ratio(member_writes.template_writes(), args.templates),
         "member_writes_by_resource_per_template": member_writes.per_template(args.templates),
-        "events_dropped": controller_metrics.as_deref().map(events_dropped),
+        "events_dropped": controller_metrics
+            .as_deref()
+            .map(events_dropped)
+            .zip(dropped_before)
+            .map(|(after, before)| after.saturating_sub(before)),
         "template_to_member_p50_ms": percentile(&latencies, 50.0).map(ms),
         "template_to_member_p99_ms": percentile(&latencies, 99.0).map(ms),
         "template_to_aggregated_p50_ms": percentile(&aggregation, 50.0).map(ms),

@@ -107,8 +107,20 @@ impl Writes {
         Writes(
             self.0
                 .iter()
-                .filter(|(key, _)| !is_event(key.split([' ', '/']).next().unwrap_or("")))
+                .filter(|(key, _)| !is_event_key(key))
                 .map(|(key, n)| (key.clone(), *n))
+                .collect(),
+        )
+    }
+
+    /// These writes with their Events replaced by `other`'s.
+    pub fn with_events_of(&self, other: &Writes) -> Writes {
+        let events = other.0.iter().filter(|(key, _)| is_event_key(key));
+        Writes(
+            self.without_events()
+                .0
+                .into_iter()
+                .chain(events.map(|(key, n)| (key.clone(), *n)))
                 .collect(),
         )
     }
@@ -144,6 +156,11 @@ fn is_background(plural: &str) -> bool {
 }
 
 /// Whether `resource` (a plural, `.group` appended when it has one) is Events, core or events.k8s.io.
+/// Whether a `resource[/subresource] VERB` key counts Event writes.
+fn is_event_key(key: &str) -> bool {
+    is_event(key.split([' ', '/']).next().unwrap_or(""))
+}
+
 fn is_event(resource: &str) -> bool {
     resource == "events" || resource == "events.events.k8s.io"
 }
@@ -198,6 +215,28 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="",res
             BTreeMap::from([
                 ("eventsources.example.com POST".to_string(), 1),
                 ("works.work.karmada.io/status PATCH".to_string(), 3),
+            ])
+        );
+    }
+
+    #[test]
+    fn with_events_of_takes_the_other_writes_events_and_keeps_the_rest() {
+        let settled = Writes(BTreeMap::from([
+            ("events.events.k8s.io POST".to_string(), 30),
+            ("events.events.k8s.io PATCH".to_string(), 5),
+            ("works.work.karmada.io POST".to_string(), 2),
+        ]));
+        let earlier = Writes(BTreeMap::from([
+            ("events POST".to_string(), 1),
+            ("events.events.k8s.io POST".to_string(), 12),
+            ("works.work.karmada.io POST".to_string(), 1),
+        ]));
+        assert_eq!(
+            settled.with_events_of(&earlier).0,
+            BTreeMap::from([
+                ("events POST".to_string(), 1),
+                ("events.events.k8s.io POST".to_string(), 12),
+                ("works.work.karmada.io POST".to_string(), 2),
             ])
         );
     }
