@@ -285,10 +285,10 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
     }
     let cpu_before = cpu_seconds(target.controller_pid);
     // The controllers' counters run for their process's whole life: this run's share is the difference.
-    let dropped_before = match &target.controller_metrics_url {
-        Some(url) => scrape_controllers(url).await.as_deref().map(events_dropped),
-        None => None,
-    };
+    let dropped_before = scrape_controllers(target.controller_metrics_url.as_deref())
+        .await
+        .as_deref()
+        .map(events_dropped);
     let shared = Arc::new(Shared {
         seen: Mutex::new(Seen::default()),
         changed: Notify::new(),
@@ -416,10 +416,7 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
         });
     }
 
-    let controller_metrics = match &target.controller_metrics_url {
-        Some(url) => scrape_controllers(url).await,
-        None => None,
-    };
+    let controller_metrics = scrape_controllers(target.controller_metrics_url.as_deref()).await;
     if let Some(metrics) = &controller_metrics {
         for line in controller_summary(metrics) {
             eprintln!("bench: {line}");
@@ -497,8 +494,10 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
     }))
 }
 
-/// The controllers' metrics text from `url`, or `None` (said on stderr) when it cannot be had.
-async fn scrape_controllers(url: &str) -> Option<String> {
+/// The controllers' metrics text from `url`, or `None` when there is none or it cannot be had (said on
+/// stderr).
+async fn scrape_controllers(url: Option<&str>) -> Option<String> {
+    let url = url?;
     let text = async { reqwest::get(url).await?.error_for_status()?.text().await }.await;
     text.map_err(|e| eprintln!("bench: failed to read the controllers' metrics at {url}: {e}"))
         .ok()
