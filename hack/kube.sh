@@ -75,8 +75,9 @@ build() {
   echo "$bin"
 }
 
+# A loopback port free now, from below the ephemeral range (hack/free-ports.py says why).
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+  python3 "$root/hack/free-ports.py"
 }
 
 # Starts "$@" in the background with its output in $dir/logs/$1.log and its pid in $dir/pids/$1.
@@ -190,7 +191,7 @@ up() {
   pki
   front_proxy_pki
   local etcd_port peer_port api_port
-  etcd_port=$(free_port); peer_port=$(free_port); api_port=$(free_port)
+  { read -r etcd_port; read -r peer_port; read -r api_port; } < <(python3 "$root/hack/free-ports.py" 3)
   echo "$api_port" >"$dir/port"
   kubeconfig "$api_port"
   # etcd without fsync: these clusters are disposable, and fsync on shared disks dominates test time.

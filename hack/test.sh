@@ -14,7 +14,6 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo nextest run --workspace --locked --profile ci --no-run
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 kube_world=$(mktemp -d "${TMPDIR:-/tmp}/flotilla-kube-world.XXXXXX")
 stop_kube_world() {
   FLOTILLA_DATA_DIR="$kube_world/data" hack/local-down.sh || true
@@ -22,10 +21,13 @@ stop_kube_world() {
 }
 trap stop_kube_world EXIT
 echo "test: starting the kube world (state in $kube_world)" >&2
+# The controller manager's four listeners, distinct and from below the ephemeral range (hack/free-ports.py).
+{ read -r metrics_port; read -r webhook_port; read -r karmada_webhook_port; read -r aggregated_port; } \
+  < <(python3 hack/free-ports.py 4)
 PATH="$root/.venv/bin:$PATH" FLOTILLA_LOCAL_UP_MODE=kube FLOTILLA_DATA_DIR="$kube_world/data" KUBE_DIR="$kube_world/kube" \
-  FLOTILLA_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/flotilla" FLOTILLA_METRICS_ADDR="127.0.0.1:$(free_port)" \
-  FLOTILLA_WEBHOOK_ADDR="127.0.0.1:$(free_port)" FLOTILLA_KARMADA_WEBHOOK_ADDR="127.0.0.1:$(free_port)" \
-  FLOTILLA_AGGREGATED_APISERVER_ADDR="127.0.0.1:$(free_port)" \
+  FLOTILLA_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/flotilla" FLOTILLA_METRICS_ADDR="127.0.0.1:$metrics_port" \
+  FLOTILLA_WEBHOOK_ADDR="127.0.0.1:$webhook_port" FLOTILLA_KARMADA_WEBHOOK_ADDR="127.0.0.1:$karmada_webhook_port" \
+  FLOTILLA_AGGREGATED_APISERVER_ADDR="127.0.0.1:$aggregated_port" \
   FLOTILLA_READY_TIMEOUT=180 \
   hack/local-up.sh --webhook-example >&2 || { tail -n 50 "$kube_world"/data/*.log >&2 || true; exit 1; }
 export FLOTILLA_E2E_KUBE_DIR="$kube_world/kube"

@@ -44,10 +44,25 @@ pub fn start_ready(mut command: Command, ready: &str, patience: Duration) -> (Pr
     (proc, line)
 }
 
-/// A TCP port on loopback that was free a moment ago.
+/// A TCP port on loopback that was free a moment ago, for a process started later to listen on.
+///
+/// Chosen at random from below the kernel's ephemeral range rather than by binding port 0: a port from that
+/// range can be taken as the source port of any outgoing connection before the process listens on it
+/// (hack/free-ports.py does the same for the scripts).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port()
+    use std::hash::BuildHasher;
+    let high = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768)
+        .saturating_sub(1);
+    let low = if high > 12000 { 10000 } else { 1024 };
+    for attempt in 0..10_000u32 {
+        let random = std::collections::hash_map::RandomState::new().hash_one(attempt);
+        let port = low + u16::try_from(random % u64::from(high - low + 1)).unwrap_or(0);
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port between {low} and {high}");
 }
