@@ -19,3 +19,9 @@ mod simulator;
 mod suspension;
 mod workload;
 mod workload_affinity;
+
+/// A new file in tests/ is built only once it is declared here or listed in Cargo.toml.
+#[test]
+fn every_test_file_is_built() {
+    flotilla_testing::suites::assert_every_test_file_is_built(env!("CARGO_MANIFEST_DIR"));
+}

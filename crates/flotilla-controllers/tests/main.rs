@@ -10,3 +10,9 @@ mod reconcile_logs;
 mod scheduling;
 mod support;
 mod unified_auth;
+
+/// A new file in tests/ is built only once it is declared here or listed in Cargo.toml.
+#[test]
+fn every_test_file_is_built() {
+    flotilla_testing::suites::assert_every_test_file_is_built(env!("CARGO_MANIFEST_DIR"));
+}

@@ -5,6 +5,7 @@
 
 pub mod kubectl;
 pub mod process;
+pub mod suites;
 
 use std::future::Future;
 use std::path::Path;

@@ -16,3 +16,9 @@ mod process_up_pull;
 mod process_up_restart;
 mod process_up_webhook;
 mod process_webhook_example;
+
+/// A new file in tests/ is built only once it is declared here or listed in Cargo.toml.
+#[test]
+fn every_test_file_is_built() {
+    flotilla_testing::suites::assert_every_test_file_is_built(env!("CARGO_MANIFEST_DIR"));
+}
