@@ -118,9 +118,15 @@ impl RequestSeries {
 
 /// The `apiserver_request_total` series of a Prometheus text scrape; other lines are skipped.
 pub fn parse_requests(text: &str) -> Vec<RequestSeries> {
+    parse_series(text, "apiserver_request_total")
+}
+
+/// The labelled series of metric `name` in a Prometheus text scrape; other lines are skipped.
+pub fn parse_series(text: &str, name: &str) -> Vec<RequestSeries> {
+    let prefix = format!("{name}{{");
     text.lines()
         .filter_map(|line| {
-            let rest = line.strip_prefix("apiserver_request_total{")?;
+            let rest = line.strip_prefix(prefix.as_str())?;
             let (labels, value) = rest.rsplit_once("} ")?;
             Some(RequestSeries {
                 labels: parse_labels(labels)?,

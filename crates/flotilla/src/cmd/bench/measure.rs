@@ -506,10 +506,9 @@ async fn scrape_controllers(url: Option<&str>) -> Option<String> {
 /// Every Event the controllers recorded but never wrote (`flotilla_events_dropped_total`, all causes): a
 /// benchmark that drops Events measures less work than it claims.
 fn events_dropped(metrics: &str) -> u64 {
-    metrics
-        .lines()
-        .filter(|line| line.starts_with("flotilla_events_dropped_total{"))
-        .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
+    flotilla_apiserver::metrics::parse_series(metrics, "flotilla_events_dropped_total")
+        .iter()
+        .map(|series| series.value)
         .sum::<f64>() as u64
 }
 
