@@ -179,6 +179,31 @@ pub(crate) fn merge_update(
             ),
         ));
     }
+    if endpoint == Endpoint::Status
+        && let Some(keep_labels) = status_takes_metadata(info)
+    {
+        // These kinds' status strategies reset only the spec (a Deployment's also its labels): the request's
+        // metadata is kept as on the main endpoint, and its status.
+        let mut candidate = old.clone();
+        if let Some(m) = candidate.as_object_mut() {
+            let mut metadata = new.get("metadata").cloned().unwrap_or_else(|| json!({}));
+            if keep_labels && let Some(meta) = metadata.as_object_mut() {
+                match old.pointer("/metadata/labels") {
+                    Some(labels) => meta.insert("labels".into(), labels.clone()),
+                    None => meta.remove("labels"),
+                };
+            }
+            m.insert("metadata".into(), metadata);
+        }
+        let mut out = merge_update(info, old, candidate, Endpoint::Main)?;
+        if let Some(m) = out.as_object_mut() {
+            match new.get("status").cloned() {
+                Some(s) if !s.is_null() => m.insert("status".into(), s),
+                _ => m.remove("status"),
+            };
+        }
+        return Ok(out);
+    }
     if matches!(endpoint, Endpoint::Status | Endpoint::Approval) {
         // Only status changes through /status (and /approval, which `crate::certificates` narrows further); everything else comes from the stored object.
         let mut out = old.clone();
@@ -252,6 +277,24 @@ pub(crate) fn merge_update(
     Ok(new)
 }
 
+/// For the built-in kinds whose status endpoint also writes metadata (their status strategies reset only the
+/// spec, as kube-apiserver v1.37's do; the differential corpus' `status-metadata` case checks each against it):
+/// `Some(true)` when the stored labels are kept all the same (Deployments). `None` for the rest, custom
+/// resources among them, whose status endpoint keeps all the stored metadata.
+fn status_takes_metadata(info: &ResourceInfo) -> Option<bool> {
+    if info.kind_info().is_custom() {
+        return None;
+    }
+    match (info.group.as_str(), info.kind.as_str()) {
+        ("apps", "Deployment") => Some(true),
+        ("apps", "ReplicaSet" | "StatefulSet" | "DaemonSet")
+        | ("batch", "Job")
+        | ("", "Service" | "PersistentVolumeClaim")
+        | ("autoscaling", "HorizontalPodAutoscaler") => Some(false),
+        _ => None,
+    }
+}
+
 /// Whether two stored forms are the same apart from resourceVersion (no-op update suppression).
 pub(crate) fn same(a: &Value, b: &Value) -> bool {
     let strip = |v: &Value| {
@@ -285,6 +328,33 @@ mod tests {
             .as_str()
             .unwrap_or_default();
         assert!(ts.ends_with('Z') && ts.len() == 20);
+    }
+
+    #[test]
+    fn status_writes_keep_or_take_metadata_as_each_kind_does() {
+        let c = Catalog::with_builtins();
+        let old = json!({"metadata": {"name": "a", "uid": "u", "generation": 1, "labels": {"l": "old"}, "annotations": {"a": "old"}},
+                         "spec": {"replicas": 1}, "status": {"replicas": 1}});
+        let new = json!({"metadata": {"name": "a", "uid": "u", "labels": {"l": "new"}, "annotations": {"a": "new"}},
+                         "spec": {"replicas": 9}, "status": {"replicas": 2}});
+        let status_write = |group: &str, plural: &str| {
+            let info = c.get(group, "v1", plural).expect("served");
+            merge_update(&info, &old, new.clone(), Endpoint::Status).expect("update")
+        };
+        let deployment = status_write("apps", "deployments");
+        assert_eq!(deployment["metadata"]["labels"]["l"], "old");
+        assert_eq!(deployment["metadata"]["annotations"]["a"], "new");
+        assert_eq!(deployment["spec"]["replicas"], 1);
+        assert_eq!(deployment["status"]["replicas"], 2);
+        assert_eq!(deployment["metadata"]["generation"], 1);
+        let replicaset = status_write("apps", "replicasets");
+        assert_eq!(replicaset["metadata"]["labels"]["l"], "new");
+        assert_eq!(replicaset["metadata"]["annotations"]["a"], "new");
+        assert_eq!(replicaset["spec"]["replicas"], 1);
+        // A kind without a listed strategy keeps all the stored metadata.
+        let namespace = status_write("", "namespaces");
+        assert_eq!(namespace["metadata"]["labels"]["l"], "old");
+        assert_eq!(namespace["metadata"]["annotations"]["a"], "old");
     }
 
     #[test]
