@@ -3,6 +3,7 @@
 
 mod common;
 mod process_apiserver;
+mod process_bench;
 mod process_controller_manager;
 mod process_interpret;
 mod process_join;

@@ -132,19 +132,8 @@ async fn external(
         controller_metrics_url: args.controller_metrics_url.clone(),
     };
     let result = measure::propagation(&target, args).await;
-    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(control.clone());
-    let _ = namespaces
-        .delete(measure::NAMESPACE, &kube::api::DeleteParams::default())
-        .await;
-    // Flotilla deletes the members' copies of the namespace once the control plane's is gone; the next run
-    // starts when all of them are, rather than finding one being deleted.
-    let servers = std::iter::once(("the control plane", &control))
-        .chain(target.members.iter().map(|(name, client)| (name.as_str(), client)));
-    for (name, client) in servers {
-        if let Err(e) = measure::await_namespace_gone(client, measure::NAMESPACE).await {
-            eprintln!("bench: {name}: {e:#}; a next run may have to wait for it");
-        }
-    }
+    // The replay removed them already, unless it did not run or the run failed before it.
+    measure::remove_templates(&target).await;
     let mut report = json!({"members": args.members, "kubeconfig": true});
     if let (Some(into), Some(from)) = (report.as_object_mut(), result?.as_object()) {
         into.extend(from.clone());

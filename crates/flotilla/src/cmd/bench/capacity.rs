@@ -5,19 +5,28 @@
 //!
 //! Copies are made so that no controller acts on them: they live outside any policy's namespace and outside
 //! the execution namespaces, and copied bindings name another scheduler and a template that does not exist.
-//! On members, the workload controllers do act on copied workloads, as they acted on the propagated ones.
+//! On members, the workload controllers do act on copied workloads, as they acted on the propagated ones: the
+//! propagated objects are read as samples and then deleted before the replay, so that the copies' Pods find the
+//! room theirs had, and the replay also reports when the members' controllers had every copy ready.
+//!
+//! Every replayed update must be stored as the propagation's was: each status write carries a changed status,
+//! and an update the server answers without moving the copy's resourceVersion is counted
+//! (`replayed_updates_unchanged`).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Context;
 use flotilla_api::names;
 use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::ApiResource;
 use kube::discovery::{Discovery, Scope};
+use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -42,6 +51,8 @@ pub(super) struct Server<'a> {
     pub name: String,
     pub client: &'a Client,
     pub writes: Writes,
+    /// A member, whose own controllers bring the copied Deployments up as they brought up the propagated ones.
+    pub member: bool,
 }
 
 /// What one write of the replay does.
@@ -52,8 +63,11 @@ enum Op {
         object: Value,
         status: bool,
     },
+    /// A merge patch of an annotation, or of the status when `status` holds the status to write: a status
+    /// patch that names only metadata changes nothing (the status subresource keeps the stored metadata), so
+    /// the server would skip the write.
     MergePatch {
-        status: bool,
+        status: Option<Value>,
         seq: usize,
     },
     Delete,
@@ -68,22 +82,37 @@ struct Write {
     op: Op,
 }
 
-/// Each copy's resourceVersion after its last write: custom resources take no PUT without one.
-type Versions = Arc<Mutex<HashMap<String, String>>>;
+/// What a replay keeps across its writes.
+#[derive(Default)]
+struct Ledger {
+    /// Each copy's resourceVersion after its last write: custom resources take no PUT without one.
+    versions: Mutex<HashMap<String, String>>,
+    /// Updates the server answered without storing anything (the copy's resourceVersion did not move): a
+    /// replay is only the same writes when this stays 0.
+    unchanged: AtomicUsize,
+}
+
+impl Ledger {
+    fn version(&self, key: &str) -> Option<String> {
+        self.versions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned()
+    }
+}
+
+type Versions = Arc<Ledger>;
 
 impl Write {
     async fn run(self, versions: Versions) -> anyhow::Result<()> {
         let Write { api, name, key, op } = self;
         let (post, patch) = (PostParams::default(), PatchParams::default());
+        let before = versions.version(&key);
         let written = match op {
             Op::Create(object) => Some(api.create(&post, &serde_json::from_value(object)?).await?),
             Op::Replace { mut object, status } => {
-                let version = versions
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .get(&key)
-                    .cloned();
-                object["metadata"]["resourceVersion"] = json!(version);
+                object["metadata"]["resourceVersion"] = json!(before);
                 let mut object: DynamicObject = serde_json::from_value(object)?;
                 let replace = |object: DynamicObject| {
                     let (api, name, post) = (api.clone(), name.clone(), post.clone());
@@ -105,23 +134,28 @@ impl Write {
                     result => Some(result?),
                 }
             }
-            Op::MergePatch { status, seq } => {
-                let body = Patch::Merge(
-                    json!({"metadata": {"annotations": {"bench.flotilla.io/seq": seq.to_string()}}}),
-                );
-                Some(if status {
+            Op::MergePatch { status, seq } => Some(match status {
+                Some(status) => {
+                    let body = Patch::Merge(json!({ "status": status }));
                     api.patch_status(&name, &patch, &body).await?
-                } else {
+                }
+                None => {
+                    let annotations = json!({"bench.flotilla.io/seq": seq.to_string()});
+                    let body = Patch::Merge(json!({"metadata": {"annotations": annotations}}));
                     api.patch(&name, &patch, &body).await?
-                })
-            }
+                }
+            }),
             Op::Delete => {
                 api.delete(&name, &DeleteParams::default()).await?;
                 None
             }
         };
         if let Some(version) = written.and_then(|object| object.resource_version()) {
+            if before.as_ref() == Some(&version) {
+                versions.unchanged.fetch_add(1, Ordering::Relaxed);
+            }
             versions
+                .versions
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .insert(key, version);
@@ -171,6 +205,21 @@ fn copy_of(sample: &DynamicObject, resource: &ApiResource, name: &str, namespace
     object
 }
 
+/// The sample's status, written as the `seq`th write of a copy: its first condition's message names `seq`, so
+/// that every status write of a copy changes it, as each of the propagation's did (a status write that
+/// changes nothing is not stored).
+fn status_of(sample: &DynamicObject, seq: usize) -> Value {
+    let mut status = sample.data.get("status").cloned().unwrap_or_else(|| json!({}));
+    let message = status
+        .get_mut("conditions")
+        .and_then(Value::as_array_mut)
+        .and_then(|conditions| conditions.iter_mut().find_map(|c| c.get_mut("message")));
+    if let Some(message) = message {
+        *message = json!(format!("{} (bench write {seq})", message.as_str().unwrap_or_default()));
+    }
+    status
+}
+
 /// `resource[.group][/subresource] VERB` split into its parts.
 fn parse_key(key: &str) -> Option<(&str, &str, Option<&str>, &str)> {
     let (path, verb) = key.split_once(' ')?;
@@ -180,6 +229,69 @@ fn parse_key(key: &str) -> Option<(&str, &str, Option<&str>, &str)> {
     };
     let (plural, group) = resource.split_once('.').unwrap_or((resource, ""));
     Some((plural, group, subresource, verb))
+}
+
+/// One object the propagation wrote, which a replay's copies are made like, with its resource.
+struct Sample {
+    object: DynamicObject,
+    resource: ApiResource,
+    namespaced: bool,
+}
+
+/// A sample of each resource the servers' writes name, by server name, plural and group: read while the
+/// propagation's objects still exist, so that they can be deleted before the replay and its copies find the
+/// room the propagated objects had (a member's nodes take only so many Pods).
+pub(super) struct Samples(HashMap<(String, String, String), Sample>);
+
+/// Reads [`Samples`] for `servers`' writes, from the namespaces the propagation wrote in.
+///
+/// # Errors
+/// When a server cannot be discovered or listed.
+pub(super) async fn samples(servers: &[Server<'_>], templates_namespace: &str) -> anyhow::Result<Samples> {
+    let mut samples = HashMap::new();
+    for server in servers {
+        let discovery = Discovery::new(server.client.clone())
+            .run()
+            .await
+            .with_context(|| format!("failed to discover the resources of {}", server.name))?;
+        let resources: std::collections::BTreeSet<(String, String)> = server
+            .writes
+            .0
+            .keys()
+            .filter_map(|key| parse_key(key))
+            .map(|(plural, group, _, _)| (plural.to_owned(), group.to_owned()))
+            .collect();
+        for (plural, group) in resources {
+            let found = discovery
+                .groups()
+                .flat_map(|g| g.recommended_resources())
+                .find(|(ar, _)| ar.plural == plural && ar.group == group);
+            let Some((resource, capabilities)) = found else {
+                continue;
+            };
+            let namespaced = capabilities.scope == Scope::Namespaced;
+            let all: Api<DynamicObject> = Api::all_with(server.client.clone(), &resource);
+            let sample = all
+                .list(&ListParams::default())
+                .await
+                .with_context(|| format!("failed to list {plural} on {}", server.name))?
+                .items
+                .into_iter()
+                .find(|o| {
+                    let source = |ns: String| is_source_namespace(&ns, templates_namespace);
+                    !namespaced || o.namespace().is_some_and(source)
+                });
+            if let Some(object) = sample {
+                let sample = Sample {
+                    object,
+                    resource,
+                    namespaced,
+                };
+                samples.insert((server.name.clone(), plural, group), sample);
+            }
+        }
+    }
+    Ok(Samples(samples))
 }
 
 /// One resource's writes on one server.
@@ -198,14 +310,10 @@ struct Counts {
 /// deleted (a namespace takes seconds to go).
 async fn plan(
     server: &Server<'_>,
-    templates_namespace: &str,
+    samples: &Samples,
     run: &str,
     versions: &Versions,
 ) -> anyhow::Result<[Vec<Chain>; 4]> {
-    let discovery = Discovery::new(server.client.clone())
-        .run()
-        .await
-        .with_context(|| format!("failed to discover the resources of {}", server.name))?;
     let mut by_resource: BTreeMap<(String, String), Counts> = BTreeMap::new();
     for (key, n) in &server.writes.0 {
         let Some((plural, group, subresource, verb)) = parse_key(key) else {
@@ -235,32 +343,19 @@ async fn plan(
             changes,
             deletes: removals,
         } = counts;
-        let found = discovery
-            .groups()
-            .flat_map(|g| g.recommended_resources())
-            .find(|(ar, _)| ar.plural == plural && ar.group == group);
-        let Some((resource, capabilities)) = found else {
+        let Some(Sample {
+            object: sample,
+            resource,
+            namespaced,
+        }) = samples.0.get(&(server.name.clone(), plural.clone(), group.clone()))
+        else {
             continue;
         };
-        let namespaced = capabilities.scope == Scope::Namespaced;
-        let all: Api<DynamicObject> = Api::all_with(server.client.clone(), &resource);
-        let sample = all
-            .list(&ListParams::default())
-            .await
-            .with_context(|| format!("failed to list {plural} on {}", server.name))?
-            .items
-            .into_iter()
-            .find(|o| {
-                let source = |ns: String| is_source_namespace(&ns, templates_namespace);
-                !namespaced || o.namespace().is_some_and(source)
-            });
-        let Some(sample) = sample else {
-            continue;
-        };
+        let (sample, resource, namespaced) = (sample, resource, *namespaced);
         let api: Api<DynamicObject> = if namespaced {
-            Api::namespaced_with(server.client.clone(), NAMESPACE, &resource)
+            Api::namespaced_with(server.client.clone(), NAMESPACE, resource)
         } else {
-            Api::all_with(server.client.clone(), &resource)
+            Api::all_with(server.client.clone(), resource)
         };
         // Every update needs an object to update: at least one copy, made outside the timed phase when the
         // propagation created none of this resource here.
@@ -279,7 +374,7 @@ async fn plan(
             op,
         };
         for (i, name) in names.iter().enumerate() {
-            let create = write(name, Op::Create(copy_of(&sample, &resource, name, namespaced)));
+            let create = write(name, Op::Create(copy_of(sample, resource, name, namespaced)));
             if i < posts {
                 creates.push(vec![create]);
             } else {
@@ -296,16 +391,14 @@ async fn plan(
                 let name = &names[i % names.len()];
                 seq += 1;
                 let op = if verb == "PUT" {
-                    let mut object = copy_of(&sample, &resource, name, namespaced);
+                    let mut object = copy_of(sample, resource, name, namespaced);
                     object["metadata"]["annotations"]["bench.flotilla.io/seq"] = json!(seq.to_string());
                     if status {
-                        object["status"] = serde_json::to_value(&sample)
-                            .ok()
-                            .and_then(|s| s.get("status").cloned())
-                            .unwrap_or_else(|| json!({}));
+                        object["status"] = status_of(sample, seq);
                     }
                     Op::Replace { object, status }
                 } else {
+                    let status = status.then(|| status_of(sample, seq));
                     Op::MergePatch { status, seq }
                 };
                 chains[i % names.len()].push(write(name, op));
@@ -347,15 +440,61 @@ pub(super) fn flotillas_member_writes(member: &Writes, control: &Writes) -> Writ
     )
 }
 
+/// What one replay measured.
+pub(super) struct Replayed {
+    /// How long the servers took for the writes.
+    pub took: Duration,
+    /// How long until, besides, the members' controllers had every copied Deployment's replicas ready, as a
+    /// propagated template's had to be before it counted as aggregated: the writes those controllers make
+    /// for the copies (ReplicaSets, Pods, their status) are then done too. `None` when they were not within
+    /// [`MEMBERS_READY`].
+    pub members_ready: Option<Duration>,
+    /// Updates the servers answered without storing them; see [`Ledger::unchanged`].
+    pub unchanged: usize,
+}
+
+/// How long a replay waits for the members' controllers after its last write.
+const MEMBERS_READY: Duration = Duration::from_secs(300);
+
+/// Counts the Deployment copies on a member that report every replica ready, from a watch of the copies'
+/// namespace started before the replay.
+fn count_ready(client: &Client) -> (tokio::sync::watch::Receiver<usize>, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = tokio::sync::watch::channel(0);
+    let api: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
+    let task = tokio::spawn(async move {
+        let mut ready = std::collections::HashSet::new();
+        let mut events = std::pin::pin!(watcher::watcher(api, watcher::Config::default()));
+        loop {
+            match events.try_next().await {
+                Ok(Some(watcher::Event::Apply(d) | watcher::Event::InitApply(d))) => {
+                    let want = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+                    let have = d.status.as_ref().and_then(|s| s.ready_replicas).unwrap_or(0);
+                    if have >= want {
+                        ready.insert(d.name_any());
+                        tx.send_replace(ready.len());
+                    }
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::debug!(error = %e, "bench watch of copies failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    });
+    (rx, task)
+}
+
 /// Replays `servers`' writes at `concurrency` and returns how long the servers took.
 ///
 /// # Errors
 /// When a server cannot be discovered or listed, or a replayed write fails.
 pub(super) async fn replay(
     servers: &[Server<'_>],
-    templates_namespace: &str,
+    samples: &Samples,
     concurrency: usize,
-) -> anyhow::Result<Duration> {
+) -> anyhow::Result<Replayed> {
     let versions = Versions::default();
     let run = replay_token();
     let mut phases: [Vec<Chain>; 3] = Default::default();
@@ -364,11 +503,20 @@ pub(super) async fn replay(
         // The control plane's would be propagated to the members, where the replay makes its own.
         let labels = json!({ names::labels::SKIP_AUTO_PROPAGATION: "true" });
         super::measure::fresh_namespace(server.client, NAMESPACE, labels).await?;
-        let [creates, updates, deletes, leftovers] = plan(server, templates_namespace, &run, &versions).await?;
+        let [creates, updates, deletes, leftovers] = plan(server, samples, &run, &versions).await?;
         for (phase, writes) in phases.iter_mut().zip([creates, updates, deletes]) {
             phase.extend(writes);
         }
         cleanup.extend(leftovers);
+    }
+    // Each member's Deployment copies, and how many of them are ready.
+    let mut readiness = Vec::new();
+    for server in servers.iter().filter(|server| server.member) {
+        let want = server.writes.0.get("deployments.apps POST").copied().unwrap_or(0);
+        if want > 0 {
+            let (ready, task) = count_ready(server.client);
+            readiness.push((usize::try_from(want).unwrap_or(usize::MAX), ready, task));
+        }
     }
     let total: usize = phases.iter().flatten().map(Vec::len).sum();
     eprintln!("bench: replaying {total} writes from a plain client at concurrency {concurrency}");
@@ -382,6 +530,18 @@ pub(super) async fn replay(
             .context("a replayed write failed")?;
     }
     let took = start.elapsed();
+    let mut members_ready = Some(took);
+    for (want, ready, task) in &mut readiness {
+        let all = tokio::time::timeout(MEMBERS_READY, ready.wait_for(|n| *n >= *want)).await;
+        task.abort();
+        members_ready = match all {
+            Ok(Ok(_)) => members_ready.map(|_| start.elapsed()),
+            _ => {
+                eprintln!("bench: the members' copies were not all ready {}s after the replay", MEMBERS_READY.as_secs());
+                None
+            }
+        };
+    }
     // Best effort: a copy left behind is inert and named after its replay.
     futures::stream::iter(cleanup)
         .map(|chain| run_chain(chain, versions.clone()))
@@ -392,7 +552,15 @@ pub(super) async fn replay(
         let namespaces: Api<Namespace> = Api::all(server.client.clone());
         let _ = namespaces.delete(NAMESPACE, &DeleteParams::default()).await;
     }
-    Ok(took)
+    let unchanged = versions.unchanged.load(Ordering::Relaxed);
+    if unchanged > 0 {
+        eprintln!("bench: {unchanged} replayed updates changed nothing, so the servers stored none of them");
+    }
+    Ok(Replayed {
+        took,
+        members_ready,
+        unchanged,
+    })
 }
 
 /// A short token that differs from one replay to the next (the time in tenths of a second, base 36, its last
@@ -476,5 +644,25 @@ mod tests {
         let clusters = json!([{"name": "member1"}]);
         assert_eq!(copy["spec"]["clusters"], clusters, "as large as what was written");
         assert!(copy.get("status").is_none());
+    }
+
+    #[test]
+    fn every_status_write_of_a_copy_changes_its_status() {
+        let sample: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": {"name": "w", "namespace": "karmada-es-member1"},
+            "status": {"conditions": [{"type": "Applied", "status": "True", "message": "applied"}],
+                       "manifestStatuses": [{"identifier": {"name": "web"}}]},
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (first, second) = (status_of(&sample, 1), status_of(&sample, 2));
+        assert_ne!(first, second);
+        assert_eq!(first["conditions"][0]["message"], "applied (bench write 1)");
+        assert_eq!(first["manifestStatuses"], sample.data["status"]["manifestStatuses"]);
+        let bare: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(status_of(&bare, 1), json!({}));
     }
 }

@@ -9,7 +9,7 @@ use anyhow::Context;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
@@ -123,6 +123,20 @@ pub(super) async fn fresh_namespace(client: &Client, name: &str, labels: Value) 
 
 /// How long a namespace may take to be deleted.
 const NAMESPACE_DELETION: Duration = Duration::from_secs(300);
+
+/// Deletes the templates' namespace and waits until Flotilla has deleted it on every member too (a failure is
+/// said on stderr: a next run waits for what is left).
+pub(super) async fn remove_templates(target: &Target) {
+    let namespaces: Api<Namespace> = Api::all(target.control.clone());
+    let _ = namespaces.delete(NAMESPACE, &DeleteParams::default()).await;
+    let servers = std::iter::once(("the control plane", &target.control))
+        .chain(target.members.iter().map(|(name, client)| (name.as_str(), client)));
+    for (name, client) in servers {
+        if let Err(e) = await_namespace_gone(client, NAMESPACE).await {
+            eprintln!("bench: {name}: {e:#}; a next run may have to wait for it");
+        }
+    }
+}
 
 /// Waits for namespace `name` to be gone if it is being deleted.
 pub(super) async fn await_terminating_namespace(client: &Client, name: &str) -> anyhow::Result<()> {
@@ -404,6 +418,7 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
         writes: control_writes
             .caused_by_templates()
             .with_events_of(&control_at_aggregation),
+        member: false,
     }];
     for ((name, client), before) in target.members.iter().zip(&members_before) {
         let writes = Writes::scrape(client).await?.since(before);
@@ -413,6 +428,7 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
             name: name.clone(),
             client,
             writes: capacity::flotillas_member_writes(&writes, &control_writes),
+            member: true,
         });
     }
 
@@ -428,18 +444,37 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
     let (servers_alone, servers_alone_without_events) = if args.no_capacity {
         (None, None)
     } else {
-        let all = capacity::replay(&replayed, NAMESPACE, args.concurrency).await?;
+        // The copies are made like the propagated objects, which then go, with their Pods: a member's nodes
+        // would otherwise have room for only some of the copies' Pods, and its controllers would do less for
+        // the copies than for the propagated Deployments.
+        let samples = capacity::samples(&replayed, NAMESPACE).await?;
+        remove_templates(target).await;
+        let all = capacity::replay(&replayed, &samples, args.concurrency).await?;
         let without_events: Vec<capacity::Server> = replayed
             .iter()
             .map(|server| capacity::Server {
                 name: server.name.clone(),
                 client: server.client,
                 writes: server.writes.without_events(),
+                member: server.member,
             })
             .collect();
-        let without = capacity::replay(&without_events, NAMESPACE, args.concurrency).await?;
+        let without = capacity::replay(&without_events, &samples, args.concurrency).await?;
         (Some(all), Some(without))
     };
+    let replay_unchanged = servers_alone
+        .iter()
+        .chain(&servers_alone_without_events)
+        .map(|replayed| replayed.unchanged)
+        .sum::<usize>();
+    let members_ready = servers_alone.as_ref().and_then(|replayed| replayed.members_ready);
+    let members_ready_without_events = servers_alone_without_events
+        .as_ref()
+        .and_then(|replayed| replayed.members_ready);
+    let (servers_alone, servers_alone_without_events) = (
+        servers_alone.map(|replayed| replayed.took),
+        servers_alone_without_events.map(|replayed| replayed.took),
+    );
     let ratio_to = |took: Duration, alone: Option<Duration>| {
         alone
             .filter(|d| !d.is_zero())
@@ -447,6 +482,9 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
     };
     let capacity_ratio = ratio_to(all_aggregated, servers_alone);
     let capacity_ratio_without_events = ratio_to(all_aggregated, servers_alone_without_events);
+    // Like for like on the members too: aggregation waited for their controllers, so does this replay.
+    let members_ready_ratio = ratio_to(all_aggregated, members_ready);
+    let members_ready_ratio_without_events = ratio_to(all_aggregated, members_ready_without_events);
     // Propagation alone, without the members' own controllers bringing the workloads up.
     let members_ratio = all_members.and_then(|members| ratio_to(members, servers_alone));
     let seen = shared.seen.lock().unwrap_or_else(PoisonError::into_inner);
@@ -491,6 +529,11 @@ pub(super) async fn propagation(target: &Target, args: &Args) -> anyhow::Result<
         "same_writes_without_events_plain_client_ms": servers_alone_without_events.map(ms),
         "aggregated_to_plain_writes_without_events_ratio": capacity_ratio_without_events,
         "member_objects_to_plain_writes_ratio": members_ratio,
+        "same_writes_plain_client_until_members_ready_ms": members_ready.map(ms),
+        "aggregated_to_plain_writes_until_members_ready_ratio": members_ready_ratio,
+        "same_writes_without_events_plain_client_until_members_ready_ms": members_ready_without_events.map(ms),
+        "aggregated_to_plain_writes_without_events_until_members_ready_ratio": members_ready_ratio_without_events,
+        "replayed_updates_unchanged": (!args.no_capacity).then_some(replay_unchanged),
     }))
 }
 
