@@ -23,7 +23,7 @@ use flotilla_e2e::resources::{
     CLUSTER, DEPLOYMENT, RESOURCE_BINDING, int, target_clusters, text, web_deployment,
 };
 use flotilla_e2e::steps::{control_object, member_object, member_object_gone};
-use flotilla_e2e::{Env, Options};
+use flotilla_e2e::{Env, Options, wait_for};
 
 flotilla_e2e::scenario!(
     affinity_groups_fail_over_and_return_on_reschedule,
@@ -305,6 +305,16 @@ async fn overflow(env: &Env, ns: &str) -> anyhow::Result<()> {
     })
     .await?;
     member_object_gone(env, "member2", DEPLOYMENT, ns, "web").await?;
+    // member2's Cluster reports the room its Pods left only at its next status collection; a binding that
+    // finds too little room waits in the scheduler's unschedulable queue (up to 5 minutes, as in Karmada).
+    wait_for("member2 to report room for its overflow again", || async {
+        match cpu_request_and_capacity(env, "member2", Some(request)).await {
+            Ok((_, room)) if room >= burst_capacity => Ok(()),
+            Ok((_, room)) => Err(format!("room for {room} pods of {burst_capacity}")),
+            Err(e) => Err(format!("{e:#}")),
+        }
+    })
+    .await?;
 
     // Scaled up past it again: the overflow tier is used again.
     scale(env, ns, capacity + 2).await?;

@@ -233,15 +233,11 @@ impl ClusterStatusController {
             return Ok(());
         }
         let api: Api<Cluster> = Api::all(self.ctx.client.clone());
-        // A merge patch only adds and replaces; fields that disappeared are sent as null so they are removed.
-        let mut new = serde_json::to_value(status).unwrap_or_default();
+        // A merge patch only adds and replaces; what disappeared, at any depth (the CPU of a member whose
+        // pods are all gone), is sent as null so that it is removed.
+        let new = serde_json::to_value(status).unwrap_or_default();
         let old = serde_json::to_value(current).unwrap_or_default();
-        if let (Some(new), Some(old)) = (new.as_object_mut(), old.as_object()) {
-            for key in old.keys() {
-                new.entry(key.clone()).or_insert(serde_json::Value::Null);
-            }
-        }
-        let patch = json!({ "status": new });
+        let patch = json!({ "status": crate::objects::merge_patch(&old, &new) });
         api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|source| Error::kube("patch status of", format!("Cluster {name}"), source))?;
