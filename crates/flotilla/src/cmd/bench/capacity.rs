@@ -21,12 +21,10 @@ use std::time::Duration;
 use anyhow::Context;
 use flotilla_api::names;
 use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::ApiResource;
 use kube::discovery::{Discovery, Scope};
-use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -460,27 +458,13 @@ const MEMBERS_READY: Duration = Duration::from_secs(300);
 /// namespace started before the replay.
 fn count_ready(client: &Client) -> (tokio::sync::watch::Receiver<usize>, tokio::task::JoinHandle<()>) {
     let (tx, rx) = tokio::sync::watch::channel(0);
-    let api: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
-    let task = tokio::spawn(async move {
-        let mut ready = std::collections::HashSet::new();
-        let mut events = std::pin::pin!(watcher::watcher(api, watcher::Config::default()));
-        loop {
-            match events.try_next().await {
-                Ok(Some(watcher::Event::Apply(d) | watcher::Event::InitApply(d))) => {
-                    let want = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-                    let have = d.status.as_ref().and_then(|s| s.ready_replicas).unwrap_or(0);
-                    if have >= want {
-                        ready.insert(d.name_any());
-                        tx.send_replace(ready.len());
-                    }
-                }
-                Ok(Some(_)) => {}
-                Ok(None) => return,
-                Err(e) => {
-                    tracing::debug!(error = %e, "bench watch of copies failed; retrying");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
+    let mut ready = std::collections::HashSet::new();
+    let task = super::measure::watch_deployments(client.clone(), NAMESPACE, move |d| {
+        let want = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+        let have = d.status.as_ref().and_then(|s| s.ready_replicas).unwrap_or(0);
+        if have >= want {
+            ready.insert(d.name_any());
+            tx.send_replace(ready.len());
         }
     });
     (rx, task)

@@ -218,15 +218,25 @@ fn watch(
     shared: Arc<Shared>,
     record: impl Fn(&mut Seen, &Deployment, Instant) + Send + 'static,
 ) -> tokio::task::JoinHandle<()> {
+    watch_deployments(client, NAMESPACE, move |d| {
+        let now = Instant::now();
+        shared.update(|seen| record(seen, d, now));
+    })
+}
+
+/// Calls `on_apply` with every Deployment of `namespace` on one cluster as it is listed and as it changes,
+/// until the task is aborted; a failed watch is retried.
+pub(super) fn watch_deployments(
+    client: Client,
+    namespace: &str,
+    mut on_apply: impl FnMut(&Deployment) + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    let api: Api<Deployment> = Api::namespaced(client, namespace);
     tokio::spawn(async move {
-        let api: Api<Deployment> = Api::namespaced(client, NAMESPACE);
         let mut events = std::pin::pin!(watcher::watcher(api, watcher::Config::default()));
         loop {
             match events.try_next().await {
-                Ok(Some(watcher::Event::Apply(d) | watcher::Event::InitApply(d))) => {
-                    let now = Instant::now();
-                    shared.update(|seen| record(seen, &d, now));
-                }
+                Ok(Some(watcher::Event::Apply(d) | watcher::Event::InitApply(d))) => on_apply(&d),
                 Ok(Some(_)) => {}
                 Ok(None) => return,
                 Err(e) => {
