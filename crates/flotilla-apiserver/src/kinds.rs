@@ -1,7 +1,8 @@
 //! Per-kind write behaviour the generic pipeline cannot express: Namespace lifecycle fields, CRD
 //! preparation, `events.k8s.io` Events stored in the core shape (`crate::event_views`), `autoscaling/v1`
 //! HorizontalPodAutoscalers stored as `v2` (`crate::hpa`), CertificateSigningRequests' update strategies
-//! (`crate::certificates`) (defaults such as Secret `stringData` and the namespace name label live in `crate::defaults`).
+//! (`crate::certificates`), Jobs', DaemonSets' and PersistentVolumes' strategies (`crate::workloads`) (defaults
+//! such as Secret `stringData` and the namespace name label live in `crate::defaults`).
 
 use std::sync::Arc;
 
@@ -20,12 +21,14 @@ fn is(info: &ResourceInfo, group: &str, plural: &str) -> bool {
     !info.custom && info.group == group && info.plural == plural
 }
 
-/// Adjusts a new object after the generic server fields are set.
+/// Adjusts a new object after the generic server fields are set. `sent_without_labels` is whether the
+/// writer's object had no labels (a Job's then follow its template's, `crate::workloads`).
 pub(crate) fn on_create(
     ctx: &Ctx,
     info: &ResourceInfo,
     obj: &mut Value,
     user: Option<&UserInfo>,
+    sent_without_labels: bool,
 ) -> ApiResult<()> {
     if is(info, "", "namespaces") {
         if obj.pointer("/spec/finalizers").is_none() {
@@ -42,6 +45,12 @@ pub(crate) fn on_create(
         crate::hpa::to_v2(obj, None, true, true);
     } else if crate::certificates::serves(info) {
         crate::certificates::prepare_create(obj, user);
+    } else if is(info, "batch", "jobs") {
+        crate::workloads::generate_job_selector(obj, sent_without_labels);
+    } else if is(info, "apps", "daemonsets") {
+        crate::workloads::daemonset_created(obj);
+    } else if is(info, "", "persistentvolumes") {
+        crate::workloads::persistent_volume_created(obj);
     }
     Ok(())
 }
@@ -78,6 +87,10 @@ pub(crate) fn on_update(
         crate::hpa::to_v2(new, Some(old), !status, status);
     } else if crate::certificates::serves(info) {
         crate::certificates::prepare_update(old, new, ep);
+    } else if is(info, "apps", "daemonsets") {
+        crate::workloads::daemonset_updated(old, new, ep == Endpoint::Main);
+    } else if is(info, "", "persistentvolumes") && ep == Endpoint::Status {
+        crate::workloads::persistent_volume_status_updated(old, new);
     }
     Ok(())
 }

@@ -53,5 +53,6 @@ pub(crate) mod typed;
 pub(crate) mod validate;
 pub(crate) mod validation;
 pub(crate) mod watch;
+pub(crate) mod workloads;
 
 pub use server::{Error, RunningServer, Server, ServerConfig};

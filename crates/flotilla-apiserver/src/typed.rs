@@ -198,11 +198,16 @@ pub(crate) fn decode(
     let Some(round_trip) = model_of(group, version, kind) else {
         return Ok(Vec::new());
     };
-    let decoded = round_trip(obj).map_err(|message| DecodeError {
+    let refused = |message| DecodeError {
         kind: kind.to_string(),
         version: version.to_string(),
         message,
-    })?;
+    };
+    let decoded = round_trip(obj).map_err(refused)?;
+    if (group, kind) == ("apps", "DaemonSet") {
+        // Upstream's conversion reads this annotation into a field of the internal type.
+        crate::workloads::template_generation(obj).map_err(refused)?;
+    }
     let unknown = lost_paths(obj, &decoded);
     for p in &unknown {
         remove_path(obj, p);

@@ -199,6 +199,8 @@ fn service_account(spec: &mut Map<String, Value>) -> String {
         .unwrap_or("default")
         .to_string();
     spec.insert("serviceAccountName".to_string(), json!(sa));
+    // The alias follows, as upstream's defaulting makes it when the stored Pod is read back.
+    spec.insert("serviceAccount".to_string(), json!(sa));
     sa
 }
 
@@ -406,6 +408,7 @@ mod tests {
         let mut s = spec(json!({}));
         service_account(&mut s);
         assert_eq!(s["serviceAccountName"], json!("default"));
+        assert_eq!(s["serviceAccount"], json!("default"));
         let mut s = spec(json!({"serviceAccount": "old"}));
         service_account(&mut s);
         assert_eq!(s["serviceAccountName"], json!("old"));

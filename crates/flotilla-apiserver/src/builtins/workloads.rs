@@ -155,7 +155,7 @@ pub(super) const AUTOSCALING: &[Builtin] = &[
             "horizontalpodautoscalers",
             true,
             &["hpa"],
-            "sa",
+            "sga",
         ),
         typed: model::<autoscaling::v2::HorizontalPodAutoscaler>(),
         merge: M::ConditionsOwner,
@@ -173,7 +173,7 @@ pub(super) const AUTOSCALING: &[Builtin] = &[
             "horizontalpodautoscalers",
             true,
             &["hpa"],
-            "sa",
+            "sga",
         )
         .stored_as("v2"),
         typed: hpa_v1_model(),

@@ -87,7 +87,9 @@ pub(crate) fn job(object: &mut Value) {
     template(object, "/spec/template/spec");
 }
 
-/// CronJobs.
+/// CronJobs. Upstream's Job defaults belong to the Job type, not to its spec, so a CronJob's `jobTemplate`
+/// keeps the counts and policies its writer left out (the Job the CronJob controller creates gets them); the
+/// two template `metadata` objects Go always writes are `{}` when absent.
 pub(crate) fn cron_job(object: &mut Value) {
     with_spec(object, |s| {
         set_if_empty(s, "concurrencyPolicy", json!("Allow"));
@@ -95,7 +97,11 @@ pub(crate) fn cron_job(object: &mut Value) {
         set_if_absent(s, "successfulJobsHistoryLimit", json!(3));
         set_if_absent(s, "failedJobsHistoryLimit", json!(1));
     });
-    job_spec(object.pointer_mut("/spec/jobTemplate/spec"));
+    for pointer in ["/spec/jobTemplate", "/spec/jobTemplate/spec/template"] {
+        if let Some(t) = object.pointer_mut(pointer).and_then(Value::as_object_mut) {
+            set_if_absent(t, "metadata", json!({}));
+        }
+    }
     template(object, "/spec/jobTemplate/spec/template/spec");
 }
 
@@ -202,13 +208,84 @@ pub(crate) fn statefulset(object: &mut Value) {
         set_if_absent(s, "revisionHistoryLimit", json!(10));
         let retention = json!({"whenDeleted": "Retain", "whenScaled": "Retain"});
         set_if_absent(s, "persistentVolumeClaimRetentionPolicy", retention);
-        rolling_strategy(s, "updateStrategy", &[("partition", json!(0))]);
+        rolling_strategy(
+            s,
+            "updateStrategy",
+            &[("maxUnavailable", json!(1)), ("partition", json!(0))],
+        );
+        if let Some(claims) = s
+            .get_mut("volumeClaimTemplates")
+            .and_then(Value::as_array_mut)
+        {
+            for claim in claims.iter_mut() {
+                claim_template(claim);
+            }
+        }
     });
     template(object, "/spec/template/spec");
 }
 
-/// DaemonSets.
+/// A StatefulSet's claim template is a whole PersistentVolumeClaim to upstream: its type, its spec's defaults
+/// and its zero status are written out.
+fn claim_template(claim: &mut Value) {
+    persistent_volume_claim(claim);
+    if let Some(c) = claim.as_object_mut() {
+        set_if_empty(c, "apiVersion", json!("v1"));
+        set_if_empty(c, "kind", json!("PersistentVolumeClaim"));
+    }
+}
+
+/// PersistentVolumeClaims: the volume mode is a file system unless given, and the phase starts `Pending`.
+pub(crate) fn persistent_volume_claim(object: &mut Value) {
+    with_spec(object, |s| {
+        set_if_absent(s, "volumeMode", json!("Filesystem"))
+    });
+    pending_phase(object);
+}
+
+/// PersistentVolumes: the volume mode is a file system and the reclaim policy `Retain` unless given, and the
+/// phase starts `Pending`.
+pub(crate) fn persistent_volume(object: &mut Value) {
+    with_spec(object, |s| {
+        set_if_absent(s, "volumeMode", json!("Filesystem"));
+        set_if_empty(s, "persistentVolumeReclaimPolicy", json!("Retain"));
+        pod::host_path(s);
+    });
+    pending_phase(object);
+}
+
+fn pending_phase(object: &mut Value) {
+    if let Some(o) = object.as_object_mut()
+        && let Some(status) = o
+            .entry("status")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+    {
+        set_if_empty(status, "phase", json!("Pending"));
+    }
+}
+
+/// DaemonSets. The template generation annotation is what upstream's conversion writes from the internal
+/// field, which is 0 until the create or update strategy sets it (`crate::workloads`); it is written here so
+/// that the writer owns it in managedFields, as upstream records it.
 pub(crate) fn daemonset(object: &mut Value) {
+    if let Some(annotations) = object
+        .as_object_mut()
+        .and_then(|o| {
+            o.entry("metadata")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+        })
+        .and_then(|m| {
+            m.entry("annotations")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+        })
+    {
+        annotations
+            .entry(crate::workloads::TEMPLATE_GENERATION)
+            .or_insert_with(|| json!("0"));
+    }
     with_spec(object, |s| {
         set_if_absent(s, "revisionHistoryLimit", json!(10));
         rolling_strategy(
@@ -220,7 +297,8 @@ pub(crate) fn daemonset(object: &mut Value) {
     template(object, "/spec/template/spec");
 }
 
-/// Upstream's Job defaults: both counts 1 when neither is set, parallelism 1 when unset.
+/// Upstream's Job defaults: both counts 1 when neither is set, parallelism 1 when unset, the selector generated
+/// (`manualSelector: false`) unless asked for otherwise.
 fn job_spec(spec: Option<&mut Value>) {
     let Some(s) = spec.and_then(Value::as_object_mut) else {
         return;
@@ -244,6 +322,7 @@ fn job_spec(spec: Option<&mut Value>) {
         "TerminatingOrFailed"
     };
     set_if_empty(s, "podReplacementPolicy", json!(replacement));
+    set_if_absent(s, "manualSelector", json!(false));
 }
 
 /// A Job without labels takes its pod template's.

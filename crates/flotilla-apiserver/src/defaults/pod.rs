@@ -5,6 +5,23 @@ use serde_json::{Map, Value, json};
 
 /// Defaults of a PodSpec, wherever it is embedded.
 pub(super) fn pod_spec(spec: &mut Map<String, Value>) {
+    // The deprecated `serviceAccount` is kept equal to `serviceAccountName`, which wins when both are set.
+    let named = |k: &str, spec: &Map<String, Value>| {
+        spec.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    match named("serviceAccountName", spec).or_else(|| named("serviceAccount", spec)) {
+        Some(account) => {
+            spec.insert("serviceAccountName".to_string(), json!(account));
+            spec.insert("serviceAccount".to_string(), json!(account));
+        }
+        None => {
+            spec.remove("serviceAccountName");
+            spec.remove("serviceAccount");
+        }
+    }
     set_if_empty(spec, "dnsPolicy", json!("ClusterFirst"));
     set_if_empty(spec, "restartPolicy", json!("Always"));
     set_if_absent(spec, "securityContext", json!({}));
@@ -193,6 +210,18 @@ fn volume(v: &mut Map<String, Value>) {
             set_if_absent(s, "defaultMode", json!(420));
         }
     }
+    host_path(v);
+    // An ephemeral volume's claim template: Go always writes its metadata, and its spec is a claim's.
+    if let Some(template) = v
+        .get_mut("ephemeral")
+        .and_then(|e| e.get_mut("volumeClaimTemplate"))
+        .and_then(Value::as_object_mut)
+    {
+        set_if_absent(template, "metadata", json!({}));
+        if let Some(claim) = template.get_mut("spec").and_then(Value::as_object_mut) {
+            set_if_absent(claim, "volumeMode", json!("Filesystem"));
+        }
+    }
     let items = v
         .get_mut("downwardAPI")
         .and_then(|d| d.get_mut("items"))
@@ -203,5 +232,13 @@ fn volume(v: &mut Map<String, Value>) {
                 set_if_empty(field_ref, "apiVersion", json!("v1"));
             }
         }
+    }
+}
+
+/// A host path volume's type is the empty one (no check) unless given, in a Pod's volumes and a
+/// PersistentVolume's source alike.
+pub(super) fn host_path(source: &mut Map<String, Value>) {
+    if let Some(h) = source.get_mut("hostPath").and_then(Value::as_object_mut) {
+        set_if_absent(h, "type", json!(""));
     }
 }

@@ -162,7 +162,17 @@ fn other_workloads() {
     assert_eq!(sts["spec"]["podManagementPolicy"], "OrderedReady");
     assert_eq!(
         sts["spec"]["updateStrategy"],
-        json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "partition": 0}})
+    );
+    let claims = run(
+        "apps",
+        "StatefulSet",
+        json!({"spec": {"volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {}}]}}),
+    );
+    assert_eq!(
+        claims["spec"]["volumeClaimTemplates"][0],
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+            "spec": {"volumeMode": "Filesystem"}, "status": {"phase": "Pending"}})
     );
     assert_eq!(
         sts["spec"]["persistentVolumeClaimRetentionPolicy"],
@@ -172,6 +182,11 @@ fn other_workloads() {
     assert_eq!(
         ds["spec"]["updateStrategy"],
         json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
+    );
+    assert_eq!(
+        ds["metadata"]["annotations"],
+        json!({"deprecated.daemonset.template.generation": "0"}),
+        "the template generation is the strategy's to set"
     );
     let job = run(
         "batch",
@@ -190,6 +205,7 @@ fn other_workloads() {
     assert_eq!(job["spec"]["podReplacementPolicy"], "TerminatingOrFailed");
     assert_eq!(job["spec"]["template"]["spec"]["restartPolicy"], "Never");
     assert_eq!(job["metadata"]["labels"], json!({"app": "j"}));
+    assert_eq!(job["spec"]["manualSelector"], false);
     let parallel = run("batch", "Job", json!({"spec": {"parallelism": 3}}));
     assert!(
         parallel["spec"].get("completions").is_none(),
@@ -203,10 +219,12 @@ fn other_workloads() {
     assert_eq!(cj["spec"]["concurrencyPolicy"], "Allow");
     assert_eq!(cj["spec"]["successfulJobsHistoryLimit"], 3);
     assert_eq!(cj["spec"]["failedJobsHistoryLimit"], 1);
-    assert_eq!(cj["spec"]["jobTemplate"]["spec"]["backoffLimit"], 6);
     assert_eq!(
-        cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]["dnsPolicy"],
-        "ClusterFirst"
+        cj["spec"]["jobTemplate"],
+        json!({"metadata": {}, "spec": {"template": {"metadata": {}, "spec": {
+            "dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
+            "securityContext": {}, "terminationGracePeriodSeconds": 30}}}}),
+        "the Job defaults are the Job's, not its template's"
     );
 }
 
@@ -311,4 +329,37 @@ fn an_apiservice_service_listens_on_443_unless_told() {
     let mut local = json!({"spec": {"group": "g", "version": "v1"}});
     apiservice(&mut local);
     assert!(local["spec"].get("service").is_none());
+}
+
+#[test]
+fn claims_volumes_and_host_paths() {
+    let pvc = run(
+        "",
+        "PersistentVolumeClaim",
+        json!({"spec": {"volumeMode": "Block"}, "status": {}}),
+    );
+    assert_eq!(pvc["spec"]["volumeMode"], "Block", "a given mode is kept");
+    assert_eq!(pvc["status"]["phase"], "Pending");
+    let pv = run(
+        "",
+        "PersistentVolume",
+        json!({"spec": {"hostPath": {"path": "/x"}}}),
+    );
+    assert_eq!(
+        pv["spec"],
+        json!({"hostPath": {"path": "/x", "type": ""}, "volumeMode": "Filesystem",
+            "persistentVolumeReclaimPolicy": "Retain"})
+    );
+    let pod = run(
+        "",
+        "Pod",
+        json!({"spec": {"volumes": [
+            {"name": "h", "hostPath": {"path": "/x", "type": "Directory"}},
+            {"name": "e", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]}}),
+    );
+    assert_eq!(pod["spec"]["volumes"][0]["hostPath"]["type"], "Directory");
+    assert_eq!(
+        pod["spec"]["volumes"][1]["ephemeral"]["volumeClaimTemplate"],
+        json!({"metadata": {}, "spec": {"volumeMode": "Filesystem"}})
+    );
 }

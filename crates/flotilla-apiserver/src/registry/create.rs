@@ -128,9 +128,9 @@ pub(crate) fn admit_create(ctx: &Ctx, info: &ResourceInfo, ns: &str, name: &str)
 }
 
 /// Prepares a new object for storage, in kube-apiserver's order: type, namespace, decoding and defaulting,
-/// built-in mutating admission (which reads the store), the writer's field ownership (`writer`; fields that
-/// admission webhooks add are owned by no one), mutating admission webhooks (each result decoded and defaulted
-/// again), the server's fields and the kind's create strategy, validation.
+/// the writer's field ownership (`writer`; what admission adds next is owned by no one), built-in mutating
+/// admission (which reads the store), mutating admission webhooks (each result decoded and defaulted again),
+/// the server's fields and the kind's create strategy, validation.
 ///
 /// # Errors
 /// What each step refuses: 400 for a malformed object, 403 from admission, 422 from validation, a webhook's
@@ -146,18 +146,28 @@ pub(crate) async fn prepare_new(
 ) -> ApiResult<()> {
     check_type(info, obj)?;
     check_namespace_field(info, obj, ns)?;
+    let sent_without_labels = obj
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .is_none_or(serde_json::Map::is_empty);
     shaper.decode(info, obj, None)?;
-    crate::admission::admit_create(ctx, info, obj)?;
     if let Some(writer) = writer {
         patching::record_ownership(info, None, obj, writer, Endpoint::Main);
     }
+    crate::admission::admit_create(ctx, info, obj)?;
     if let Some(admission) = admission {
         admission
             .mutate(Operation::Create, None, obj, shaper)
             .await?;
     }
     meta::prepare_create(info, obj)?;
-    kinds::on_create(ctx, info, obj, admission.map(|a| &a.requester.user))?;
+    kinds::on_create(
+        ctx,
+        info,
+        obj,
+        admission.map(|a| &a.requester.user),
+        sent_without_labels,
+    )?;
     // After the client's status is dropped and the kind's own initial status set: the rest of the zero status
     // its Go type always serialises.
     crate::defaults::fill_status(obj, &info.kind_info());
