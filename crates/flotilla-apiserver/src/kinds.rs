@@ -51,6 +51,8 @@ pub(crate) fn on_create(
         crate::workloads::daemonset_created(obj);
     } else if is(info, "", "persistentvolumes") {
         crate::workloads::persistent_volume_created(obj);
+    } else if is(info, "batch", "cronjobs") {
+        crate::workloads::cron_job_template_metadata(obj);
     }
     Ok(())
 }
@@ -91,6 +93,8 @@ pub(crate) fn on_update(
         crate::workloads::daemonset_updated(old, new, ep == Endpoint::Main);
     } else if is(info, "", "persistentvolumes") && ep == Endpoint::Status {
         crate::workloads::persistent_volume_status_updated(old, new);
+    } else if is(info, "batch", "cronjobs") {
+        crate::workloads::cron_job_template_metadata(new);
     }
     Ok(())
 }
@@ -138,6 +142,12 @@ pub(crate) fn pending_finalization(info: &ResourceInfo, obj: &Value) -> bool {
 /// Whether an object marked for deletion with no metadata finalizers may be removed now.
 pub(crate) fn may_remove(info: &ResourceInfo, obj: &Value) -> bool {
     !pending_finalization(info, obj)
+}
+
+/// Whether the kind's own storage marks an object for deletion with its deletion timestamp alone (no grace
+/// period, no generation bump), as kube-apiserver's Namespace and CRD storage do.
+pub(crate) fn marks_deletion_plainly(info: &ResourceInfo) -> bool {
+    is(info, "", "namespaces") || is(info, "apiextensions.k8s.io", "customresourcedefinitions")
 }
 
 /// Kind-specific changes when deletion starts.

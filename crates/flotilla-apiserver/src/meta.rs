@@ -179,19 +179,19 @@ pub(crate) fn merge_update(
             ),
         ));
     }
-    if endpoint == Endpoint::Status
-        && let Some(keep_labels) = status_takes_metadata(info)
-    {
-        // These kinds' status strategies reset only the spec (a Deployment's also its labels): the request's
-        // metadata is kept as on the main endpoint, and its status.
+    if let Some(kept) = subresource_keeps_metadata(info, endpoint) {
+        // These kinds' status (and approval) strategies reset the spec and only the metadata fields `kept`
+        // names: the request's other metadata is taken as on the main endpoint, and its status.
         let mut candidate = old.clone();
         if let Some(m) = candidate.as_object_mut() {
             let mut metadata = new.get("metadata").cloned().unwrap_or_else(|| json!({}));
-            if keep_labels && let Some(meta) = metadata.as_object_mut() {
-                match old.pointer("/metadata/labels") {
-                    Some(labels) => meta.insert("labels".into(), labels.clone()),
-                    None => meta.remove("labels"),
-                };
+            if let Some(meta) = metadata.as_object_mut() {
+                for field in kept {
+                    match old.get("metadata").and_then(|m| m.get(*field)) {
+                        Some(value) => meta.insert((*field).into(), value.clone()),
+                        None => meta.remove(*field),
+                    };
+                }
             }
             m.insert("metadata".into(), metadata);
         }
@@ -277,20 +277,43 @@ pub(crate) fn merge_update(
     Ok(new)
 }
 
-/// For the built-in kinds whose status endpoint also writes metadata (their status strategies reset only the
-/// spec, as kube-apiserver v1.37's do; the differential corpus' `status-metadata` case checks each against it):
-/// `Some(true)` when the stored labels are kept all the same (Deployments). `None` for the rest, custom
-/// resources among them, whose status endpoint keeps all the stored metadata.
-fn status_takes_metadata(info: &ResourceInfo) -> Option<bool> {
+/// For the built-in kinds whose status endpoint (a CertificateSigningRequest's approval endpoint too) also
+/// writes metadata, as kube-apiserver v1.37's strategies do, the metadata fields it keeps from the stored object
+/// all the same: a Deployment's labels, a Pod's owner references (old kubelets corrupted them), nothing for the
+/// rest (the differential corpus' `status-metadata` case checks each against kube-apiserver). `None` for the
+/// kinds whose subresource keeps all the stored metadata: custom resources, APIServices and the main endpoint.
+fn subresource_keeps_metadata(
+    info: &ResourceInfo,
+    endpoint: Endpoint,
+) -> Option<&'static [&'static str]> {
     if info.kind_info().is_custom() {
         return None;
     }
-    match (info.group.as_str(), info.kind.as_str()) {
-        ("apps", "Deployment") => Some(true),
-        ("apps", "ReplicaSet" | "StatefulSet" | "DaemonSet")
-        | ("batch", "Job")
-        | ("", "Service" | "PersistentVolumeClaim")
-        | ("autoscaling", "HorizontalPodAutoscaler") => Some(false),
+    match (endpoint, info.group.as_str(), info.kind.as_str()) {
+        (Endpoint::Status, "apps", "Deployment") => Some(&["labels"]),
+        (Endpoint::Status, "", "Pod") => Some(&["ownerReferences"]),
+        (Endpoint::Status, "apps", "ReplicaSet" | "StatefulSet" | "DaemonSet")
+        | (Endpoint::Status, "batch", "Job" | "CronJob")
+        | (
+            Endpoint::Status,
+            "",
+            "Service"
+            | "PersistentVolumeClaim"
+            | "PersistentVolume"
+            | "ReplicationController"
+            | "ResourceQuota"
+            | "Namespace"
+            | "Node",
+        )
+        | (Endpoint::Status, "autoscaling", "HorizontalPodAutoscaler")
+        | (Endpoint::Status, "policy", "PodDisruptionBudget")
+        | (Endpoint::Status, "networking.k8s.io", "Ingress")
+        | (
+            Endpoint::Status | Endpoint::Approval,
+            "certificates.k8s.io",
+            "CertificateSigningRequest",
+        )
+        | (Endpoint::Status, "apiextensions.k8s.io", "CustomResourceDefinition") => Some(&[]),
         _ => None,
     }
 }
@@ -351,10 +374,34 @@ mod tests {
         assert_eq!(replicaset["metadata"]["labels"]["l"], "new");
         assert_eq!(replicaset["metadata"]["annotations"]["a"], "new");
         assert_eq!(replicaset["spec"]["replicas"], 1);
-        // A kind without a listed strategy keeps all the stored metadata.
         let namespace = status_write("", "namespaces");
-        assert_eq!(namespace["metadata"]["labels"]["l"], "old");
-        assert_eq!(namespace["metadata"]["annotations"]["a"], "old");
+        assert_eq!(namespace["metadata"]["labels"]["l"], "new");
+        // A Pod's owner references stay (old kubelets corrupted them).
+        let owned = |mut v: Value, owner: &str| {
+            v["metadata"]["ownerReferences"] = json!([{"name": owner}]);
+            v
+        };
+        let pods = c.get("", "v1", "pods").expect("served");
+        let pod = merge_update(
+            &pods,
+            &owned(old.clone(), "keep"),
+            owned(new.clone(), "lose"),
+            Endpoint::Status,
+        )
+        .expect("update");
+        assert_eq!(
+            pod["metadata"]["ownerReferences"],
+            json!([{"name": "keep"}])
+        );
+        assert_eq!(pod["metadata"]["annotations"]["a"], "new");
+        // A kind without a listed strategy keeps all the stored metadata.
+        let apiservices = c
+            .get("apiregistration.k8s.io", "v1", "apiservices")
+            .expect("served");
+        let apiservice =
+            merge_update(&apiservices, &old, new.clone(), Endpoint::Status).expect("update");
+        assert_eq!(apiservice["metadata"]["labels"]["l"], "old");
+        assert_eq!(apiservice["metadata"]["annotations"]["a"], "old");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the create and update strategies of some built-in kinds write beyond defaulting, as kube-apiserver
 //! v1.37's do (`pkg/registry/batch/job`, `apps/daemonset` and `core/persistentvolume`): a Job's generated
-//! selector and pod labels, a DaemonSet's template generation, a PersistentVolume's phase transition time.
+//! selector and pod labels, a DaemonSet's template generation, a PersistentVolume's phase transition time, a
+//! CronJob's template metadata.
 
 use serde_json::{Map, Value, json};
 
@@ -47,6 +48,28 @@ pub(crate) fn generate_job_selector(job: &mut Value, sent_without_labels: bool) 
     if sent_without_labels && let Some(job_labels) = child(job, &["metadata", "labels"]) {
         *job_labels = labels;
     }
+}
+
+/// A CronJob as stored: Go always writes the metadata of its job template and of that template's pod template,
+/// `{}` when empty. They are added after the writer's ownership is recorded, as upstream owns no empty struct
+/// the writer left out.
+pub(crate) fn cron_job_template_metadata(cron_job: &mut Value) {
+    for template in [
+        &["spec", "jobTemplate"][..],
+        &["spec", "jobTemplate", "spec", "template"],
+    ] {
+        if object_exists(cron_job, template)
+            && let Some(template) = child(cron_job, template)
+        {
+            template.entry("metadata").or_insert_with(|| json!({}));
+        }
+    }
+}
+
+fn object_exists(value: &Value, path: &[&str]) -> bool {
+    path.iter()
+        .try_fold(value, |at, key| at.get(*key))
+        .is_some_and(Value::is_object)
 }
 
 /// The template generation a DaemonSet's writer gave, as upstream's conversion reads it: absent is `None`,
@@ -229,6 +252,23 @@ mod tests {
                 r#"strconv.ParseInt: parsing "99999999999999999999": value out of range"#
                     .to_string()
             )
+        );
+    }
+
+    #[test]
+    fn a_cron_jobs_templates_have_metadata_once_they_exist() {
+        let mut cj = json!({"spec": {"jobTemplate": {"spec": {"template": {"spec": {}}}}}});
+        cron_job_template_metadata(&mut cj);
+        assert_eq!(
+            cj,
+            json!({"spec": {"jobTemplate": {"metadata": {}, "spec": {"template": {"metadata": {}, "spec": {}}}}}})
+        );
+        let mut bare = json!({"spec": {"schedule": "* * * * *"}});
+        cron_job_template_metadata(&mut bare);
+        assert_eq!(
+            bare,
+            json!({"spec": {"schedule": "* * * * *"}}),
+            "nothing is invented"
         );
     }
 

@@ -187,7 +187,7 @@ pub(super) const CORE: &[Builtin] = &[
         merge: M::Workload,
         protobuf: message::<pb::ReplicationController>(),
         printer: Printer::Default,
-        defaults: Defaults::Fill(defaults::replica_set),
+        defaults: Defaults::Fill(defaults::replication_controller),
         zero_status: ZeroStatus::Of(status::replicas, status::WORKLOAD_CONDITION_TIMES),
         names: NameRule::Dns1123Subdomain,
     },

@@ -74,10 +74,36 @@ pub(crate) fn service(object: &mut Value, allocations: &mut Allocations) {
     service::service(object, allocations);
 }
 
-/// ReplicaSets and ReplicationControllers.
+/// ReplicaSets.
 pub(crate) fn replica_set(object: &mut Value) {
     with_spec(object, |s| set_if_absent(s, "replicas", json!(1)));
     template(object, "/spec/template/spec");
+}
+
+/// ReplicationControllers: as ReplicaSets, and a template with labels gives them to an empty selector and to
+/// a controller without labels.
+pub(crate) fn replication_controller(object: &mut Value) {
+    replica_set(object);
+    let Some(labels) = object.pointer("/spec/template/metadata/labels").cloned() else {
+        return;
+    };
+    if !labels.is_object() {
+        return;
+    }
+    let empty = |v: Option<&Value>| v.and_then(Value::as_object).is_none_or(Map::is_empty);
+    if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
+        && empty(spec.get("selector"))
+    {
+        spec.insert("selector".into(), labels.clone());
+    }
+    if let Some(meta) = object.as_object_mut().and_then(|o| {
+        o.entry("metadata")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+    }) && empty(meta.get("labels"))
+    {
+        meta.insert("labels".into(), labels);
+    }
 }
 
 /// Jobs.
@@ -88,8 +114,7 @@ pub(crate) fn job(object: &mut Value) {
 }
 
 /// CronJobs. Upstream's Job defaults belong to the Job type, not to its spec, so a CronJob's `jobTemplate`
-/// keeps the counts and policies its writer left out (the Job the CronJob controller creates gets them); the
-/// two template `metadata` objects Go always writes are `{}` when absent.
+/// keeps the counts and policies its writer left out (the Job the CronJob controller creates gets them).
 pub(crate) fn cron_job(object: &mut Value) {
     with_spec(object, |s| {
         set_if_empty(s, "concurrencyPolicy", json!("Allow"));
@@ -97,11 +122,6 @@ pub(crate) fn cron_job(object: &mut Value) {
         set_if_absent(s, "successfulJobsHistoryLimit", json!(3));
         set_if_absent(s, "failedJobsHistoryLimit", json!(1));
     });
-    for pointer in ["/spec/jobTemplate", "/spec/jobTemplate/spec/template"] {
-        if let Some(t) = object.pointer_mut(pointer).and_then(Value::as_object_mut) {
-            set_if_absent(t, "metadata", json!({}));
-        }
-    }
     template(object, "/spec/jobTemplate/spec/template/spec");
 }
 

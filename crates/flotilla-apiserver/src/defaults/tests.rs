@@ -221,7 +221,7 @@ fn other_workloads() {
     assert_eq!(cj["spec"]["failedJobsHistoryLimit"], 1);
     assert_eq!(
         cj["spec"]["jobTemplate"],
-        json!({"metadata": {}, "spec": {"template": {"metadata": {}, "spec": {
+        json!({"spec": {"template": {"spec": {
             "dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
             "securityContext": {}, "terminationGracePeriodSeconds": 30}}}}),
         "the Job defaults are the Job's, not its template's"
@@ -329,6 +329,26 @@ fn an_apiservice_service_listens_on_443_unless_told() {
     let mut local = json!({"spec": {"group": "g", "version": "v1"}});
     apiservice(&mut local);
     assert!(local["spec"].get("service").is_none());
+}
+
+#[test]
+fn replication_controllers_take_selector_and_labels_from_their_template() {
+    let rc = run(
+        "",
+        "ReplicationController",
+        json!({"spec": {"template": {"metadata": {"labels": {"app": "rc"}}, "spec": {}}}}),
+    );
+    assert_eq!(rc["spec"]["selector"], json!({"app": "rc"}));
+    assert_eq!(rc["metadata"]["labels"], json!({"app": "rc"}));
+    assert_eq!(rc["spec"]["replicas"], 1);
+    let own = run(
+        "",
+        "ReplicationController",
+        json!({"metadata": {"labels": {"mine": "1"}}, "spec": {"selector": {"app": "x"},
+            "template": {"metadata": {"labels": {"app": "x", "tier": "t"}}, "spec": {}}}}),
+    );
+    assert_eq!(own["spec"]["selector"], json!({"app": "x"}));
+    assert_eq!(own["metadata"]["labels"], json!({"mine": "1"}));
 }
 
 #[test]

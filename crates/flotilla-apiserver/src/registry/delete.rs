@@ -110,16 +110,22 @@ fn decide(info: &ResourceInfo, name: &str, cur: &Value, opts: &DeleteOpts) -> Ap
         return Ok(Outcome::Unchanged);
     }
     let m = meta::meta_mut(&mut obj)?;
-    m.insert("finalizers".into(), json!(fins));
+    if fins.is_empty() {
+        m.remove("finalizers");
+    } else {
+        m.insert("finalizers".into(), json!(fins));
+    }
     if !already {
         m.insert("deletionTimestamp".into(), json!(meta::now()));
-        m.insert("deletionGracePeriodSeconds".into(), json!(0));
-        if let Some(g) = m
-            .get("generation")
-            .and_then(Value::as_i64)
-            .filter(|g| *g > 0)
-        {
-            m.insert("generation".into(), json!(g + 1));
+        if !kinds::marks_deletion_plainly(info) {
+            m.insert("deletionGracePeriodSeconds".into(), json!(0));
+            if let Some(g) = m
+                .get("generation")
+                .and_then(Value::as_i64)
+                .filter(|g| *g > 0)
+            {
+                m.insert("generation".into(), json!(g + 1));
+            }
         }
         kinds::on_mark_deleted(info, &mut obj);
     }
