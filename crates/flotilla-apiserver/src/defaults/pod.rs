@@ -152,6 +152,8 @@ fn pull_policy(image: &str) -> &'static str {
 }
 
 fn container(c: &mut Map<String, Value>) {
+    // Not a default upstream but its serialisation: the requirements struct is always written, `{}` when empty.
+    set_if_absent(c, "resources", json!({}));
     set_if_empty(c, "terminationMessagePath", json!("/dev/termination-log"));
     set_if_empty(c, "terminationMessagePolicy", json!("File"));
     let image = c

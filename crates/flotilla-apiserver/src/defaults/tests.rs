@@ -54,6 +54,11 @@ fn deployments_get_upstream_defaults() {
     assert_eq!(web["terminationMessagePath"], "/dev/termination-log");
     assert_eq!(web["terminationMessagePolicy"], "File");
     assert_eq!(
+        web["resources"],
+        json!({}),
+        "Go always writes the requirements"
+    );
+    assert_eq!(
         web["ports"],
         json!([{"containerPort": 80, "protocol": "TCP"}])
     );
