@@ -5,7 +5,8 @@
 #
 #   hack/kube.sh build                       build the binaries once (cached), print their directory
 #   hack/kube.sh up NAME DIR [ROLE]          start cluster NAME with its state in DIR/NAME; ROLE is member
-#                                            (default) or control-plane; prints the kubeconfig's path
+#                                            (default) or control-plane; prints the kubeconfig's path once
+#                                            its API server is ready and its controller manager issues tokens
 #   hack/kube.sh down DIR/NAME               stop it (its state stays; `up` again starts it afresh)
 #   hack/kube.sh running DIR/NAME            exit 0 when it runs and its API server is ready
 #
@@ -179,6 +180,35 @@ nodes() {
 }
 node_resources='{"cpu":"32","memory":"256Gi","pods":"110","ephemeral-storage":"100Gi"}'
 
+# Waits until the cluster's kube-controller-manager issues ServiceAccount tokens, by asking it for one: a probe
+# ServiceAccount's token Secret in kube-system, removed again once filled. Registering a cluster with Flotilla
+# waits only 30 s for such a token (as Karmada does), so a controller manager that died or lags is reported here,
+# with its log, instead of there.
+wait_tokens() {
+  local api="https://127.0.0.1:$(cat "$dir/port")/api/v1/namespaces/kube-system" probe=flotilla-kube-probe
+  local deadline=$((SECONDS + ${FLOTILLA_KUBE_TIMEOUT:-180}))
+  local c=(curl -fsS --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key"
+    -H 'Content-Type: application/json')
+  "${c[@]}" -d "{\"metadata\":{\"name\":\"$probe\"}}" "$api/serviceaccounts" >>"$dir/logs/probe.log" 2>&1 \
+    || { cat "$dir/logs/probe.log" >&2; fail "creating ServiceAccount kube-system/$probe in $name failed"; }
+  "${c[@]}" -d "{\"metadata\":{\"name\":\"$probe\",\"annotations\":{\"kubernetes.io/service-account.name\":\"$probe\"}},\"type\":\"kubernetes.io/service-account-token\"}" \
+    "$api/secrets" >>"$dir/logs/probe.log" 2>&1 \
+    || { cat "$dir/logs/probe.log" >&2; fail "creating Secret kube-system/$probe in $name failed"; }
+  until "${c[@]}" "$api/secrets/$probe" 2>/dev/null | grep -q '"token"'; do
+    kill -0 "$(cat "$dir/pids/kube-controller-manager")" 2>/dev/null || {
+      tail -n 30 "$dir/logs/kube-controller-manager.log" >&2
+      fail "kube-controller-manager of $name exited (log: $dir/logs/kube-controller-manager.log)"
+    }
+    [ "$SECONDS" -lt "$deadline" ] || {
+      tail -n 30 "$dir/logs/kube-controller-manager.log" >&2
+      fail "kube-controller-manager of $name issued no ServiceAccount token in time (log: $dir/logs/kube-controller-manager.log)"
+    }
+    sleep 0.5
+  done
+  # The token controller removes the Secret with its ServiceAccount.
+  "${c[@]}" -X DELETE "$api/serviceaccounts/$probe" >>"$dir/logs/probe.log" 2>&1 || true
+}
+
 up() {
   [ $# -ge 2 ] || fail "usage: hack/kube.sh up NAME DIR [member|control-plane]"
   name=$1
@@ -244,6 +274,7 @@ up() {
       --config "$cache/stages/pod-fast.yaml"
     nodes
   fi
+  wait_tokens
   say "cluster $name ($role) is up on https://127.0.0.1:$api_port (state and logs in $dir)"
   echo "$dir/kubeconfig"
 }
