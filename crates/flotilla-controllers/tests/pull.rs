@@ -182,18 +182,27 @@ async fn agent_propagates_to_a_pull_member_and_its_lapsed_lease_makes_ready_unkn
             .then_some(())
     })
     .await;
-    let held = clusters.get("pull1").await.unwrap();
-    let others: Vec<&String> = held
-        .finalizers()
-        .iter()
-        .filter(|f| *f != "flotilla.test/hold")
-        .collect();
-    let release =
-        json!({"metadata": {"finalizers": others, "resourceVersion": held.resource_version()}});
-    clusters
-        .patch("pull1", &PatchParams::default(), &Patch::Merge(&release))
-        .await
-        .unwrap();
+    // The controllers still write the Cluster (its status, its conditions), so a release based on a stale read
+    // conflicts: read again and retry then.
+    eventually("the test's hold on Cluster pull1 released", || async {
+        let held = clusters.get("pull1").await.unwrap();
+        let others: Vec<&String> = held
+            .finalizers()
+            .iter()
+            .filter(|f| *f != "flotilla.test/hold")
+            .collect();
+        let release =
+            json!({"metadata": {"finalizers": others, "resourceVersion": held.resource_version()}});
+        match clusters
+            .patch("pull1", &PatchParams::default(), &Patch::Merge(&release))
+            .await
+        {
+            Ok(_) => Some(()),
+            Err(kube::Error::Api(status)) if status.code == 409 => None,
+            Err(e) => panic!("releasing the hold on Cluster pull1: {e}"),
+        }
+    })
+    .await;
     eventually("Cluster pull1 gone", || async {
         clusters
             .get_opt("pull1")
