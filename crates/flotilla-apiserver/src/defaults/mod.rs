@@ -94,22 +94,15 @@ pub(crate) fn replication_controller(object: &mut Value) {
     if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
         && empty(spec.get("selector"))
     {
-        spec.insert("selector".into(), labels.clone());
+        spec.insert("selector".into(), labels);
     }
-    if let Some(meta) = object.as_object_mut().and_then(|o| {
-        o.entry("metadata")
-            .or_insert_with(|| json!({}))
-            .as_object_mut()
-    }) && empty(meta.get("labels"))
-    {
-        meta.insert("labels".into(), labels);
-    }
+    labels_from_template(object);
 }
 
 /// Jobs.
 pub(crate) fn job(object: &mut Value) {
     job_spec(object.get_mut("spec"));
-    job_labels(object);
+    labels_from_template(object);
     template(object, "/spec/template/spec");
 }
 
@@ -345,8 +338,9 @@ fn job_spec(spec: Option<&mut Value>) {
     set_if_absent(s, "manualSelector", json!(false));
 }
 
-/// A Job without labels takes its pod template's.
-fn job_labels(object: &mut Value) {
+/// A Job or ReplicationController without labels takes its pod template's (upstream's two defaulters share the
+/// rule).
+fn labels_from_template(object: &mut Value) {
     let template_labels = object
         .pointer("/spec/template/metadata/labels")
         .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
