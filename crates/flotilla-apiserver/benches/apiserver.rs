@@ -19,8 +19,8 @@ use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
 use kube::{Client, Config};
 use serde_json::json;
 
-use flotilla_apiserver::store::Store;
 use flotilla_apiserver::{Server, ServerConfig};
+use flotilla_store::Store;
 
 /// Resident memory of a process (`self` or a pid), MiB.
 fn rss_mib(pid: &str) -> f64 {

@@ -1,4 +1,4 @@
-//! The kubeconfig written for a running server (spec §2.4): CA data, admin token, one context.
+//! The kubeconfig written for a running server: CA data, admin token, one context.
 
 use std::path::Path;
 

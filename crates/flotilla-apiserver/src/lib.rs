@@ -1,7 +1,15 @@
-//! The embedded Kubernetes-compatible API server (apiserver spec) and its durable store.
+//! The embedded Kubernetes-compatible API server: HTTPS, authentication and impersonation, routing, the request
+//! handlers, discovery and OpenAPI, watches, and kube-aggregator, over the registry (`flotilla_registry`: the
+//! kinds, the write path, the internal controllers) and the store (`flotilla_store`).
 //!
 //! Invariants: every acknowledged write is on disk before the response; resourceVersion is one decimal counter
 //! that never goes backwards, across restarts too. This crate knows nothing of Karmada: it serves any CRD.
+//!
+//! Layers, each module using only those before it: what requests and answers look like ([`tls`], [`route`],
+//! [`negotiate`], [`wire`], [`protobuf`], [`metrics`]); who sends them ([`authn`]); the aggregator, which
+//! takes over aggregated group-versions ([`aggregator`]); what one server shares ([`context`]); what the
+//! server serves ([`openapi`], [`discovery`], [`handlers`]); kube-apiserver's own controller
+//! ([`authentication_trust`]); and [`server`], which listens, authenticates and dispatches.
 //!
 //! # Embedding
 //!
@@ -19,40 +27,27 @@
 //! # Ok(()) }
 //! ```
 
-pub mod admission;
-pub(crate) mod aggregator;
-pub(crate) mod auth;
-mod builtins;
-pub mod catalog;
-pub(crate) mod certificates;
-pub mod context;
-pub(crate) mod controllers;
-pub(crate) mod crd;
-pub(crate) mod defaults;
-pub(crate) mod discovery;
-pub(crate) mod event_views;
-pub mod fields;
-pub(crate) mod handlers;
-pub(crate) mod hpa;
-pub mod kind_info;
-pub(crate) mod kinds;
-pub mod kubeconfig;
-pub(crate) mod meta;
 pub mod metrics;
-pub(crate) mod openapi;
-pub mod patch;
+pub mod negotiate;
 pub mod protobuf;
-pub(crate) mod registry;
-pub(crate) mod schema;
-pub mod selector;
+pub mod route;
+pub mod tls;
+pub mod wire;
+
+pub(crate) mod authn;
+
+pub(crate) mod aggregator;
+
+pub mod context;
+
+pub(crate) mod discovery;
+pub(crate) mod handlers;
+pub(crate) mod openapi;
+
+pub(crate) mod authentication_trust;
+
 pub mod server;
-pub(crate) mod status;
-pub mod store;
-pub mod table;
-pub(crate) mod typed;
-pub(crate) mod validate;
-pub(crate) mod validation;
-pub(crate) mod watch;
-pub(crate) mod workloads;
+
+pub mod kubeconfig;
 
 pub use server::{Error, RunningServer, Server, ServerConfig};

@@ -11,7 +11,7 @@
 
 use prometheus::{Encoder, IntCounterVec, Opts, Registry, TextEncoder};
 
-use crate::server::route::{Query, ResourcePath};
+use crate::route::{Query, ResourcePath};
 
 /// The label names of `apiserver_request_total`, in kube-apiserver's order.
 const LABELS: [&str; 9] = [
@@ -184,7 +184,7 @@ fn verb(request: &RequestLabels<'_>, scope: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::route::{Route, parse};
+    use crate::route::{Route, parse};
 
     fn count(
         metrics: &RequestMetrics,

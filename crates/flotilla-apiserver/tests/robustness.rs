@@ -2,11 +2,11 @@
 //! or is refused with an error. Inputs come from a seeded generator, so a failure reproduces exactly.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use flotilla_apiserver::fields::FieldSelector;
-use flotilla_apiserver::kind_info::KindInfo;
-use flotilla_apiserver::patch::{self, PatchType};
-use flotilla_apiserver::selector::Selector;
-use flotilla_apiserver::table::jsonpath::JsonPath;
+use flotilla_registry::fields::FieldSelector;
+use flotilla_registry::kind_info::KindInfo;
+use flotilla_registry::patch::{self, PatchType};
+use flotilla_registry::selector::Selector;
+use flotilla_registry::table::jsonpath::JsonPath;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Map, Value, json};

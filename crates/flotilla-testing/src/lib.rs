@@ -6,6 +6,7 @@
 pub mod kubectl;
 pub mod process;
 pub mod suites;
+pub mod tls;
 
 use std::future::Future;
 use std::path::Path;

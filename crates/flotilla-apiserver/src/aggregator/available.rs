@@ -22,11 +22,10 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use super::apiservice::{ApiService, condition};
 use super::queue::{Policy, drive};
 use super::transport::{Transport, describe};
-use super::{apiservices, resolve};
-use crate::auth::UserInfo;
-use crate::auth::user::MASTERS;
-use crate::context::Ctx;
-use crate::registry::{self, Outcome};
+use super::{Aggregator, apiservices, resolve};
+use flotilla_registry::auth::UserInfo;
+use flotilla_registry::auth::user::MASTERS;
+use flotilla_registry::write::{self, Outcome};
 
 /// How often every APIService is checked again (the informer resync of kube-aggregator's controller).
 const RESYNC: Duration = Duration::from_secs(30);
@@ -64,7 +63,7 @@ type Undecided = String;
 ///
 /// # Errors
 /// When the APIService's client cannot be built.
-pub(crate) async fn check(ctx: &Ctx, spec: &ApiService) -> Result<Availability, Undecided> {
+pub(crate) async fn check(agg: &Aggregator, spec: &ApiService) -> Result<Availability, Undecided> {
     let Some(svc) = &spec.service else {
         return Ok(Availability::new(
             "True",
@@ -72,7 +71,8 @@ pub(crate) async fn check(ctx: &Ctx, spec: &ApiService) -> Result<Availability, 
             "Local APIServices are always available".into(),
         ));
     };
-    let Some(service) = ctx
+    let Some(service) = agg
+        .registry
         .store
         .get(&resolve::services(), &svc.namespace, &svc.name)
     else {
@@ -93,7 +93,7 @@ pub(crate) async fn check(ctx: &Ctx, spec: &ApiService) -> Result<Availability, 
                 ),
             ));
         };
-        if !resolve::has_endpoint_groups(&ctx.store, svc) {
+        if !resolve::has_endpoint_groups(&agg.registry.store, svc) {
             return Ok(Availability::new(
                 "False",
                 "EndpointsNotFound",
@@ -103,7 +103,7 @@ pub(crate) async fn check(ctx: &Ctx, spec: &ApiService) -> Result<Availability, 
                 ),
             ));
         }
-        if !resolve::has_available_endpoint(&ctx.store, svc, &port_name) {
+        if !resolve::has_available_endpoint(&agg.registry.store, svc, &port_name) {
             return Ok(Availability::new(
                 "False",
                 "MissingEndpoints",
@@ -114,10 +114,9 @@ pub(crate) async fn check(ctx: &Ctx, spec: &ApiService) -> Result<Availability, 
             ));
         }
     }
-    let transport =
-        Transport::build(spec, ctx.aggregator.front_proxy()).map_err(|e| e.to_string())?;
+    let transport = Transport::build(spec, agg.front_proxy()).map_err(|e| e.to_string())?;
     let mut attempts: futures::stream::FuturesUnordered<_> = (0..ATTEMPTS)
-        .map(|_| probe(ctx, spec, &transport))
+        .map(|_| probe(agg, spec, &transport))
         .collect();
     let mut last = String::new();
     while let Some(result) = futures::StreamExt::next(&mut attempts).await {
@@ -136,11 +135,11 @@ pub(crate) async fn check(ctx: &Ctx, spec: &ApiService) -> Result<Availability, 
 }
 
 /// One discovery request to a resolved endpoint of the service, as kube-aggregator's check sends it.
-async fn probe(ctx: &Ctx, spec: &ApiService, transport: &Transport) -> Result<(), String> {
+async fn probe(agg: &Aggregator, spec: &ApiService, transport: &Transport) -> Result<(), String> {
     let Some(svc) = &spec.service else {
         return Ok(());
     };
-    let host = resolve::resolve(&ctx.store, svc).map_err(|e| e.to_string())?;
+    let host = resolve::resolve(&agg.registry.store, svc).map_err(|e| e.to_string())?;
     let path = if spec.name == "v1." {
         format!("/api/{}", spec.version)
     } else {
@@ -213,37 +212,44 @@ pub(crate) fn with_condition(obj: &Value, a: &Availability, now: &str) -> Value 
 }
 
 /// Checks one APIService and records the outcome; `Err` asks for a retry with backoff.
-async fn sync(ctx: &Ctx, name: &str) -> Result<(), ()> {
-    let Some(obj) = ctx.store.get(&apiservices(), "", name) else {
+async fn sync(agg: &Aggregator, name: &str) -> Result<(), ()> {
+    let Some(obj) = agg.registry.store.get(&apiservices(), "", name) else {
         return Ok(());
     };
     let Some(spec) = ApiService::parse(&obj) else {
         return Ok(());
     };
-    let availability = match check(ctx, &spec).await {
+    let availability = match check(agg, &spec).await {
         Ok(a) => a,
         Err(e) => {
             tracing::warn!(apiservice = name, error = %e, "cannot check the APIService");
             return Err(());
         }
     };
-    let now = crate::meta::now();
-    let written = registry::guaranteed_update(&ctx.store, &apiservices(), "", name, false, |cur| {
-        let Some(cur) = cur.filter(|c| !crate::meta::is_deleting(c)) else {
-            return Ok(Outcome::Unchanged);
-        };
-        // A changed spec is checked again by the event it caused.
-        if ApiService::parse(cur).as_ref() != Some(&spec) {
-            return Ok(Outcome::Unchanged);
-        }
-        let status = with_condition(cur, &availability, &now);
-        if cur.get("status") == Some(&status) {
-            return Ok(Outcome::Unchanged);
-        }
-        let mut next = cur.as_ref().clone();
-        next["status"] = status;
-        Ok(Outcome::Put(next))
-    })
+    let now = flotilla_registry::meta::now();
+    let written = write::guaranteed_update(
+        &agg.registry.store,
+        &apiservices(),
+        "",
+        name,
+        false,
+        |cur| {
+            let Some(cur) = cur.filter(|c| !flotilla_registry::meta::is_deleting(c)) else {
+                return Ok(Outcome::Unchanged);
+            };
+            // A changed spec is checked again by the event it caused.
+            if ApiService::parse(cur).as_ref() != Some(&spec) {
+                return Ok(Outcome::Unchanged);
+            }
+            let status = with_condition(cur, &availability, &now);
+            if cur.get("status") == Some(&status) {
+                return Ok(Outcome::Unchanged);
+            }
+            let mut next = cur.as_ref().clone();
+            next["status"] = status;
+            Ok(Outcome::Put(next))
+        },
+    )
     .await;
     if let Err(e) = written {
         tracing::warn!(apiservice = name, error = %e, "failed to update the APIService status");
@@ -265,18 +271,18 @@ async fn sync(ctx: &Ctx, name: &str) -> Result<(), ()> {
 
 /// Keeps every APIService's condition: checks those named on `changes` at once, all of them every 30 s, and
 /// failed ones again with backoff.
-pub(crate) async fn run(ctx: Arc<Ctx>, changes: UnboundedReceiver<String>) {
+pub(crate) async fn run(agg: Arc<Aggregator>, changes: UnboundedReceiver<String>) {
     let policy = Policy {
         first_retry: FIRST_RETRY,
         max_retry: MAX_RETRY,
         resync: Some(RESYNC),
     };
     drive(
-        ctx,
+        agg,
         changes,
         policy,
         |_, _| {},
-        |ctx, name| async move { sync(&ctx, &name).await.map(|()| None) },
+        |agg, name| async move { sync(&agg, &name).await.map(|()| None) },
     )
     .await;
 }

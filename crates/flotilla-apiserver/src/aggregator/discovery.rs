@@ -10,6 +10,7 @@
 //! 500 ms doubling to a minute. The backend's `/openapi/v3` index (as `system:aggregator`) gives the entry for
 //! the group-version, which `/openapi/v3` lists and whose documents are proxied.
 
+use super::Aggregator;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,9 +26,8 @@ use super::Registered;
 use super::apiservice::ServiceRef;
 use super::proxy::{Failure, send};
 use super::queue::{Policy, drive};
-use crate::auth::UserInfo;
-use crate::auth::user::MASTERS;
-use crate::context::Ctx;
+use flotilla_registry::auth::UserInfo;
+use flotilla_registry::auth::user::MASTERS;
 
 /// The Accept header of a discovery fetch (client-go's `AcceptV2`).
 const ACCEPT_V2: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
@@ -98,7 +98,7 @@ fn aggregator_user() -> UserInfo {
 }
 
 async fn get(
-    ctx: &Ctx,
+    agg: &Aggregator,
     target: &Registered,
     path: &str,
     accept: Option<&str>,
@@ -115,7 +115,7 @@ async fn get(
         req.headers_mut().insert(header::IF_NONE_MATCH, tag);
     }
     let fetch = async {
-        let response = send(ctx, target, req, user, None)
+        let response = send(agg, target, req, user, None)
             .await
             .map_err(|f: Failure| f.message().to_string())?;
         let (parts, body) = response.into_parts();
@@ -192,13 +192,13 @@ pub(crate) fn convert_legacy(list: &Value) -> Vec<Value> {
 
 /// Fetches what `target`'s backend serves for its group-version: `Ok` with the version entry (without
 /// freshness; `None` when the backend does not list the group-version), or why it failed.
-async fn fetch(ctx: &Ctx, target: &Registered) -> Result<Option<Value>, String> {
+async fn fetch(agg: &Aggregator, target: &Registered) -> Result<Option<Value>, String> {
     let Some(service) = target.spec.service.clone() else {
         return Ok(None);
     };
     let key = (target.spec.group.clone(), target.spec.version.clone());
     let (dirty, cached) = {
-        let inner = ctx.aggregator.discovery.lock();
+        let inner = agg.discovery.lock();
         let dirty = inner.dirty_since.get(&target.spec.name).copied();
         (dirty, inner.fetched.get(&service).cloned())
     };
@@ -211,7 +211,7 @@ async fn fetch(ctx: &Ctx, target: &Registered) -> Result<Option<Value>, String> 
     let started = Instant::now();
     let etag = cached.as_ref().and_then(|c| c.etag.clone());
     let (status, headers, body) = get(
-        ctx,
+        agg,
         target,
         "/apis",
         Some(ACCEPT_V2),
@@ -227,7 +227,7 @@ async fn fetch(ctx: &Ctx, target: &Registered) -> Result<Option<Value>, String> 
     {
         c.at = started;
         let found = c.versions.get(&key).cloned();
-        ctx.aggregator.discovery.lock().fetched.insert(service, c);
+        agg.discovery.lock().fetched.insert(service, c);
         return Ok(found);
     }
     if status == StatusCode::SERVICE_UNAVAILABLE {
@@ -269,11 +269,7 @@ async fn fetch(ctx: &Ctx, target: &Registered) -> Result<Option<Value>, String> 
             etag,
             at: started,
         };
-        ctx.aggregator
-            .discovery
-            .lock()
-            .fetched
-            .insert(service, fetched);
+        agg.discovery.lock().fetched.insert(service, fetched);
         return Ok(found);
     }
     // The legacy document of this one group-version, which is not cached (it may not cover the service), asked
@@ -283,7 +279,7 @@ async fn fetch(ctx: &Ctx, target: &Registered) -> Result<Option<Value>, String> 
         groups: Vec::new(),
         ..user
     };
-    let (status, _, body) = get(ctx, target, &path, Some("application/json"), None, &user).await?;
+    let (status, _, body) = get(agg, target, &path, Some("application/json"), None, &user).await?;
     if status != StatusCode::OK {
         return Err(format!(
             "failed to download legacy discovery for {path}: {}",
@@ -297,12 +293,12 @@ async fn fetch(ctx: &Ctx, target: &Registered) -> Result<Option<Value>, String> 
 }
 
 /// Refreshes the OpenAPI v3 index entry of `target`'s group-version (kept as it was when the fetch fails).
-async fn fetch_openapi(ctx: &Ctx, target: &Registered) {
+async fn fetch_openapi(agg: &Aggregator, target: &Registered) {
     let user = UserInfo {
         username: "system:aggregator".into(),
         ..UserInfo::default()
     };
-    let Ok((status, _, body)) = get(ctx, target, "/openapi/v3", None, None, &user).await else {
+    let Ok((status, _, body)) = get(agg, target, "/openapi/v3", None, None, &user).await else {
         return;
     };
     let key = format!("apis/{}/{}", target.spec.group, target.spec.version);
@@ -313,7 +309,7 @@ async fn fetch_openapi(ctx: &Ctx, target: &Registered) {
         StatusCode::NOT_FOUND => None,
         _ => return,
     };
-    let mut inner = ctx.aggregator.discovery.lock();
+    let mut inner = agg.discovery.lock();
     match entry {
         Some(e) => inner.openapi.insert(target.spec.name.clone(), e),
         None => inner.openapi.remove(&target.spec.name),
@@ -321,16 +317,16 @@ async fn fetch_openapi(ctx: &Ctx, target: &Registered) {
 }
 
 /// Syncs one APIService; `Err` asks for a retry with backoff.
-async fn sync(ctx: &Ctx, name: &str) -> Result<(), ()> {
-    let Some(target) = ctx.aggregator.index().get(name).cloned() else {
-        ctx.aggregator.discovery.forget(name);
+async fn sync(agg: &Aggregator, name: &str) -> Result<(), ()> {
+    let Some(target) = agg.index().get(name).cloned() else {
+        agg.discovery.forget(name);
         return Ok(());
     };
     if target.spec.service.is_none() {
-        ctx.aggregator.discovery.forget(name);
+        agg.discovery.forget(name);
         return Ok(());
     }
-    let result = fetch(ctx, &target).await;
+    let result = fetch(agg, &target).await;
     let fresh = result.is_ok();
     let mut entry = match result {
         Ok(Some(e)) => e,
@@ -359,13 +355,9 @@ async fn sync(ctx: &Ctx, name: &str) -> Result<(), ()> {
             }
         }
     }
-    ctx.aggregator
-        .discovery
-        .lock()
-        .entries
-        .insert(name.to_string(), entry);
+    agg.discovery.lock().entries.insert(name.to_string(), entry);
     if fresh {
-        fetch_openapi(ctx, &target).await;
+        fetch_openapi(agg, &target).await;
         Ok(())
     } else {
         Err(())
@@ -373,23 +365,23 @@ async fn sync(ctx: &Ctx, name: &str) -> Result<(), ()> {
 }
 
 /// Keeps the cache: syncs each APIService named on `changes` at once, then as the refresh and backoff say.
-pub(crate) async fn run(ctx: Arc<Ctx>, changes: UnboundedReceiver<String>) {
+pub(crate) async fn run(agg: Arc<Aggregator>, changes: UnboundedReceiver<String>) {
     let policy = Policy {
         first_retry: FIRST_RETRY,
         max_retry: REFRESH,
         resync: None,
     };
-    let mark_dirty = |ctx: &Ctx, name: &str| {
-        let mut inner = ctx.aggregator.discovery.lock();
+    let mark_dirty = |agg: &Aggregator, name: &str| {
+        let mut inner = agg.discovery.lock();
         inner.dirty_since.insert(name.to_string(), Instant::now());
     };
-    drive(ctx, changes, policy, mark_dirty, |ctx, name| async move {
-        sync(&ctx, &name).await?;
-        if !ctx.aggregator.index().contains_key(&name) {
+    drive(agg, changes, policy, mark_dirty, |agg, name| async move {
+        sync(&agg, &name).await?;
+        if !agg.index().contains_key(&name) {
             return Ok(None);
         }
         // Fetched again a minute from now, whatever was cached (kube's `markDirty` before re-adding).
-        mark_dirty(&ctx, &name);
+        mark_dirty(&agg, &name);
         Ok(Some(REFRESH))
     })
     .await;

@@ -8,9 +8,9 @@
 //! client; [`available`] keeps the `Available` condition; [`discovery`] fetches and caches what each backend
 //! serves, for aggregated discovery and the OpenAPI v3 index; both run on [`queue`].
 //!
-//! Call direction: `crate::server` asks [`Aggregator::claims`] before routing and hands claimed requests to
+//! Call direction: the server asks [`Aggregator::claims`] before routing and hands claimed requests to
 //! [`proxy`]; discovery and OpenAPI read the index and the cache; the controllers here read the store and write
-//! APIService status through the registry, as `crate::controllers` do.
+//! APIService status through the registry, as `flotilla_registry::controllers` do.
 
 pub(crate) mod apiservice;
 pub(crate) mod available;
@@ -26,11 +26,11 @@ use std::sync::{Arc, RwLock};
 use tokio::sync::broadcast;
 use tokio::sync::mpsc::{self, UnboundedSender};
 
-use crate::catalog::ResKey;
-use crate::context::Ctx;
-use crate::server::tls::FrontProxy;
-use crate::watch::hub::Event;
+use crate::tls::FrontProxy;
 use apiservice::ApiService;
+use flotilla_registry::context::Ctx as RegistryCtx;
+use flotilla_store::ResKey;
+use flotilla_store::hub::Event;
 use transport::Transport;
 
 /// Storage key of APIServices.
@@ -52,6 +52,9 @@ pub(crate) struct Registered {
 
 /// The aggregator's state: the front-proxy identity, the index of APIServices and the discovery cache.
 pub struct Aggregator {
+    /// The registry whose APIServices, Services and endpoints the aggregator reads and whose APIService status
+    /// it writes.
+    pub(crate) registry: Arc<RegistryCtx>,
     front_proxy: FrontProxy,
     index: RwLock<Arc<BTreeMap<String, Arc<Registered>>>>,
     /// The `resourceVersion` of every stored APIService the index was built from, those it leaves out too.
@@ -61,9 +64,10 @@ pub struct Aggregator {
 }
 
 impl Aggregator {
-    /// An aggregator presenting `front_proxy`'s client certificate, with no APIServices yet.
-    pub fn new(front_proxy: FrontProxy) -> Self {
+    /// An aggregator over `registry` presenting `front_proxy`'s client certificate, with no APIServices yet.
+    pub fn new(registry: Arc<RegistryCtx>, front_proxy: FrontProxy) -> Self {
         Self {
+            registry,
             front_proxy,
             index: RwLock::default(),
             read: RwLock::default(),
@@ -94,23 +98,23 @@ impl Aggregator {
     /// APIService with a service (a local one leaves the path to this server's own handlers). The index is
     /// brought up to date first when the stored APIService changed since it was read, so that a client which saw
     /// the APIService become available is routed by that state.
-    pub(crate) fn claims(&self, ctx: &Ctx, path: &str) -> Option<Arc<Registered>> {
+    pub(crate) fn claims(&self, path: &str) -> Option<Arc<Registered>> {
         let rest = path.strip_prefix("/apis/")?;
         let mut parts = rest.splitn(3, '/');
         let (group, version) = (parts.next()?, parts.next()?);
         if group.is_empty() || version.is_empty() {
             return None;
         }
-        self.current(ctx, group, version)
+        self.current(group, version)
     }
 
     /// [`Self::remote`], after reloading the index if the stored APIService differs from the indexed one.
-    fn current(&self, ctx: &Ctx, group: &str, version: &str) -> Option<Arc<Registered>> {
+    fn current(&self, group: &str, version: &str) -> Option<Arc<Registered>> {
         let name = apiservice::name_of(group, version);
-        let stored = ctx.store.get(&apiservices(), "", &name);
+        let stored = self.registry.store.get(&apiservices(), "", &name);
         let stored_rv = stored
             .as_deref()
-            .and_then(|o| crate::meta::meta_str(o, "resourceVersion"));
+            .and_then(|o| flotilla_registry::meta::meta_str(o, "resourceVersion"));
         let read = self
             .read
             .read()
@@ -118,19 +122,19 @@ impl Aggregator {
             .get(&name)
             .cloned();
         if read.as_deref() != stored_rv {
-            self.reload(ctx);
+            self.reload();
         }
         self.remote(group, version)
     }
 
     /// The APIService whose backend serves the OpenAPI v3 document at `/openapi/v3/apis/<group>/<version>`, as
     /// its backend's `/openapi/v3` index says.
-    pub(crate) fn claims_openapi(&self, ctx: &Ctx, path: &str) -> Option<Arc<Registered>> {
+    pub(crate) fn claims_openapi(&self, path: &str) -> Option<Arc<Registered>> {
         let rest = path
             .strip_prefix("/openapi/v3/apis/")?
             .trim_end_matches('/');
         let (group, version) = rest.split_once('/')?;
-        let target = self.current(ctx, group, version)?;
+        let target = self.current(group, version)?;
         self.discovery
             .openapi_entry(&target.spec.name)
             .is_some()
@@ -138,14 +142,14 @@ impl Aggregator {
     }
 
     /// Rebuilds the index from the stored APIServices, keeping each transport whose TLS inputs did not change.
-    pub(crate) fn reload(&self, ctx: &Ctx) {
+    pub(crate) fn reload(&self) {
         let old = self.index();
         let mut next = BTreeMap::new();
         let mut read = BTreeMap::new();
-        for obj in ctx.store.list(&apiservices(), None).1 {
+        for obj in self.registry.store.list(&apiservices(), None).1 {
             if let (Some(name), Some(rv)) = (
-                crate::meta::meta_str(&obj, "name"),
-                crate::meta::meta_str(&obj, "resourceVersion"),
+                flotilla_registry::meta::meta_str(&obj, "name"),
+                flotilla_registry::meta::meta_str(&obj, "resourceVersion"),
             ) {
                 read.insert(name.to_string(), rv.to_string());
             }
@@ -171,18 +175,18 @@ impl Aggregator {
 }
 
 /// Loads the index and starts the availability controller and the discovery manager.
-pub(crate) fn start(ctx: &Arc<Ctx>) {
-    ctx.aggregator.reload(ctx);
+pub(crate) fn start(agg: &Arc<Aggregator>) {
+    agg.reload();
     let (available, available_rx) = mpsc::unbounded_channel();
     let (discovery, discovery_rx) = mpsc::unbounded_channel();
     let watch = Watch {
         available,
         discovery,
     };
-    watch.all(ctx);
-    tokio::spawn(watch.run(ctx.clone()));
-    tokio::spawn(available::run(ctx.clone(), available_rx));
-    tokio::spawn(discovery::run(ctx.clone(), discovery_rx));
+    watch.all(agg);
+    tokio::spawn(watch.run(agg.clone()));
+    tokio::spawn(available::run(agg.clone(), available_rx));
+    tokio::spawn(discovery::run(agg.clone(), discovery_rx));
 }
 
 /// Turns store events into work: an APIService change reloads the index and asks both controllers to look at
@@ -193,16 +197,16 @@ struct Watch {
 }
 
 impl Watch {
-    fn all(&self, ctx: &Ctx) {
-        for name in ctx.aggregator.index().keys() {
+    fn all(&self, agg: &Aggregator) {
+        for name in agg.index().keys() {
             let _ = self.available.send(name.clone());
             let _ = self.discovery.send(name.clone());
         }
     }
 
     /// The APIServices whose service is `namespace`/`name`.
-    fn on_service(&self, ctx: &Ctx, namespace: &str, name: &str) {
-        for (apiservice, r) in ctx.aggregator.index().iter() {
+    fn on_service(&self, agg: &Aggregator, namespace: &str, name: &str) {
+        for (apiservice, r) in agg.index().iter() {
             if r.spec
                 .service
                 .as_ref()
@@ -213,8 +217,8 @@ impl Watch {
         }
     }
 
-    async fn run(self, ctx: Arc<Ctx>) {
-        let hub = ctx.store.hub();
+    async fn run(self, agg: Arc<Aggregator>) {
+        let hub = agg.registry.store.hub();
         let keys = [
             apiservices(),
             resolve::services(),
@@ -224,27 +228,28 @@ impl Watch {
         let mut rx: Vec<broadcast::Receiver<Arc<Event>>> =
             keys.iter().map(|k| hub.subscribe(k)).collect();
         // Changes between the first load and the subscriptions.
-        ctx.aggregator.reload(&ctx);
-        self.all(&ctx);
+        agg.reload();
+        self.all(&agg);
         loop {
             let next = futures::future::select_all(rx.iter_mut().map(|r| Box::pin(r.recv())));
             let (event, _, _) = tokio::select! {
-                _ = ctx.shutdown.cancelled() => return,
+                _ = agg.registry.shutdown.cancelled() => return,
                 ev = next => ev,
             };
             let ev = match event {
                 Ok(ev) => ev,
                 Err(broadcast::error::RecvError::Lagged(_)) => {
-                    ctx.aggregator.reload(&ctx);
-                    self.all(&ctx);
+                    agg.reload();
+                    self.all(&agg);
                     continue;
                 }
                 Err(broadcast::error::RecvError::Closed) => return,
             };
-            let name = crate::meta::meta_str(&ev.object, "name").unwrap_or("");
-            let namespace = crate::meta::meta_str(&ev.object, "namespace").unwrap_or("");
+            let name = flotilla_registry::meta::meta_str(&ev.object, "name").unwrap_or("");
+            let namespace =
+                flotilla_registry::meta::meta_str(&ev.object, "namespace").unwrap_or("");
             if ev.res == apiservices() {
-                ctx.aggregator.reload(&ctx);
+                agg.reload();
                 let _ = self.available.send(name.to_string());
                 let _ = self.discovery.send(name.to_string());
             } else if ev.res == resolve::endpoint_slices() {
@@ -253,9 +258,9 @@ impl Watch {
                     .pointer("/metadata/labels/kubernetes.io~1service-name")
                     .and_then(serde_json::Value::as_str)
                     .unwrap_or("");
-                self.on_service(&ctx, namespace, service);
+                self.on_service(&agg, namespace, service);
             } else {
-                self.on_service(&ctx, namespace, name);
+                self.on_service(&agg, namespace, name);
             }
         }
     }

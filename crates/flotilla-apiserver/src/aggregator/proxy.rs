@@ -14,6 +14,7 @@
 //! client that cannot be built is 500 with the reason; a backend that cannot be reached is 503 `error trying to
 //! reach service: <error>`.
 
+use super::Aggregator;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,9 +31,8 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::Registered;
 use super::transport::{BoxError, ProxyBody, describe};
-use crate::auth::UserInfo;
-use crate::auth::impersonation::is_impersonation_header;
-use crate::context::Ctx;
+use crate::authn::impersonation::is_impersonation_header;
+use flotilla_registry::auth::UserInfo;
 
 /// How long a discovery request (`/apis/<group>/<version>`) may take, as kube-aggregator allows.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -221,7 +221,7 @@ fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
 /// # Errors
 /// The [`Failure`] kube-aggregator would answer with.
 pub(crate) async fn send(
-    ctx: &Ctx,
+    agg: &Aggregator,
     target: &Registered,
     mut req: Request<ProxyBody>,
     user: &UserInfo,
@@ -237,7 +237,7 @@ pub(crate) async fn send(
     let Some(service) = target.spec.service.as_ref() else {
         return Err(Failure::Unavailable);
     };
-    let host = match super::resolve::resolve(&ctx.store, service) {
+    let host = match super::resolve::resolve(&agg.registry.store, service) {
         Ok(host) => host,
         Err(e) => {
             tracing::warn!(apiservice = %target.spec.name, error = %e, "failed to resolve the service");
@@ -291,7 +291,7 @@ pub(crate) async fn send(
 
 /// Forwards one client request to the APIService it belongs to and streams the answer back.
 pub(crate) async fn forward<B>(
-    ctx: &Arc<Ctx>,
+    agg: &Arc<Aggregator>,
     target: Arc<Registered>,
     mut parts: http::request::Parts,
     body: B,
@@ -315,7 +315,7 @@ where
     for k in impersonation {
         headers.remove(k);
     }
-    if let Some(peer) = parts.extensions.get::<crate::server::ClientAddr>() {
+    if let Some(peer) = parts.extensions.get::<crate::authn::ClientAddr>() {
         append_forwarded_for(&mut headers, peer.0);
     }
     let body: ProxyBody = if upgrade && on_upgrade.is_some() {
@@ -329,7 +329,7 @@ where
     *req.headers_mut() = headers;
     let discovery = parts.uri.path().trim_end_matches('/') == target.spec.path();
     let timeout = discovery.then_some(DISCOVERY_TIMEOUT);
-    let mut response = match send(ctx, &target, req, user, timeout).await {
+    let mut response = match send(agg, &target, req, user, timeout).await {
         Ok(r) => r,
         Err(f) => return f.into_response(),
     };

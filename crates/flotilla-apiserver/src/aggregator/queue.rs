@@ -3,6 +3,7 @@
 //! right after), each sync on its own task, failures retried with an exponential backoff per name, and what a
 //! success asks for (a later refresh) scheduled.
 
+use super::Aggregator;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -10,8 +11,6 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
-
-use crate::context::Ctx;
 
 /// What a sync asks for.
 pub(crate) type Outcome = Result<Option<Duration>, ()>;
@@ -90,15 +89,15 @@ impl Queue {
 /// Runs `sync` for each name on `changes` (after `on_change`), for every APIService at each resync, and as the
 /// outcomes ask, until shutdown.
 pub(crate) async fn drive<S, Fut, C>(
-    ctx: Arc<Ctx>,
+    agg: Arc<Aggregator>,
     mut changes: UnboundedReceiver<String>,
     policy: Policy,
     on_change: C,
     sync: S,
 ) where
-    S: Fn(Arc<Ctx>, String) -> Fut,
+    S: Fn(Arc<Aggregator>, String) -> Fut,
     Fut: Future<Output = Outcome> + Send + 'static,
-    C: Fn(&Ctx, &str),
+    C: Fn(&Aggregator, &str),
 {
     let mut queue = Queue::default();
     let mut running = tokio::task::JoinSet::new();
@@ -106,19 +105,19 @@ pub(crate) async fn drive<S, Fut, C>(
     let mut resync = tokio::time::interval_at(Instant::now() + period, period);
     loop {
         for name in queue.take_ready() {
-            let work = sync(ctx.clone(), name.clone());
+            let work = sync(agg.clone(), name.clone());
             running.spawn(async move { (name, work.await) });
         }
         let next = queue.due.values().min().copied();
         tokio::select! {
-            _ = ctx.shutdown.cancelled() => return,
+            _ = agg.registry.shutdown.cancelled() => return,
             Some(name) = changes.recv() => {
-                on_change(&ctx, &name);
+                on_change(&agg, &name);
                 queue.failures.remove(&name);
                 queue.add(name);
             }
             _ = resync.tick(), if policy.resync.is_some() => {
-                for name in ctx.aggregator.index().keys() {
+                for name in agg.index().keys() {
                     queue.due.entry(name.clone()).or_insert_with(Instant::now);
                 }
             }

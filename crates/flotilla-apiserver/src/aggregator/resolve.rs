@@ -12,8 +12,8 @@ use rand::seq::IndexedRandom;
 use serde_json::Value;
 
 use super::apiservice::ServiceRef;
-use crate::catalog::ResKey;
-use crate::store::Store;
+use flotilla_store::ResKey;
+use flotilla_store::Store;
 
 /// Why a service has no address (kube-aggregator's resolver errors, in its words).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

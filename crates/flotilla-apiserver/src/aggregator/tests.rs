@@ -6,7 +6,7 @@ use super::apiservice::{ApiService, ServiceRef};
 use super::available::{Availability, check};
 use super::resolve::{self, ResolveError};
 use crate::context::Ctx;
-use crate::controllers::ensure;
+use flotilla_registry::controllers::ensure;
 
 fn apiservice(name: &str, service: Option<Value>) -> Value {
     let (version, group) = name.split_once('.').expect("version.group");
@@ -20,7 +20,7 @@ fn apiservice(name: &str, service: Option<Value>) -> Value {
 }
 
 async fn put(ctx: &Ctx, group: &str, plural: &str, obj: Value) {
-    ensure(ctx, group, "v1", plural, obj)
+    ensure(&ctx.registry, group, "v1", plural, obj)
         .await
         .expect("object created");
 }
@@ -58,8 +58,8 @@ async fn only_paths_under_an_apiservice_with_a_service_are_claimed() {
         apiservice("v1.local.example.com", None),
     )
     .await;
-    ctx.aggregator.reload(&ctx);
-    let claimed = |p: &str| ctx.aggregator.claims(&ctx, p).map(|r| r.spec.name.clone());
+    ctx.aggregator.reload();
+    let claimed = |p: &str| ctx.aggregator.claims(p).map(|r| r.spec.name.clone());
     assert_eq!(
         claimed("/apis/remote.example.com/v1").as_deref(),
         Some("v1.remote.example.com")
@@ -90,8 +90,8 @@ async fn only_paths_under_an_apiservice_with_a_service_are_claimed() {
         .aggregator
         .remote("remote.example.com", "v1")
         .expect("registered");
-    crate::registry::guaranteed_update(
-        &ctx.store,
+    flotilla_registry::write::guaranteed_update(
+        &ctx.registry.store,
         &super::apiservices(),
         "",
         "v1.remote.example.com",
@@ -99,12 +99,12 @@ async fn only_paths_under_an_apiservice_with_a_service_are_claimed() {
         |cur| {
             let mut next = cur.expect("exists").as_ref().clone();
             next["status"] = json!({"conditions": [{"type": "Available", "status": "True"}]});
-            Ok(crate::registry::Outcome::Put(next))
+            Ok(flotilla_registry::write::Outcome::Put(next))
         },
     )
     .await
     .expect("status written");
-    ctx.aggregator.reload(&ctx);
+    ctx.aggregator.reload();
     let after = ctx
         .aggregator
         .remote("remote.example.com", "v1")
@@ -119,7 +119,7 @@ async fn only_paths_under_an_apiservice_with_a_service_are_claimed() {
 #[tokio::test]
 async fn external_names_resolve_to_their_host_and_the_apiservice_port() {
     let (_dir, ctx) = fixture().await;
-    let err = resolve::resolve(&ctx.store, &svc("backend", 8443));
+    let err = resolve::resolve(&ctx.registry.store, &svc("backend", 8443));
     assert_eq!(err, Err(ResolveError::NotFound("backend".into())));
     put(
         &ctx,
@@ -130,7 +130,7 @@ async fn external_names_resolve_to_their_host_and_the_apiservice_port() {
     )
     .await;
     assert_eq!(
-        resolve::resolve(&ctx.store, &svc("backend", 8443)).as_deref(),
+        resolve::resolve(&ctx.registry.store, &svc("backend", 8443)).as_deref(),
         Ok("127.0.0.1:8443")
     );
     put(
@@ -142,7 +142,7 @@ async fn external_names_resolve_to_their_host_and_the_apiservice_port() {
     )
     .await;
     assert_eq!(
-        resolve::resolve(&ctx.store, &svc("v6", 443)).as_deref(),
+        resolve::resolve(&ctx.registry.store, &svc("v6", 443)).as_deref(),
         Ok("[::1]:443")
     );
 }
@@ -159,14 +159,14 @@ async fn cluster_ip_services_resolve_to_a_ready_endpoint_of_the_named_port() {
     )
     .await;
     assert_eq!(
-        resolve::resolve(&ctx.store, &svc("api", 444)),
+        resolve::resolve(&ctx.registry.store, &svc("api", 444)),
         Err(ResolveError::NoPort {
             port: 444,
             service: "api".into()
         })
     );
     assert_eq!(
-        resolve::resolve(&ctx.store, &svc("api", 443)),
+        resolve::resolve(&ctx.registry.store, &svc("api", 443)),
         Err(ResolveError::NoEndpoints("api".into()))
     );
     put(&ctx, "discovery.k8s.io", "endpointslices", json!({
@@ -177,17 +177,17 @@ async fn cluster_ip_services_resolve_to_a_ready_endpoint_of_the_named_port() {
         "ports": [{"name": "metrics", "port": 9090}, {"name": "https", "port": 6443}]})).await;
     for _ in 0..10 {
         assert_eq!(
-            resolve::resolve(&ctx.store, &svc("api", 443)).as_deref(),
+            resolve::resolve(&ctx.registry.store, &svc("api", 443)).as_deref(),
             Ok("127.0.0.1:6443")
         );
     }
     assert!(resolve::has_available_endpoint(
-        &ctx.store,
+        &ctx.registry.store,
         &svc("api", 443),
         "https"
     ));
     assert!(!resolve::has_available_endpoint(
-        &ctx.store,
+        &ctx.registry.store,
         &svc("api", 443),
         "grpc"
     ));
@@ -213,7 +213,7 @@ async fn without_endpoint_slices_the_endpoints_stand_in() {
     )
     .await;
     assert_eq!(
-        resolve::resolve(&ctx.store, &svc("old", 443)).as_deref(),
+        resolve::resolve(&ctx.registry.store, &svc("old", 443)).as_deref(),
         Ok("127.0.0.2:8443")
     );
     put(
@@ -225,14 +225,14 @@ async fn without_endpoint_slices_the_endpoints_stand_in() {
     )
     .await;
     assert_eq!(
-        resolve::resolve(&ctx.store, &svc("lb", 443)),
+        resolve::resolve(&ctx.registry.store, &svc("lb", 443)),
         Err(ResolveError::UnsupportedType("Weird".into()))
     );
 }
 
 async fn availability(ctx: &Ctx, service: Option<Value>) -> Availability {
     let spec = ApiService::parse(&apiservice("v1.things.example.com", service)).expect("parses");
-    check(ctx, &spec).await.expect("decided")
+    check(&ctx.aggregator, &spec).await.expect("decided")
 }
 
 #[tokio::test]
@@ -355,8 +355,8 @@ async fn a_backend_that_refuses_connections_is_answered_as_kube_aggregator_answe
             )
             .expect("request")
     };
-    let user = crate::auth::UserInfo::admin();
-    let failure = super::proxy::send(&ctx, &target, request(), &user, None)
+    let user = flotilla_registry::auth::UserInfo::admin();
+    let failure = super::proxy::send(&ctx.aggregator, &target, request(), &user, None)
         .await
         .expect_err("refused");
     assert_eq!(
@@ -369,7 +369,7 @@ async fn a_backend_that_refuses_connections_is_answered_as_kube_aggregator_answe
         available: false,
         ..target
     };
-    let failure = super::proxy::send(&ctx, &unavailable, request(), &user, None)
+    let failure = super::proxy::send(&ctx.aggregator, &unavailable, request(), &user, None)
         .await
         .expect_err("unavailable");
     assert_eq!(failure.message(), "service unavailable");

@@ -17,7 +17,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime, pem
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 use super::apiservice::ApiService;
-use crate::server::tls::FrontProxy;
+use crate::tls::FrontProxy;
 
 /// A boxed error of a streamed body.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -1,4 +1,4 @@
-//! Discovery documents (spec §3): legacy `/api`, `/api/v1`, `/apis`, `/apis/{g}`, `/apis/{g}/{v}` and
+//! Discovery documents: legacy `/api`, `/api/v1`, `/apis`, `/apis/{g}`, `/apis/{g}/{v}` and
 //! aggregated `apidiscovery.k8s.io/v2`, all computed from the live catalogue so CRD changes show at once, and
 //! from the APIServices (`crate::aggregator`): an aggregated group-version is listed in `/apis` and
 //! `/apis/{g}` in the aggregator's order ([`order`]), with the resources its backend serves in aggregated
@@ -11,8 +11,9 @@ use std::collections::BTreeMap;
 use flotilla_apimachinery::verbs::{STORE as VERBS, SUBRESOURCE as SUB_VERBS};
 use serde_json::{Value, json};
 
-use crate::catalog::{Catalog, ResourceInfo};
 use crate::context::Ctx;
+use flotilla_registry::catalog::Catalog;
+use flotilla_registry::resource::ResourceInfo;
 use order::{APIREGISTRATION, Entry};
 
 fn verbs(info: &ResourceInfo) -> Vec<&'static str> {
@@ -60,12 +61,12 @@ fn is_custom(catalog: &Catalog, group: &str, version: &str) -> bool {
 /// registers) and CRD versions this server serves, replaced by any stored APIService of the same name.
 fn apiservice_entries(ctx: &Ctx) -> Vec<Entry> {
     let mut by_name: BTreeMap<String, Entry> = BTreeMap::new();
-    for (group, versions) in ctx.catalog.groups() {
+    for (group, versions) in ctx.registry.catalog.groups() {
         if group.is_empty() || group == APIREGISTRATION {
             continue;
         }
         for v in versions {
-            let priority = if is_custom(&ctx.catalog, &group, &v) {
+            let priority = if is_custom(&ctx.registry.catalog, &group, &v) {
                 Some(order::CRD_PRIORITY)
             } else {
                 order::builtin_priority(&group, &v)
@@ -110,7 +111,7 @@ fn local_group(catalog: &Catalog, group: &str) -> Option<Value> {
 
 /// `GET /apis`: `apiregistration.k8s.io` first, then every APIService's group in the aggregator's order.
 pub(crate) fn api_groups(ctx: &Ctx) -> Value {
-    let mut groups: Vec<Value> = local_group(&ctx.catalog, APIREGISTRATION)
+    let mut groups: Vec<Value> = local_group(&ctx.registry.catalog, APIREGISTRATION)
         .into_iter()
         .collect();
     groups.extend(
@@ -128,7 +129,7 @@ pub(crate) fn api_group(ctx: &Ctx, group: &str) -> Option<Value> {
         .filter(|e| e.group == group)
         .collect();
     let mut doc = if entries.is_empty() {
-        local_group(&ctx.catalog, group)?
+        local_group(&ctx.registry.catalog, group)?
     } else {
         legacy_group(&order::legacy(entries)[0])
     };
@@ -156,7 +157,7 @@ pub(crate) fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Op
         });
         add_names(&mut r, info);
         resources.push(r);
-        if crate::certificates::serves(info) {
+        if flotilla_registry::kinds::access::certificates::serves(info) {
             resources.push(json!({"name": format!("{}/approval", info.plural), "singularName": "", "namespaced": info.namespaced, "kind": info.kind, "verbs": SUB_VERBS}));
         }
         if info.status {
@@ -182,7 +183,7 @@ pub(crate) fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Op
 fn aggregated_resource(info: &ResourceInfo) -> Value {
     let kind = json!({"group": info.group, "version": info.version, "kind": info.kind});
     let mut subs = Vec::new();
-    if crate::certificates::serves(info) {
+    if flotilla_registry::kinds::access::certificates::serves(info) {
         subs.push(json!({"subresource": "approval", "responseKind": kind, "verbs": SUB_VERBS}));
     }
     if info.status {
@@ -231,7 +232,7 @@ fn local_version(catalog: &Catalog, group: &str, version: &str) -> Value {
 /// group-versions not taken over by an APIService, and those APIServices' entries as their backends last
 /// answered (`Stale` and without resources when they did not; not yet listed before the first answer).
 pub(crate) fn aggregated(ctx: &Ctx, core: bool, version: &str) -> Value {
-    let catalog = &ctx.catalog;
+    let catalog = &ctx.registry.catalog;
     let mut entries = Vec::new();
     let mut docs: BTreeMap<(String, String), Value> = BTreeMap::new();
     for (g, vs) in catalog.groups() {

@@ -22,7 +22,7 @@ fn names(list: &Value, key: &str) -> Vec<String> {
 fn legacy_documents_have_required_fields() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ctx = Ctx::for_test(dir.path());
-    let c = &ctx.catalog;
+    let c = &ctx.registry.catalog;
     let api = api_versions("127.0.0.1:6443");
     assert_eq!(
         api["serverAddressByClientCIDRs"][0]["clientCIDR"],
@@ -100,7 +100,13 @@ fn groups_come_in_kube_apiservers_order_in_both_discoveries() {
     let want: Vec<&str> = KUBE_ORDER
         .iter()
         .copied()
-        .filter(|g| ctx.catalog.groups().iter().any(|(have, _)| have == g))
+        .filter(|g| {
+            ctx.registry
+                .catalog
+                .groups()
+                .iter()
+                .any(|(have, _)| have == g)
+        })
         .collect();
     assert_eq!(names(&api_groups(&ctx), "groups"), want);
     assert_eq!(names(&aggregated(&ctx, false, "v2"), "items"), want);
@@ -141,4 +147,25 @@ fn aggregated_splits_core_and_groups() {
         groups["items"][0]["versions"][0],
         json!({"version": "v1", "freshness": "Current", "resources": groups["items"][0]["versions"][0]["resources"]})
     );
+}
+
+#[test]
+fn every_built_in_is_listed_once_by_its_group_versions_discovery() {
+    let catalog = flotilla_registry::catalog::Catalog::with_builtins();
+    for info in catalog.all().into_iter().filter(|i| !i.custom) {
+        let list = resource_list(&catalog, &info.group, &info.version)
+            .unwrap_or_else(|| panic!("{}/{} has no discovery document", info.group, info.version));
+        let listed = list["resources"].as_array().into_iter().flatten();
+        assert_eq!(
+            listed
+                .filter(|e| e["name"] == info.plural.as_str()
+                    && e["kind"] == info.kind.as_str()
+                    && e["namespaced"] == info.namespaced)
+                .count(),
+            1,
+            "{} {} is listed once by discovery",
+            info.api_version(),
+            info.kind
+        );
+    }
 }

@@ -1,9 +1,9 @@
-//! Request body decoding by Content-Type (spec §4.4).
+//! Request body decoding by Content-Type.
 
 use serde_json::Value;
 
 use super::Req;
-use crate::status::{ApiError, ApiResult};
+use flotilla_registry::status::{ApiError, ApiResult};
 
 /// The media type of the request without parameters, lower-cased.
 pub(crate) fn media_type(req: &Req) -> String {

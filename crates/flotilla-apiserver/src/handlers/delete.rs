@@ -1,5 +1,5 @@
-//! delete and deletecollection (spec §7.10, §7.11): the request side (DeleteOptions, the answers). What a
-//! deletion does is `crate::registry::delete`.
+//! delete and deletecollection: the request side (DeleteOptions, the answers). What a
+//! deletion does is `flotilla_registry::write::delete`.
 
 use std::sync::Arc;
 
@@ -10,11 +10,12 @@ use serde_json::{Value, json};
 use super::filter::Filter;
 use super::read::list_response;
 use super::{Req, body, object_response, served};
-use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
-use crate::meta;
-use crate::registry::{self, delete::DeleteOpts, delete::Propagation};
-use crate::status::{ApiError, ApiResult, json_response};
+use crate::wire::json_response;
+use flotilla_registry::meta;
+use flotilla_registry::resource::ResourceInfo;
+use flotilla_registry::status::{ApiError, ApiResult};
+use flotilla_registry::write::{self, delete::DeleteOpts, delete::Propagation};
 
 fn propagation(policy: Option<&str>, orphan: Option<bool>) -> ApiResult<Propagation> {
     match policy.filter(|p| !p.is_empty()) {
@@ -36,7 +37,7 @@ fn propagation(policy: Option<&str>, orphan: Option<bool>) -> ApiResult<Propagat
     }
 }
 
-/// DeleteOptions from the body when present, else from the query (spec §7.10).
+/// DeleteOptions from the body when present, else from the query.
 pub(crate) fn parse_opts(req: &Req) -> ApiResult<DeleteOpts> {
     if let Some(b) = body::decode_delete_options(req)? {
         let dry: Vec<&str> = b
@@ -79,7 +80,7 @@ pub(crate) fn parse_opts(req: &Req) -> ApiResult<DeleteOpts> {
 
 /// The requester of a deletion: the user and the DeleteOptions as sent (the query's `dryRun` when the body
 /// has none), as admission webhooks are told them.
-fn requester(req: &Req, body: &Value) -> registry::Requester {
+fn requester(req: &Req, body: &Value) -> flotilla_registry::write::Requester {
     let mut options = body.as_object().cloned().unwrap_or_default();
     options.remove("apiVersion");
     options.remove("kind");
@@ -87,7 +88,7 @@ fn requester(req: &Req, body: &Value) -> registry::Requester {
     if !dry_run.is_empty() && !options.contains_key("dryRun") {
         options.insert("dryRun".into(), json!(dry_run));
     }
-    registry::Requester {
+    flotilla_registry::write::Requester {
         user: req.user_info(),
         options: Value::Object(options),
     }
@@ -110,7 +111,7 @@ pub(crate) fn success_status(info: &ResourceInfo, obj: &Value) -> Value {
 pub(crate) async fn delete(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> ApiResult<Response> {
     let name = req.rp.name.clone().unwrap_or_default();
     let opts = parse_opts(req)?;
-    let w = registry::delete(ctx, info, req.ns(), &name, &opts).await?;
+    let w = write::delete(&ctx.registry, info, req.ns(), &name, &opts).await?;
     if w.deleted {
         return Ok(json_response(
             StatusCode::OK,
@@ -128,18 +129,18 @@ pub(crate) async fn delete_collection(
 ) -> ApiResult<Response> {
     let opts = parse_opts(req)?;
     let filter = Filter::parse(info, req)?;
-    let (rv, items) = ctx.store.list(&info.key(), filter.namespace());
+    let (rv, items) = ctx.registry.store.list(&info.key(), filter.namespace());
     let mut out = Vec::new();
     for obj in items.iter().filter(|o| filter.matches(o)) {
         let ns = meta::meta_str(obj, "namespace").unwrap_or("").to_string();
         let name = meta::meta_str(obj, "name").unwrap_or("").to_string();
-        match registry::delete(ctx, info, &ns, &name, &opts).await {
+        match write::delete(&ctx.registry, info, &ns, &name, &opts).await {
             Ok(w) => out.push(served(info, &w.object)),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),
         }
     }
-    let meta = json!({"resourceVersion": ctx.store.current_rv().max(rv).to_string()});
+    let meta = json!({"resourceVersion": ctx.registry.store.current_rv().max(rv).to_string()});
     Ok(list_response(
         &info.list_kind,
         &info.api_version(),

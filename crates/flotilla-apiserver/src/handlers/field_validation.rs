@@ -1,12 +1,12 @@
-//! The request side of `fieldValidation` (spec §7.2): the directive of a request and the `Warning` headers of
-//! its answer. What the directive does to a written object is `crate::registry::field_validation`.
+//! The request side of `fieldValidation`: the directive of a request and the `Warning` headers of
+//! its answer. What the directive does to a written object is `flotilla_registry::write::field_validation`.
 
 use axum::response::Response;
 use http::{HeaderValue, header};
 
 use super::Req;
-use crate::registry::field_validation::{Findings, Mode};
-use crate::status::{ApiError, ApiResult};
+use flotilla_registry::status::{ApiError, ApiResult};
+use flotilla_registry::write::field_validation::{Findings, Mode};
 
 /// The directive of a request; `options_kind` names its options in the 422 for an unknown value.
 ///

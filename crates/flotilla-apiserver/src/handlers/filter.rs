@@ -1,13 +1,13 @@
 //! List and watch filtering: namespace, label selector and field selector, parsed once per request with
-//! the protocol modules' grammars (`crate::selector`, `crate::fields`).
+//! the protocol modules' grammars (`flotilla_registry::selector`, `flotilla_registry::fields`).
 
 use serde_json::Value;
 
 use super::Req;
-use crate::catalog::ResourceInfo;
-use crate::fields::FieldSelector;
-use crate::selector::Selector;
-use crate::status::{ApiError, ApiResult};
+use flotilla_registry::fields::FieldSelector;
+use flotilla_registry::resource::ResourceInfo;
+use flotilla_registry::selector::Selector;
+use flotilla_registry::status::{ApiError, ApiResult};
 
 /// A parsed filter.
 pub(crate) struct Filter {

@@ -9,6 +9,7 @@ pub(crate) mod read;
 pub(crate) mod review;
 pub(crate) mod scale;
 pub(crate) mod token;
+pub(crate) mod watch;
 pub(crate) mod write;
 
 use std::sync::Arc;
@@ -18,13 +19,14 @@ use bytes::Bytes;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
-use crate::registry::shape;
-use crate::server::negotiate::{Allowed, Output, negotiate};
-use crate::server::route::{Query, ResourcePath};
-use crate::status::{ApiError, ApiResult, json_response};
-use crate::table::{self, IncludeObject, TableOptions};
+use crate::negotiate::{Allowed, Output, negotiate};
+use crate::route::{Query, ResourcePath};
+use crate::wire::json_response;
+use flotilla_registry::resource::ResourceInfo;
+use flotilla_registry::status::{ApiError, ApiResult};
+use flotilla_registry::table::{self, IncludeObject, TableOptions};
+use flotilla_registry::write::shape;
 
 /// A resource request, parsed.
 pub(crate) struct Req {
@@ -43,21 +45,21 @@ pub(crate) struct Req {
     /// Request body.
     pub body: Bytes,
     /// The authenticated (possibly impersonated) user (`None` on public paths).
-    pub user: Option<crate::auth::UserInfo>,
+    pub user: Option<flotilla_registry::auth::UserInfo>,
 }
 
 impl Req {
     /// Who sends the request, as admission and the kinds that record their requester see them
     /// (`system:anonymous` on public paths).
-    pub(crate) fn user_info(&self) -> crate::auth::UserInfo {
+    pub(crate) fn user_info(&self) -> flotilla_registry::auth::UserInfo {
         self.user
             .clone()
-            .unwrap_or_else(crate::auth::UserInfo::anonymous)
+            .unwrap_or_else(flotilla_registry::auth::UserInfo::anonymous)
     }
 
     /// The requester of a create, update or patch: the user, and the write options of the query
     /// (`dryRun`, `fieldManager`, `fieldValidation`) as admission webhooks are told them.
-    pub(crate) fn requester(&self) -> crate::registry::Requester {
+    pub(crate) fn requester(&self) -> flotilla_registry::write::Requester {
         let mut options = serde_json::Map::new();
         let dry_run = self.query.all("dryRun");
         if !dry_run.is_empty() {
@@ -68,7 +70,7 @@ impl Req {
                 options.insert(key.into(), serde_json::json!(v));
             }
         }
-        crate::registry::Requester {
+        flotilla_registry::write::Requester {
             user: self.user_info(),
             options: serde_json::Value::Object(options),
         }
@@ -110,6 +112,7 @@ impl Req {
 /// The catalogue entry and scope checks for a resource path.
 fn resolve(ctx: &Ctx, rp: &ResourcePath) -> ApiResult<Arc<ResourceInfo>> {
     let info = ctx
+        .registry
         .catalog
         .get(&rp.group, &rp.version, &rp.plural)
         .ok_or_else(ApiError::no_route)?;
@@ -124,7 +127,7 @@ fn resolve(ctx: &Ctx, rp: &ResourcePath) -> ApiResult<Arc<ResourceInfo>> {
         Some("status") if info.status => {}
         Some("scale") if info.scale.is_some() => {}
         Some("finalize") if info.group.is_empty() && info.plural == "namespaces" => {}
-        Some("approval") if crate::certificates::serves(&info) => {}
+        Some("approval") if flotilla_registry::kinds::access::certificates::serves(&info) => {}
         Some("token")
             if !info.custom && info.group.is_empty() && info.plural == "serviceaccounts" => {}
         Some(_) => return Err(ApiError::no_route()),
@@ -160,7 +163,7 @@ async fn dispatch(ctx: &Arc<Ctx>, info: &Arc<ResourceInfo>, req: Req) -> ApiResu
     match (m.as_str(), collection, req.rp.sub.as_deref()) {
         ("GET" | "HEAD", true, _) => {
             if req.query.flag("watch").map_err(ApiError::bad_request)? == Some(true) {
-                crate::watch::stream::watch(ctx, &info, &req).await
+                crate::handlers::watch::watch(ctx, &info, &req).await
             } else {
                 read::list(ctx, &info, &req).await
             }
@@ -209,7 +212,7 @@ pub(crate) fn output(req: &Req) -> ApiResult<Output> {
 }
 
 /// The object as served at `info`'s version: read-time defaults of custom resources, then the version
-/// conversion (`crate::registry::shape::converted`).
+/// conversion (`flotilla_registry::write::shape::converted`).
 pub(crate) fn served(info: &ResourceInfo, obj: &Arc<Value>) -> Arc<Value> {
     shape::converted(info, &shape::on_read(info, obj.clone()))
 }

@@ -1,4 +1,4 @@
-//! `/openapi/v2` and `/openapi/v3[/<group-version>]` (spec §3.6–3.7), built by `crate::openapi` from the
+//! `/openapi/v2` and `/openapi/v3[/<group-version>]`, built by `crate::openapi` from the
 //! resources served right now (CRDs included). The `/openapi/v3` index lists an aggregated group-version with
 //! the entry its backend gives (in place of a CRD version the APIService takes over); `crate::server` proxies
 //! that group-version's document to the backend, as kube-aggregator does. `/openapi/v2` stays this server's own.
@@ -6,10 +6,11 @@
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 
-use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
 use crate::openapi::{self, ServedResource, V2_PROTOBUF_RESPONSE_CONTENT_TYPE};
-use crate::status::{ApiError, ApiResult, json_response};
+use crate::wire::json_response;
+use flotilla_registry::resource::ResourceInfo;
+use flotilla_registry::status::{ApiError, ApiResult};
 
 /// The version the documents report.
 const SERVER_VERSION: &str = "v1.36.0";
@@ -38,7 +39,7 @@ fn wants_protobuf(accept: Option<&str>) -> bool {
 /// # Errors
 /// 404 for anything but `/v2`, `/v3` and a served `/v3/<group-version>`.
 pub(crate) fn serve(ctx: &Ctx, rest: &str, accept: Option<&str>) -> ApiResult<Response> {
-    let infos = ctx.catalog.all();
+    let infos = ctx.registry.catalog.all();
     let resources = served(&infos);
     let rest = rest.trim_end_matches('/');
     match rest {

@@ -1,4 +1,4 @@
-//! get and list (spec §6): resourceVersion semantics, paging with consistent snapshots, filtering.
+//! get and list: resourceVersion semantics, paging with consistent snapshots, filtering.
 
 use std::sync::Arc;
 
@@ -9,11 +9,12 @@ use serde_json::{Value, json};
 
 use super::filter::Filter;
 use super::{Req, TableRender, output, render};
-use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
-use crate::server::negotiate::Output;
-use crate::status::{ApiError, ApiResult, json_response};
-use crate::watch::hub::TooOld;
+use crate::negotiate::Output;
+use crate::wire::json_response;
+use flotilla_registry::resource::ResourceInfo;
+use flotilla_registry::status::{ApiError, ApiResult};
+use flotilla_store::hub::TooOld;
 
 /// Parses a resourceVersion parameter (400 when not a decimal number).
 pub(crate) fn parse_rv(raw: Option<&str>) -> ApiResult<Option<u64>> {
@@ -31,12 +32,13 @@ pub(crate) fn get(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Respon
     let out = output(req)?;
     let name = req.rp.name.as_deref().unwrap_or("");
     if let Some(rv) = parse_rv(req.query.get("resourceVersion"))? {
-        let current = ctx.store.current_rv();
+        let current = ctx.registry.store.current_rv();
         if rv > current {
             return Err(ApiError::too_large_rv(rv, current));
         }
     }
     let obj = ctx
+        .registry
         .store
         .get(&info.key(), req.ns(), name)
         .ok_or_else(|| ApiError::not_found(&info.plural, &info.group, name))?;
@@ -153,27 +155,31 @@ pub(crate) async fn list(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult
     let ns = filter.namespace().map(str::to_string);
     let (snap_rv, items, start) = if let Some(c) = cont {
         let items = ctx
+            .registry
             .store
             .snapshot(&key, ns.as_deref(), c.rv)
             .await
             .map_err(|_| too_old_continue())?;
         (c.rv, items, Some((c.ns, c.name)))
     } else {
-        let current = ctx.store.current_rv();
+        let current = ctx.registry.store.current_rv();
         match rv {
             Some(n) if n > current => return Err(ApiError::too_large_rv(n, current)),
             Some(n)
                 if n > 0 && (rv_match == Some("Exact") || (rv_match.is_none() && limit > 0)) =>
             {
-                let items = ctx.store.snapshot(&key, ns.as_deref(), n).await.map_err(
-                    |TooOld { oldest }| {
+                let items = ctx
+                    .registry
+                    .store
+                    .snapshot(&key, ns.as_deref(), n)
+                    .await
+                    .map_err(|TooOld { oldest }| {
                         ApiError::expired(format!("too old resource version: {n} ({oldest})"))
-                    },
-                )?;
+                    })?;
                 (n, items, None)
             }
             _ => {
-                let (cur, items) = ctx.store.list(&key, ns.as_deref());
+                let (cur, items) = ctx.registry.store.list(&key, ns.as_deref());
                 (cur, items, None)
             }
         }
@@ -256,8 +262,10 @@ pub(crate) fn list_response(
         if i > 0 {
             buf.push(b',');
         }
-        if crate::store::compact::write_to(&mut buf, &item).is_err() {
-            return ApiError::internal("failed to encode a list item").into_response();
+        if flotilla_store::compact::write_to(&mut buf, &item).is_err() {
+            return crate::wire::error_response(&ApiError::internal(
+                "failed to encode a list item",
+            ));
         }
     }
     buf.extend_from_slice(b"]}");

@@ -13,11 +13,12 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::{Req, body};
-use crate::auth::UserInfo;
-use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
-use crate::status::{ApiError, ApiResult, json_response};
-use crate::validation::{FieldError, invalid_status};
+use crate::wire::json_response;
+use flotilla_registry::auth::UserInfo;
+use flotilla_registry::resource::ResourceInfo;
+use flotilla_registry::status::{ApiError, ApiResult};
+use flotilla_registry::validation::{FieldError, invalid_status};
 
 const REVIEWS: [(&str, &str); 6] = [
     ("authorization.k8s.io", "selfsubjectaccessreviews"),
@@ -103,7 +104,7 @@ fn evaluate(
         "selfsubjectreviews" => json!({"userInfo": user.to_json()}),
         "tokenreviews" => {
             let token = spec.get("token").and_then(Value::as_str).unwrap_or("");
-            match crate::server::authenticate(ctx, Some(&format!("Bearer {token}"))) {
+            match crate::authn::authenticate(&ctx.registry, Some(&format!("Bearer {token}"))) {
                 Some(who) => json!({"authenticated": true, "user": who.to_json()}),
                 None => json!({"user": {}, "error": "invalid bearer token"}),
             }
@@ -130,7 +131,7 @@ pub(crate) fn create(ctx: &Arc<Ctx>, info: &ResourceInfo, req: &Req) -> ApiResul
         ));
     }
     let mut obj = body::decode_object(req, false)?;
-    crate::registry::create::check_type(info, &mut obj)?;
+    flotilla_registry::write::create::check_type(info, &mut obj)?;
     let status = evaluate(ctx, info, &obj, &req.user_info(), req.ns())?;
     if let Some(m) = obj.as_object_mut() {
         let meta = m.entry("metadata").or_insert_with(|| json!({}));

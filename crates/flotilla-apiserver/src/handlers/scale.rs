@@ -1,5 +1,5 @@
-//! The scale subresource (spec §7.5): the request side. The Scale view and writes through it are
-//! `crate::registry::scale`.
+//! The scale subresource: the request side. The Scale view and writes through it are
+//! `flotilla_registry::write::scale`.
 
 use std::sync::Arc;
 
@@ -7,20 +7,22 @@ use axum::response::Response;
 use http::StatusCode;
 
 use super::{Req, body};
-use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
-use crate::kind_info::KindInfo;
-use crate::meta;
-use crate::registry::Options;
-use crate::registry::field_validation::Mode;
-use crate::registry::patching::{self, PatchInput};
-use crate::registry::scale::{self, scale_of};
-use crate::status::{ApiError, ApiResult, json_response};
+use crate::wire::json_response;
+use flotilla_registry::kind_info::KindInfo;
+use flotilla_registry::meta;
+use flotilla_registry::resource::ResourceInfo;
+use flotilla_registry::status::{ApiError, ApiResult};
+use flotilla_registry::write::Options;
+use flotilla_registry::write::field_validation::Mode;
+use flotilla_registry::write::patching::{self, PatchInput};
+use flotilla_registry::write::scale::{self, scale_of};
 
 /// GET .../scale.
 pub(crate) fn get(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Response> {
     let name = req.rp.name.as_deref().unwrap_or("");
     let obj = ctx
+        .registry
         .store
         .get(&info.key(), req.ns(), name)
         .ok_or_else(|| ApiError::not_found(&info.plural, &info.group, name))?;
@@ -42,7 +44,7 @@ async fn write_scale(
         validation: Mode::Ignore,
         requester: Some(&requester),
     };
-    let written = scale::update(ctx, info, req.ns(), &name, &opts, desired).await?;
+    let written = scale::update(&ctx.registry, info, req.ns(), &name, &opts, desired).await?;
     Ok(json_response(
         StatusCode::OK,
         &scale_of(info, &written.object)?,

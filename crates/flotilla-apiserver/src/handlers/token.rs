@@ -6,11 +6,12 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::{Req, body};
-use crate::auth::bound::{Claims, ISSUER};
-use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
-use crate::status::{ApiError, ApiResult, json_response};
-use crate::validation::{FieldError, invalid_status};
+use crate::wire::json_response;
+use flotilla_registry::auth::bound::{Claims, ISSUER};
+use flotilla_registry::resource::ResourceInfo;
+use flotilla_registry::status::{ApiError, ApiResult};
+use flotilla_registry::validation::{FieldError, invalid_status};
 
 /// Lifetime of a token whose request names none (upstream's default).
 const DEFAULT_SECONDS: i64 = 3600;
@@ -37,6 +38,7 @@ pub(crate) fn create(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Res
     let name = req.rp.name.clone().unwrap_or_default();
     let ns = req.ns().to_string();
     let account = ctx
+        .registry
         .store
         .get(&info.key(), &ns, &name)
         .ok_or_else(|| ApiError::not_found(&info.plural, &info.group, &name))?;
@@ -89,6 +91,7 @@ pub(crate) fn create(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult<Res
     let now = jiff::Timestamp::now();
     let expires = now.as_second().saturating_add(seconds);
     let token = ctx
+        .registry
         .tokens
         .issue_bound(&claims, &audiences, now.as_second(), expires);
     let expiration = jiff::Timestamp::from_second(expires)

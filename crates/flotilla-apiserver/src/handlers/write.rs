@@ -1,5 +1,5 @@
-//! create (POST), update (PUT) and patch (PATCH), including status and namespace finalize (spec §7.2–7.9): the
-//! request side. What a write does is `crate::registry`.
+//! create (POST), update (PUT) and patch (PATCH), including status and namespace finalize: the
+//! request side. What a write does is `flotilla_registry::write`.
 
 use std::sync::Arc;
 
@@ -8,12 +8,12 @@ use http::StatusCode;
 
 use super::field_validation::{annotate, mode};
 use super::{Req, body, object_response};
-use crate::catalog::ResourceInfo;
 use crate::context::Ctx;
-use crate::meta::Endpoint;
-use crate::registry::patching::{self, PatchInput};
-use crate::registry::{self, Options, Saved};
-use crate::status::{ApiError, ApiResult};
+use flotilla_registry::meta::Endpoint;
+use flotilla_registry::resource::ResourceInfo;
+use flotilla_registry::status::{ApiError, ApiResult};
+use flotilla_registry::write::patching::{self, PatchInput};
+use flotilla_registry::write::{self, Options, Saved};
 
 /// The answer to a write: the stored object, with a `Warning` per unknown field.
 fn answer(code: StatusCode, info: &ResourceInfo, saved: &Saved) -> Response {
@@ -42,7 +42,7 @@ pub(crate) async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> Ap
         validation: mode(req, "CreateOptions")?,
         requester: Some(&requester),
     };
-    let saved = registry::create(ctx, info, req.ns(), obj, &opts).await?;
+    let saved = write::create(&ctx.registry, info, req.ns(), obj, &opts).await?;
     Ok(answer(StatusCode::CREATED, info, &saved))
 }
 
@@ -73,7 +73,7 @@ pub(crate) async fn update(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> Ap
     } else {
         endpoint(req)
     };
-    let saved = registry::update(ctx, info, req.ns(), &name, obj, ep, &opts).await?;
+    let saved = write::update(&ctx.registry, info, req.ns(), &name, obj, ep, &opts).await?;
     Ok(answer(StatusCode::OK, info, &saved))
 }
 
@@ -100,7 +100,7 @@ pub(crate) async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> Api
         &dry_run,
         req.query.get("fieldValidation"),
     )?;
-    if req.body.len() > crate::server::MAX_BODY {
+    if req.body.len() > crate::wire::MAX_BODY {
         return Err(ApiError::too_large("the patch is larger than 3 MiB"));
     }
     let manager = manager.unwrap_or_else(|| req.field_manager());
@@ -117,7 +117,7 @@ pub(crate) async fn patch(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> Api
         validation: mode(req, "PatchOptions")?,
         requester: Some(&requester),
     };
-    let saved = registry::patch(ctx, info, req.ns(), &name, &input, &opts).await?;
+    let saved = write::patch(&ctx.registry, info, req.ns(), &name, &input, &opts).await?;
     let code = if saved.written.created {
         StatusCode::CREATED
     } else {

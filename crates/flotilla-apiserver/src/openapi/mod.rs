@@ -1,4 +1,4 @@
-//! `/openapi/v2` and `/openapi/v3` documents (spec §3.6–3.7).
+//! `/openapi/v2` and `/openapi/v3` documents.
 //!
 //! The documents carry no schema definitions, so kubectl finds no schema for any kind and skips client-side
 //! validation (apply then uses its compiled-in strategic-merge metadata for built-ins and merge patch for

@@ -442,3 +442,41 @@ fn kubectl_create_token_ingress_and_nodes() {
     assert_eq!(out["spec"], json!({"unschedulable": true}));
     assert_eq!(out["status"], json!({"allocatable": {"cpu": "4"}}));
 }
+
+#[test]
+fn every_built_in_is_read_from_protobuf_exactly_when_its_entry_names_a_message() {
+    let catalog = flotilla_registry::catalog::Catalog::with_builtins();
+    for info in catalog.all().into_iter().filter(|i| !i.custom) {
+        let meta = if info.namespaced {
+            go_meta("probe", "default")
+        } else {
+            go_meta("probe", "")
+        };
+        // Every k8s.io/api object message holds its metadata as field 1.
+        let body = envelope(
+            &info.api_version(),
+            &info.kind,
+            &core::ConfigMap {
+                metadata: Some(meta),
+                ..Default::default()
+            },
+        );
+        let named = kinds::find_api_version(&info.api_version(), &info.kind)
+            .is_some_and(|b| matches!(b.protobuf, protobuf::Protobuf::Message(_)));
+        match decode(&body) {
+            Ok(obj) => {
+                assert!(
+                    named,
+                    "{} {} is read without a message",
+                    info.api_version(),
+                    info.kind
+                );
+                assert_eq!(obj["metadata"]["name"], "probe");
+            }
+            Err(ProtobufError::Unsupported { .. }) => {
+                assert!(!named, "{} {} is refused", info.api_version(), info.kind);
+            }
+            Err(e) => panic!("{} {}: {e}", info.api_version(), info.kind),
+        }
+    }
+}

@@ -1,4 +1,4 @@
-//! `/healthz`, `/livez` and `/readyz` (spec §2.5): named checks, `?verbose` listing them as `[+]<name> ok`
+//! `/healthz`, `/livez` and `/readyz`: named checks, `?verbose` listing them as `[+]<name> ok`
 //! lines, `?exclude=<name>`, `/<endpoint>/<check>` for one check, and 500 while a check fails (the store
 //! cannot commit, or the server is shutting down for `/readyz`).
 
@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 
 use super::Ctx;
-use super::route::Query;
+use crate::route::Query;
 
 fn text(code: StatusCode, body: String) -> Response {
     let mut r = (code, body).into_response();
@@ -26,12 +26,12 @@ fn checks(ctx: &Ctx, ready: bool) -> Vec<(&'static str, bool)> {
     let mut out = vec![
         ("ping", true),
         ("log", true),
-        ("etcd", ctx.store.healthy()),
+        ("etcd", ctx.registry.store.healthy()),
         ("poststarthook/start-apiextensions-controllers", true),
         ("poststarthook/crd-informer-synced", true),
     ];
     if ready {
-        out.push(("shutdown", !ctx.shutdown.is_cancelled()));
+        out.push(("shutdown", !ctx.registry.shutdown.is_cancelled()));
     }
     out
 }

@@ -1,9 +1,6 @@
 //! The HTTPS listener, request dispatch and the embeddable server handle.
 
 pub mod health;
-pub mod negotiate;
-pub mod route;
-pub mod tls;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -11,30 +8,30 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderValue, Request, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use hyper_util::rt::TokioIo;
-use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{self, Tokens};
-use crate::catalog::Catalog;
-use crate::context::Ctx;
-use crate::discovery;
-use crate::handlers::{self, Req};
-use crate::kubeconfig;
-use crate::status::{ApiError, json_response};
-use crate::store::Store;
-use negotiate::{Allowed, Output, negotiate};
-use route::{Query, Route};
+use flotilla_registry::auth::{Tokens, UserInfo};
+use flotilla_registry::context::Ctx as RegistryCtx;
+use flotilla_registry::status::ApiError;
+use flotilla_store::Store;
 
-/// Largest accepted request body.
-pub const MAX_BODY: usize = 3 * 1024 * 1024;
+use crate::aggregator::Aggregator;
+use crate::authn::{self, ClientAddr};
+use crate::context::Ctx;
+use crate::handlers::{self, Req};
+use crate::negotiate::{Allowed, Output, negotiate};
+use crate::route::{self, Query, Route};
+use crate::wire::{MAX_BODY, error_response, json_response};
+use crate::{discovery, kubeconfig, tls};
+
+pub use crate::wire::version_info;
 
 /// Errors starting the server.
 #[derive(Debug, thiserror::Error)]
@@ -53,7 +50,7 @@ pub enum Error {
     Tls(#[from] tls::TlsError),
     /// The store could not be opened.
     #[error("failed to open the store")]
-    Store(#[from] crate::store::disk::DiskError),
+    Store(#[from] flotilla_store::disk::DiskError),
     /// The request metrics could not be registered.
     #[error("failed to register the request metrics")]
     Metrics(#[from] prometheus::Error),
@@ -67,13 +64,8 @@ pub enum Error {
         source: std::io::Error,
     },
     /// Bootstrapping built-in objects failed.
-    #[error("failed to bootstrap {what}: {message}")]
-    Bootstrap {
-        /// What was being created.
-        what: String,
-        /// The API error.
-        message: String,
-    },
+    #[error(transparent)]
+    Bootstrap(#[from] flotilla_registry::controllers::BootstrapError),
 }
 
 /// How to run one embedded API server.
@@ -153,21 +145,31 @@ impl Server {
             addr: config.listen,
             source,
         })?;
-        let ctx = Arc::new(Ctx {
+        let registry = Arc::new(RegistryCtx::new(
             store,
-            catalog: Arc::new(Catalog::with_builtins()),
             tokens,
-            ca_pem: certs.ca_pem,
-            address: addr.to_string(),
-            shutdown: CancellationToken::new(),
+            certs.ca_pem,
+            addr.to_string(),
+            CancellationToken::new(),
+        ));
+        let ctx = Arc::new(Ctx {
+            aggregator: Arc::new(Aggregator::new(registry.clone(), front_proxy)),
+            registry,
             bookmark_interval: config.bookmark_interval,
-            service_allocation: Arc::new(tokio::sync::Mutex::new(())),
-            webhooks: Default::default(),
             metrics: crate::metrics::RequestMetrics::new()?,
             impersonation: Default::default(),
-            aggregator: crate::aggregator::Aggregator::new(front_proxy),
         });
-        crate::controllers::start(&ctx, &config).await?;
+        let controllers = flotilla_registry::controllers::Config {
+            nodes: config.nodes,
+            node_cpu: config.node_cpu.clone(),
+            node_memory: config.node_memory.clone(),
+            event_ttl: config.event_ttl,
+        };
+        flotilla_registry::controllers::start(&ctx.registry, &controllers).await?;
+        // kube-apiserver's own controllers: the front-proxy trust that aggregated API servers read, and the
+        // aggregator's availability and discovery.
+        crate::authentication_trust::start(&ctx.registry, ctx.aggregator.front_proxy()).await;
+        crate::aggregator::start(&ctx.aggregator);
         let acceptor = TlsAcceptor::from(tls_config);
         let accept = tokio::spawn(accept_loop(listener, acceptor, ctx.clone()));
         Ok(RunningServer { ctx, addr, accept })
@@ -187,35 +189,35 @@ impl RunningServer {
 
     /// The admin bearer token.
     pub fn admin_token(&self) -> &str {
-        self.ctx.tokens.admin()
+        self.ctx.registry.tokens.admin()
     }
 
     /// The CA certificate (PEM) clients must trust.
     pub fn ca_pem(&self) -> &str {
-        &self.ctx.ca_pem
+        &self.ctx.registry.ca_pem
     }
 
     /// The object store (in-process observers such as benchmarks read its events and commit counters).
     pub fn store(&self) -> &Arc<Store> {
-        &self.ctx.store
+        &self.ctx.registry.store
     }
 
     /// A kubeconfig reaching this server, with the given context (and cluster/user) name.
     pub fn kubeconfig(&self, context: &str) -> String {
         kubeconfig::render(
             &self.url(),
-            &self.ctx.ca_pem,
-            self.ctx.tokens.admin(),
+            &self.ctx.registry.ca_pem,
+            self.ctx.registry.tokens.admin(),
             context,
         )
     }
 
     /// Stops serving, ends watches and flushes the store.
     pub async fn shutdown(self) {
-        self.ctx.shutdown.cancel();
+        self.ctx.registry.shutdown.cancel();
         self.accept.abort();
         let _ = self.accept.await;
-        let store = self.ctx.store.clone();
+        let store = self.ctx.registry.store.clone();
         let _ = tokio::task::spawn_blocking(move || store.shutdown()).await;
     }
 }
@@ -223,7 +225,7 @@ impl RunningServer {
 async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, ctx: Arc<Ctx>) {
     loop {
         let (tcp, peer) = tokio::select! {
-            _ = ctx.shutdown.cancelled() => return,
+            _ = ctx.registry.shutdown.cancelled() => return,
             r = listener.accept() => match r {
                 Ok(c) => c,
                 Err(e) => {
@@ -239,7 +241,7 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, ctx: Arc<Ctx>
             let Ok(tls) = acceptor.accept(tcp).await else {
                 return;
             };
-            let shutdown = ctx.shutdown.clone();
+            let shutdown = ctx.registry.shutdown.clone();
             let service =
                 hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
                     let ctx = ctx.clone();
@@ -270,46 +272,6 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, ctx: Arc<Ctx>
     }
 }
 
-/// The address a request came from (Go's `RemoteAddr`), which proxied requests carry in `X-Forwarded-For`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ClientAddr(pub SocketAddr);
-
-/// The `/version` document.
-pub fn version_info() -> serde_json::Value {
-    json!({
-        "major": "1", "minor": "36", "emulationMajor": "1", "emulationMinor": "36",
-        "minCompatibilityMajor": "1", "minCompatibilityMinor": "35",
-        "gitVersion": "v1.36.0+flotilla", "gitCommit": "0000000000000000000000000000000000000000",
-        "gitTreeState": "clean", "buildDate": "2026-11-22T00:00:00Z", "goVersion": "n/a",
-        "compiler": "rustc", "platform": "linux/amd64",
-    })
-}
-
-/// The user an `Authorization` header value authenticates: the admin, a ServiceAccount token Secret's
-/// account, or a bound token's account while that ServiceAccount still exists with the uid it was issued for.
-/// A ServiceAccount's user carries the account's uid, as kube-apiserver's token authenticators give it.
-pub fn authenticate(ctx: &Ctx, header: Option<&str>) -> Option<auth::UserInfo> {
-    let token = auth::bearer(header)?;
-    let accounts = crate::catalog::ResKey::new("", "serviceaccounts");
-    let uid_of = |namespace: &str, name: &str| {
-        let account = ctx.store.get(&accounts, namespace, name)?;
-        crate::meta::meta_str(&account, "uid").map(str::to_string)
-    };
-    if let Some(claims) = ctx
-        .tokens
-        .verify_bound(token, jiff::Timestamp::now().as_second())
-    {
-        let uid = uid_of(&claims.namespace, &claims.name)?;
-        return (uid == claims.uid)
-            .then(|| auth::UserInfo::service_account(&claims.namespace, &claims.name, &uid));
-    }
-    let mut user = ctx.tokens.authenticate(header)?;
-    if let Some((namespace, name)) = auth::user::split_service_account(&user.username) {
-        user.uid = uid_of(namespace, name).unwrap_or_default();
-    }
-    Some(user)
-}
-
 /// Handles one request.
 pub async fn dispatch<B>(ctx: Arc<Ctx>, req: Request<B>) -> Response
 where
@@ -318,7 +280,7 @@ where
 {
     match dispatch_inner(ctx, req).await {
         Ok(r) => r,
-        Err(e) => e.into_response(),
+        Err(e) => error_response(&e),
     }
 }
 
@@ -330,12 +292,13 @@ where
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
     let mut user = None;
-    if !auth::is_public(&path) {
+    if !authn::is_public(&path) {
         let header = parts
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|h| h.to_str().ok());
-        let requester = authenticate(&ctx, header).ok_or_else(ApiError::unauthorized)?;
+        let requester =
+            authn::authenticate(&ctx.registry, header).ok_or_else(ApiError::unauthorized)?;
         // As kube-apiserver's filters run: authentication, then impersonation, then everything else.
         let impersonated = ctx.impersonation.impersonate(&requester, &parts.headers)?;
         user = Some(impersonated.unwrap_or(requester));
@@ -343,10 +306,12 @@ where
     if let Some(user) = &user
         && let Some(target) = ctx
             .aggregator
-            .claims(&ctx, &path)
-            .or_else(|| ctx.aggregator.claims_openapi(&ctx, &path))
+            .claims(&path)
+            .or_else(|| ctx.aggregator.claims_openapi(&path))
     {
-        return Ok(crate::aggregator::proxy::forward(&ctx, target, parts, body, user).await);
+        return Ok(
+            crate::aggregator::proxy::forward(&ctx.aggregator, target, parts, body, user).await,
+        );
     }
     let accept = parts
         .headers
@@ -400,7 +365,7 @@ where
                 }
                 _ if core => Ok(json_response(
                     StatusCode::OK,
-                    &discovery::api_versions(&ctx.address),
+                    &discovery::api_versions(&ctx.registry.address),
                 )),
                 _ => Ok(json_response(StatusCode::OK, &discovery::api_groups(&ctx))),
             }
@@ -416,7 +381,7 @@ where
             if g.is_empty() && v != "v1" {
                 return Err(ApiError::no_route());
             }
-            discovery::resource_list(&ctx.catalog, &g, &v)
+            discovery::resource_list(&ctx.registry.catalog, &g, &v)
                 .map(|d| json_response(StatusCode::OK, &d))
                 .ok_or_else(ApiError::no_route)
         }
@@ -449,7 +414,7 @@ where
             let response =
                 match resource_request(&ctx, &parts, rp.clone(), body, accept, user).await {
                     Ok(r) => r,
-                    Err(e) => e.into_response(),
+                    Err(e) => error_response(&e),
                 };
             ctx.metrics.observe(&labels, response.status().as_u16());
             Ok(response)
@@ -464,7 +429,7 @@ async fn resource_request<B>(
     rp: route::ResourcePath,
     body: B,
     accept: Option<String>,
-    user: Option<auth::UserInfo>,
+    user: Option<UserInfo>,
 ) -> Result<Response, ApiError>
 where
     B: http_body::Body<Data = Bytes> + Send + 'static,
@@ -510,12 +475,4 @@ where
             }
         }
     }
-}
-
-/// Body of a streaming response.
-pub fn stream_body<S>(stream: S) -> Body
-where
-    S: futures::Stream<Item = Result<Bytes, Infallible>> + Send + 'static,
-{
-    Body::from_stream(stream)
 }

@@ -79,11 +79,9 @@ impl WebhookServer {
     /// Starts the webhook on a free port of 127.0.0.1.
     pub(crate) async fn start() -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
-        let certs =
-            flotilla_apiserver::server::tls::ensure(dir.path(), &[]).expect("webhook certificates");
+        let certs = flotilla_apiserver::tls::ensure(dir.path(), &[]).expect("webhook certificates");
         let acceptor = TlsAcceptor::from(
-            flotilla_apiserver::server::tls::server_config(&certs)
-                .expect("webhook TLS configuration"),
+            flotilla_apiserver::tls::server_config(&certs).expect("webhook TLS configuration"),
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

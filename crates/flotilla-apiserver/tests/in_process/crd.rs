@@ -1,4 +1,4 @@
-//! CustomResourceDefinitions served dynamically (spec §10): established only once served, refused creates
+//! CustomResourceDefinitions served dynamically: established only once served, refused creates
 //! while terminating, cleanup of custom resources on deletion.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

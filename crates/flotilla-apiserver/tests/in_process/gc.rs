@@ -1,4 +1,4 @@
-//! Garbage collection (spec §9.2): background, foreground and orphan propagation over ownerReferences.
+//! Garbage collection: background, foreground and orphan propagation over ownerReferences.
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};

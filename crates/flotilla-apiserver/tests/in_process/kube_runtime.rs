@@ -1,4 +1,4 @@
-//! The kube-rs and kube-runtime paths spec §13 calls riskiest: the finalizer helper's JSON-patch `test` against
+//! The kube-rs and kube-runtime paths most likely to part from a real server: the finalizer helper's JSON-patch `test` against
 //! a missing `finalizers`, server-side apply, streaming-list watchers (full and metadata-only), and a watcher's
 //! relist after a 410.
 

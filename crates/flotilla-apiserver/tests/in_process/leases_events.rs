@@ -1,5 +1,5 @@
-//! Leases with optimistic concurrency and MicroTime kept as sent (spec §9.3); kube-runtime's event recorder,
-//! which creates `events.k8s.io/v1` Events and then merge-patches their series (spec §9.4); both Event APIs
+//! Leases with optimistic concurrency and MicroTime kept as sent; kube-runtime's event recorder,
+//! which creates `events.k8s.io/v1` Events and then merge-patches their series; both Event APIs
 //! reading, watching and patching the same objects.
 
 use futures::{StreamExt, TryStreamExt};
@@ -304,8 +304,8 @@ async fn both_event_apis_share_objects_watches_and_field_selectors() {
 
 #[tokio::test]
 async fn events_kept_apart_by_an_older_data_dir_are_dropped_at_start() {
-    use flotilla_apiserver::catalog::ResKey;
-    use flotilla_apiserver::store::{Change, Expect};
+    use flotilla_store::ResKey;
+    use flotilla_store::{Change, Expect};
     let dir = tempfile::tempdir().unwrap();
     let (server, _) = start(dir.path()).await;
     // Before both Event APIs shared storage, events.k8s.io Events were stored under their own group.

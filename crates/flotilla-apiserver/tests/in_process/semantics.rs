@@ -1,4 +1,4 @@
-//! SHOULD-level semantics of spec §12: no-op updates, consistent paging snapshots, metadata-only responses,
+//! Finer semantics clients rely on: no-op updates, consistent paging snapshots, metadata-only responses,
 //! the default ServiceAccount, Event expiry, dry-run updates, the `all` category in aggregated discovery.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! ServiceAccount token Secrets (spec §9.5, what `karmadactl join` relies on): the server fills the Secret, the
+//! ServiceAccount token Secrets (what `karmadactl join` relies on): the server fills the Secret, the
 //! token authenticates, and deleting the Secret revokes it; the review resources (SelfSubjectReview,
 //! TokenReview, SubjectAccessReview) answer for the token's user; bound tokens from the `token` subresource
 //! authenticate across restarts until their ServiceAccount is deleted.

@@ -302,7 +302,7 @@ impl Backend {
     /// `trust` says.
     pub(crate) async fn start(server_name: &str, trust: Trust) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
-        let certs = flotilla_apiserver::server::tls::ensure(dir.path(), &[server_name.to_string()])
+        let certs = flotilla_apiserver::tls::ensure(dir.path(), &[server_name.to_string()])
             .expect("backend certificates");
         let mut roots = rustls::RootCertStore::empty();
         for cert in CertificateDer::pem_slice_iter(trust.client_ca.as_bytes()) {

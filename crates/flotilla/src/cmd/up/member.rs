@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use flotilla_apiserver::store::Store;
+use flotilla_store::Store;
 use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 use flotilla_simulator::{Simulator, SimulatorConfig};
 
