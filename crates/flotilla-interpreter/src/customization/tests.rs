@@ -14,7 +14,7 @@ use crate::facade::ResourceInterpreter;
 use crate::lua::VmConfig;
 use crate::thirdparty::ThirdPartyLayer;
 
-const SEED: &str = include_str!("../../../../../shared/examples/deployment-customization.yaml");
+const SEED: &str = include_str!("../../../../manifests/examples/deployment-customization.yaml");
 
 fn vm() -> LuaVm {
     LuaVm::new(VmConfig {
