@@ -4,7 +4,7 @@
 //! Contract: the command line is what users, scripts and tests rely on, so flags may grow but what a subcommand
 //! prints or writes changes only with a reason. Every subcommand has `--help`; results go to stdout, logs to stderr
 //! (tracing, `RUST_LOG` honoured); a failure exits non-zero with one line `error: <context>: <cause>: ...` on
-//! stderr; a subcommand that keeps serving prints one `ready: ...` line on stdout once it serves.
+//! stderr.
 
 pub(crate) mod cli;
 pub mod cmd;
