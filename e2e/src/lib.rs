@@ -27,13 +27,13 @@ pub use wait::wait_for;
 
 use std::path::PathBuf;
 
-/// A file of the shared walkthrough (`../shared/examples/`, or `FLOTILLA_EXAMPLES`).
+/// A file of the walkthrough (`manifests/examples/`, or the directory `FLOTILLA_EXAMPLES` names).
 pub fn example(name: &str) -> PathBuf {
     let dir = std::env::var_os("FLOTILLA_EXAMPLES").map_or_else(
         || {
             PathBuf::from(concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/../../shared/examples"
+                "/../manifests/examples"
             ))
         },
         PathBuf::from,

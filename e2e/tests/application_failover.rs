@@ -1,4 +1,4 @@
-//! Issue 11 scenario 2: application failover (controllers spec §9.8). A Workload placed on one of member1 and
+//! Issue 11 scenario 2: application failover (docs/FAILOVER.md). A Workload placed on one of member1 and
 //! member2 is reported unhealthy there for longer than `tolerationSeconds`; it moves to the other member, the
 //! old copy is purged at once (`purgeMode: Directly`), and the new copy carries the `statePreservation` label
 //! with the value the old member reported.

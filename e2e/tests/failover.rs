@@ -1,4 +1,4 @@
-//! Issue 11, scenarios 1 and 4: a member that goes away and comes back (controllers spec §9).
+//! Issue 11, scenarios 1 and 4: a member that goes away and comes back (docs/FAILOVER.md).
 //!
 //! Both scenarios propagate a Duplicated Deployment `dup` (2 replicas) to member1 and member2 and a Divided one
 //! `div` (6 replicas, static weights 1:1:1) over member1..3, then take member2 away ([`Env::take_member_away`]:
@@ -6,13 +6,13 @@
 //! address, as Karmada's e2e does) and bring it back.
 //!
 //! * Failover on (scenario 1): a ClusterTaintPolicy turns Ready False/Unknown into the NoExecute taint
-//!   `cluster.karmada.io/not-ready`, as Karmada users set it up. member2 turns not Ready with its NoSchedule
-//!   and NoExecute taints; the taint manager evicts both bindings from it (graceful eviction tasks, purge mode
-//!   `Gracefully`, the flag's default), the scheduler moves `div`'s replicas to member1 and member3, and once
-//!   the new placement is healthy the tasks end and member2's Works are deleted, which waits (§9.4) until
-//!   member2 is back: then its copies are removed. As Karmada's scheduler reschedules a Duplicated binding on
-//!   every change of a cluster it matches, `dup` returns to member2 once its taints are gone; `div` (Divided,
-//!   its replicas complete elsewhere) stays where it was moved.
+//!   `cluster.karmada.io/not-ready`, as Karmada users set it up. member2 turns not Ready with its NoSchedule and
+//!   NoExecute taints; the taint manager evicts both bindings from it (graceful eviction tasks, purge mode
+//!   `Gracefully`, the flag's default), the scheduler moves `div`'s replicas to member1 and member3, and once the
+//!   new placement is healthy the tasks end and member2's Works are deleted, which waits (Work deletion retries
+//!   while the cluster is not Ready) until member2 is back: then its copies are removed. As Karmada's scheduler
+//!   reschedules a Duplicated binding on every change of a cluster it matches, `dup` returns to member2 once its
+//!   taints are gone; `div` (Divided, its replicas complete elsewhere) stays where it was moved.
 //! * Failover off (scenario 4, Karmada's default gates): member2 only gets the NoSchedule taint; its Works stay,
 //!   and when it comes back the very same objects are there. The same ClusterTaintPolicy exists and must have no
 //!   effect. In the embedded world the scenario's own Flotilla runs Karmada's default gates; the kube world's
@@ -135,7 +135,8 @@ async fn failover_on_steps(env: &Env, ns: &str) -> anyhow::Result<()> {
         .await?;
     }
     if env.world == World::Kube {
-        // Nothing is deleted from a member that cannot be reached (§9.4): its copies are all still there.
+        // Nothing is deleted from a member that cannot be reached (the execution controller retries the deletion until
+        // it is Ready again): its copies are all still there.
         for name in ["dup", "div"] {
             anyhow::ensure!(
                 member_deployment(env, "member2", ns, name).await?.is_some(),

@@ -1,4 +1,4 @@
-//! Scenario 2 of issue 5: the Workload walkthrough of `../shared/examples/README.md` with the example interpreter
+//! Scenario 2 of issue 5: the Workload walkthrough of `manifests/examples/README.md` with the example interpreter
 //! webhook (`flotilla up --webhook-example`).
 #![allow(clippy::unwrap_used, clippy::panic)]
 

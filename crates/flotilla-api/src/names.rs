@@ -1,5 +1,5 @@
 //! Every well-known label, annotation, finalizer, taint key, namespace, condition type and reason, and event
-//! reason (controllers spec §1.4–§1.8, §2), spelled once.
+//! reason, spelled once, as Karmada's `well_known_constants.go` files and `pkg/util/names` spell them.
 //!
 //! No other crate spells these strings: they import them from here. Values are Karmada's, verbatim, because
 //! they are part of the compatibility surface.
@@ -31,7 +31,8 @@ pub mod labels {
     /// Value of [`DELETION_PROTECTED`] that protects the object.
     pub const DELETION_PROTECTED_ALWAYS: &str = "Always";
     /// Prefix of the label an attached (dependency) RB carries per independent RB; the suffix is a hash of the
-    /// independent RB's `namespace/name` (controllers spec §2) and the value its permanent id.
+    /// independent RB's `namespace/name` (the decimal FNV-1a 32 of the text, its digits mapped by apimachinery's
+    /// `SafeEncodeString`) and the value its permanent id.
     pub const DEPENDED_BY_PREFIX: &str = "resourcebinding.karmada.io/depended-by-";
     /// On RBs created by MultiClusterService; makes the scheduler accept the binding.
     pub const BINDING_MANAGED_BY: &str = "binding.karmada.io/managed-by";
@@ -107,7 +108,7 @@ pub mod finalizers {
     pub const CLUSTER: &str = "karmada.io/cluster-controller";
 }
 
-/// Cluster taint keys (controllers spec §1.6, §9.3).
+/// Cluster taint keys: the cluster controller sets the first two from the Ready condition, users the third.
 pub mod taints {
     /// Set while the cluster's Ready condition is False (or absent).
     pub const NOT_READY: &str = "cluster.karmada.io/not-ready";
@@ -117,7 +118,7 @@ pub mod taints {
     pub const UNSCHEDULABLE: &str = "cluster.karmada.io/unschedulable";
 }
 
-/// Namespaces and the names derived from them (controllers spec §2).
+/// Namespaces and the names derived from them.
 pub mod namespaces {
     /// Prefix of a cluster's execution namespace: `karmada-es-<cluster>`.
     pub const EXECUTION_SPACE_PREFIX: &str = "karmada-es-";
@@ -178,7 +179,7 @@ pub mod secret_keys {
     pub const CA_BUNDLE: &str = "caBundle";
 }
 
-/// Condition types, reasons and fixed messages of bindings (§1.4), Works (§1.5) and Clusters (§1.6, §9).
+/// Condition types, reasons and fixed messages of bindings, Works and Clusters.
 pub mod conditions {
     /// Binding condition set by the scheduler.
     pub const SCHEDULED: &str = "Scheduled";
@@ -274,7 +275,7 @@ pub mod conditions {
         "collected empty APIEnablements from the cluster";
 }
 
-/// Graceful eviction task reasons and producers (§1.4).
+/// Reasons and producers of a binding's graceful eviction tasks (`spec.gracefulEvictionTasks`).
 pub mod eviction {
     /// Reason: the cluster has a NoExecute taint the binding does not tolerate.
     pub const REASON_TAINT_UNTOLERATED: &str = "TaintUntolerated";

@@ -1,4 +1,4 @@
-//! Every manifest of the shared walkthrough (`../shared/examples/`) and of our own fixtures parses into the
+//! Every manifest of the walkthrough (`manifests/examples/`) and of our own fixtures parses into the
 //! typed structs and serializes back to the same JSON, once the CRD defaults an API server would add are
 //! applied to the input.
 
@@ -23,8 +23,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-/// The walkthrough, next to the repository as in every clone CI makes.
-const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/examples");
+/// The walkthrough's manifests, which README.md's commands apply.
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../manifests/examples");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
 fn typed_round_trip<T: DeserializeOwned + Serialize>(value: &Value) -> Result<Value, String> {
@@ -66,6 +66,9 @@ fn round_trip(value: &Value) -> Result<Value, String> {
         ("apps/v1", "Deployment") => {
             typed_round_trip::<k8s_openapi::api::apps::v1::Deployment>(value)
         }
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => typed_round_trip::<
+            k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        >(value),
         // The walkthrough's example custom resource: not a Karmada kind, so it has no type here.
         ("workload.example.io/v1alpha1", "Workload") => {
             typed_round_trip::<kube::api::DynamicObject>(value)
@@ -124,7 +127,7 @@ fn apply_defaults(schema: &Value, value: &mut Value) {
 /// The YAML documents of every `.yaml` file in `dir`, with their file names; fails if there are none.
 fn documents(dir: &Path, fill_placeholders: impl Fn(&str) -> String) -> Vec<(String, Value)> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{} must exist next to the repository: {e}", dir.display()))
+        .unwrap_or_else(|e| panic!("{} must exist: {e}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
         .collect();

@@ -1,5 +1,5 @@
 //! Criterion benchmarks of the Lua layer: each operation of the seed customization
-//! (`../shared/examples/deployment-customization.yaml`) on a realistic Deployment, through the same call path the
+//! (`manifests/examples/deployment-customization.yaml`) on a realistic Deployment, through the same call path the
 //! layers use (a pooled, sandboxed state; compiled scripts cached by content).
 //!
 //! Run: `cargo bench -p flotilla-interpreter --bench lua`.
@@ -14,7 +14,7 @@ use flotilla_interpreter::lua::{Input, LuaVm, VmConfig};
 use flotilla_interpreter::{Layer, Request};
 use serde_json::{Value, json};
 
-const SEED: &str = include_str!("../../../../shared/examples/deployment-customization.yaml");
+const SEED: &str = include_str!("../../../manifests/examples/deployment-customization.yaml");
 const DEPLOYMENT: &str = include_str!("fixtures/deployment.json");
 
 fn items(deployment: &Value) -> Vec<AggregatedStatusItem> {

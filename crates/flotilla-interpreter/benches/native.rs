@@ -1,6 +1,8 @@
 //! Native layer and facade benchmarks: the operations of the seed customization
-//! (`shared/examples/deployment-customization.yaml`) on a Deployment like interpreter spec §3's, answered by
-//! the native layer directly and through the `ResourceInterpreter` facade (dispatch, explanation, metrics).
+//! (`manifests/examples/deployment-customization.yaml`) on a Deployment that reaches every native rule (an init
+//! container, a container with requests and limits, a sidecar with limits only, a node selector, a toleration,
+//! `envFrom` and a secret volume), answered by the native layer directly and through the `ResourceInterpreter`
+//! facade (dispatch, explanation, metrics).
 //!
 //! Run: `cargo bench -p flotilla-interpreter --bench native`. Figures go to docs/BENCHMARKS.md.
 #![allow(missing_docs, clippy::unwrap_used, clippy::panic)]

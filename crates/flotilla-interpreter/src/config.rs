@@ -4,7 +4,7 @@
 //!
 //! Guarantees:
 //! - A sink always receives the full current list (Karmada rebuilds its caches from the whole list on every
-//!   event, spec §2.5), first after the initial list completed, then after every change.
+//!   event), first after the initial list completed, then after every change.
 //! - The readiness gate of a source opens only after its sink received the initial list, so the facade
 //!   dispatches nothing before both user layers know every object that existed when it started.
 //! - Watch errors are logged and retried with kube-runtime's default backoff; the sinks keep their last list.
@@ -131,7 +131,7 @@ pub fn bundled() -> crate::facade::Builder {
         .native()
 }
 
-/// Only the given customizations, as `karmadactl interpret -f` resolves (interpreter spec §7.3).
+/// Only the given customizations, as `karmadactl interpret -f` resolves: no webhook, bundled or native layer.
 pub fn customizations_only(
     customizations: &[ResourceInterpreterCustomization],
 ) -> crate::facade::Builder {

@@ -1,7 +1,7 @@
-//! The customization layer: users' ResourceInterpreterCustomizations, run as Lua (interpreter spec §2, §4, §5).
+//! The customization layer: users' ResourceInterpreterCustomizations, run as Lua.
 //!
 //! The control plane's reflector hands the whole current list to [`CustomizationLayer::replace_all`] after every
-//! change (Karmada rebuilds its cache from the full list too, §2.5); calls in flight keep the rules they started
+//! change (Karmada rebuilds its cache from the full list too); calls in flight keep the rules they started
 //! with. Until the first list arrives the layer handles nothing; the facade's readiness gate keeps callers away
 //! until then.
 
@@ -48,7 +48,8 @@ impl CustomizationLayer {
         layer
     }
 
-    /// Replaces every customization the layer knows with `customizations`, merged as in interpreter spec §2.5.
+    /// Replaces every customization the layer knows with `customizations`, merged by name
+    /// (per operation the first non-empty script wins; dependency scripts accumulate).
     pub fn replace_all(&self, customizations: Vec<ResourceInterpreterCustomization>) {
         let rules = Arc::new(RuleSet::build(&self.vm, &customizations));
         tracing::debug!(

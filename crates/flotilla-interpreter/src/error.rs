@@ -52,7 +52,8 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
-    /// A dependency reference any layer produced is invalid (interpreter spec §1).
+    /// A dependency reference any layer produced is invalid (no `apiVersion` or `kind`, neither name nor label
+    /// selector, or an invalid selector).
     #[error("invalid dependency: {0}")]
     InvalidDependency(String),
 }

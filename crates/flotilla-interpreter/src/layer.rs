@@ -1,5 +1,6 @@
 //! The contract every interpreter layer keeps: one request type, one response type, and the three-valued
-//! (result, handled, error) answer of interpreter spec §2.2.
+//! (result, handled, error) answer of Karmada's layers: an error stops the dispatch, a handled result is the answer
+//! (even an empty one), and an unhandled call passes to the next layer.
 //!
 //! Layers take owned JSON so that Lua evaluation can move the request to a blocking thread.
 
@@ -109,8 +110,8 @@ pub struct Input {
 }
 
 impl From<Request> for Input {
-    /// Controllers pass an empty item list when a binding has no status items; Karmada passes `nil` then (interpreter
-    /// spec §4.4).
+    /// Controllers pass an empty item list when a binding has no status items; Karmada passes `nil` then (the
+    /// binding's list is omitted when empty).
     fn from(request: Request) -> Self {
         let items_absent =
             matches!(&request, Request::AggregateStatus { items, .. } if items.is_empty());
@@ -259,7 +260,7 @@ pub trait Layer: Send + Sync {
     /// Which layer this is.
     fn kind(&self) -> LayerKind;
 
-    /// The "handled" test of interpreter spec §2.2 (and `HookEnabled` for this layer).
+    /// Whether this layer has a rule for the kind and operation (and so its part of `HookEnabled`).
     fn handles(&self, gvk: &GroupVersionKind, operation: InterpreterOperation) -> Handles;
 
     /// Run the rule for `request`.

@@ -1,5 +1,6 @@
-//! The layered Karmada resource interpreter (interpreter spec): per operation, a ResourceInterpreterCustomization's
-//! Lua script, then an interpreter webhook, then the bundled third-party Lua, then the native interpreter.
+//! The layered Karmada resource interpreter (docs/INTERPRETER.md): per operation, a
+//! ResourceInterpreterCustomization's Lua script, then an interpreter webhook, then the bundled third-party Lua,
+//! then the native interpreter.
 
 pub mod config;
 pub mod customization;

@@ -1,5 +1,5 @@
 //! The SDK's error type: setting up TLS and listening. Request-level failures are not errors here; they become
-//! `Errored` responses (interpreter spec §6.5).
+//! `Errored` responses (`successful: false` with a status code and message), as in Karmada's Go SDK.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

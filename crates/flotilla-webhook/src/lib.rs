@@ -1,4 +1,4 @@
-//! An SDK for writing Karmada interpreter webhooks in Rust (interpreter spec §6.5), the example Workload
+//! An SDK for writing Karmada interpreter webhooks in Rust, after Karmada's Go SDK, the example Workload
 //! webhook, and the serving side of Kubernetes admission webhooks ([`admission`]).
 //!
 //! A webhook is a [`Handler`] turned into an axum [`router`] and served over TLS with [`serve_tls`]. Handlers

@@ -1,5 +1,5 @@
 //! What a handler answers, and the helpers Karmada's Go SDK offers: `errored`, `succeeded`,
-//! `validation_response` and `patch_response_from_raw` (interpreter spec §6.5).
+//! `validation_response` and `patch_response_from_raw`.
 
 use std::fmt::Display;
 

@@ -1,5 +1,5 @@
-//! The HTTP side of a webhook (interpreter spec §6.5): decoding the request, calling the handler, completing and
-//! writing the response; and a TLS server for any axum router.
+//! The HTTP side of a webhook, as Karmada's Go SDK (`pkg/webhook/interpreter`) has it: decoding the request,
+//! calling the handler, completing and writing the response; and a TLS server for any axum router.
 //!
 //! Guarantees: every request gets HTTP 200 with a JSON `{"response": ...}` body, as Karmada's SDK answers; request
 //! problems (empty body, wrong content type, undecodable body, body over 1 MiB) become `Errored(400)` responses

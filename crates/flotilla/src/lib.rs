@@ -1,8 +1,10 @@
 //! The `flotilla` binary's composition root: command-line arguments and the subcommands that assemble the
 //! library crates.
 //!
-//! Contract (cli spec): results go to stdout, logs to stderr (tracing, `RUST_LOG` honoured); a failure exits
-//! non-zero with one line `error: <context>: <cause>: ...` on stderr.
+//! Contract: the command line is what users, scripts and tests rely on, so flags may grow but what a subcommand
+//! prints or writes changes only with a reason. Every subcommand has `--help`; results go to stdout, logs to stderr
+//! (tracing, `RUST_LOG` honoured); a failure exits non-zero with one line `error: <context>: <cause>: ...` on
+//! stderr.
 
 pub(crate) mod cli;
 pub mod cmd;

@@ -11,7 +11,7 @@ use flotilla_api::policy::v1alpha1::{ClusterPropagationPolicy, PropagationPolicy
 use kube::api::Api;
 
 const BIN: &str = env!("CARGO_BIN_EXE_flotilla");
-const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/examples");
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../manifests/examples");
 
 /// Kills the server when the test ends, however it ends.
 struct Server(Child);

@@ -8,8 +8,8 @@ use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_flotilla");
 
-/// A Deployment like the one in interpreter spec §3: a main container, an init container and a sidecar
-/// with requests and limits, a node selector and tolerations.
+/// A Deployment that reaches every native rule: a main container, an init container and a sidecar with requests and
+/// limits, a node selector and tolerations.
 const DEPLOYMENT: &str = r#"
 apiVersion: apps/v1
 kind: Deployment

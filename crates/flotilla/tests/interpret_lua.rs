@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 const BIN: &str = env!("CARGO_BIN_EXE_flotilla");
 const SEED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/examples/deployment-customization.yaml"
+    "/../../manifests/examples/deployment-customization.yaml"
 );
 
 const DEPLOYMENT: &str = "\

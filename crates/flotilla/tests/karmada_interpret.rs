@@ -309,7 +309,7 @@ fn agree(karmada: &Outcome, flotilla: &Outcome) -> bool {
 }
 
 /// Whether Karmada's answers differ only in the order of their dependency lists: the native layer builds them from
-/// Go sets, in random order (interpreter spec §3.8); then any order agrees.
+/// Go sets, in random order within a kind; then any order agrees.
 fn unordered_dependencies(answers: &[Outcome]) -> bool {
     let sorted = |outcome: &Outcome| match outcome {
         Outcome::Results(results) => Some(

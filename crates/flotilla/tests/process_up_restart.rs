@@ -13,8 +13,7 @@ use serde_json::{Value, json};
 
 use common::{Up, assert_clean, eventually, up};
 
-const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/examples");
-const MANIFESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../manifests/examples");
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../manifests/examples");
 
 fn kubectl() -> String {
     kubectl_bins().remove(0)
@@ -122,7 +121,7 @@ fn deployment() -> Vec<String> {
 
 fn workload_crd() -> Vec<String> {
     vec![
-        format!("{MANIFESTS}/workload-crd.yaml"),
+        format!("{EXAMPLES}/workload-crd.yaml"),
         format!("{EXAMPLES}/workload-crd-cpp.yaml"),
     ]
 }

@@ -4,7 +4,7 @@
 //! say `apiEndpoint`).
 //!
 //! - **The name** is a DNS-1123 label of at most 48 characters, because the execution namespace
-//!   `karmada-es-<name>` must stay a label of at most 63 (controllers spec §1.6). A `generateName` prefix is
+//!   `karmada-es-<name>` must stay a label of at most 63. A `generateName` prefix is
 //!   refused when no name made from it can pass: a generated name adds five random lower-case alphanumerics.
 //! - **The spec**: `syncMode` (`Push` or `Pull`, listed as Karmada lists them), `apiEndpoint` and `proxyURL` as
 //!   Go's URL parser reads them, the Secret references' names and namespaces, `provider`, `region`, `zone` and

@@ -1,4 +1,5 @@
-//! `cluster.karmada.io/v1alpha1`: Cluster, a registered member cluster (controllers spec §1.6).
+//! `cluster.karmada.io/v1alpha1`: Cluster, a registered member cluster, as Karmada's `pkg/apis/cluster/v1alpha1`
+//! defines it.
 //!
 //! Karmada serves this kind from an aggregated API server; Flotilla serves it as a plain cluster-scoped CRD with
 //! a status subresource.

@@ -1,5 +1,5 @@
 //! `config.karmada.io/v1alpha1`: ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration and
-//! ResourceInterpreterContext (interpreter spec §5, §6).
+//! ResourceInterpreterContext, with the JSON names, enums and omissions of Karmada's `pkg/apis/config/v1alpha1`.
 
 use std::fmt;
 
@@ -139,7 +139,8 @@ pub struct GroupVersionKind {
     pub kind: String,
 }
 
-/// The body of an interpreter webhook call and its reply (`ResourceInterpreterContext`, spec §6.3, §6.4).
+/// The body of an interpreter webhook call and its reply (`ResourceInterpreterContext`): the caller fills
+/// `request`, the webhook answers with `response`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceInterpreterContext {
@@ -157,7 +158,7 @@ pub struct ResourceInterpreterContext {
     pub response: Option<ResourceInterpreterResponse>,
 }
 
-/// What the interpreter asks a webhook (spec §6.3).
+/// What the interpreter asks a webhook.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceInterpreterRequest {
@@ -187,7 +188,7 @@ pub struct ResourceInterpreterRequest {
     pub aggregated_status: Vec<AggregatedStatusItem>,
 }
 
-/// A webhook's reply (spec §6.4).
+/// A webhook's reply; which fields an operation needs is checked by the interpreter's webhook layer.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceInterpreterResponse {
@@ -240,7 +241,8 @@ pub struct RequestStatus {
 /// Re-exported so webhook configurations can be built without naming k8s-openapi.
 pub type ClientConfig = WebhookClientConfig;
 
-/// Declarative (Lua) interpreter rules for one target kind (spec §5.1).
+/// Declarative (Lua) interpreter rules for one target kind. When several customizations target one kind, each
+/// operation takes the first non-empty script in name order, and dependency scripts accumulate.
 #[derive(
     kube::CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema,
 )]
@@ -331,7 +333,8 @@ pub struct LuaScript {
     pub lua_script: String,
 }
 
-/// Interpreter webhooks and the kinds and operations they answer for (spec §6.1).
+/// Interpreter webhooks and the kinds and operations they answer for. When several webhooks match an object and
+/// operation, only the first by `<configuration>/<webhook>` name is called.
 ///
 /// Like admission webhook configurations, the webhooks sit at the top level, not under `spec`. Serialized with
 /// `apiVersion` and `kind`, as API servers require on create.

@@ -1,4 +1,5 @@
-//! `work.karmada.io/v1alpha1`: Work, one manifest to apply to one member cluster (controllers spec §1.5).
+//! `work.karmada.io/v1alpha1`: Work, one manifest to apply to one member cluster (Karmada always writes exactly one
+//! manifest per Work, and its status handling assumes it).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use schemars::JsonSchema;

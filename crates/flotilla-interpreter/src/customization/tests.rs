@@ -1,4 +1,4 @@
-//! The customization layer: the seed example's every operation, merging by name (§2.5, §2.6), replacement by
+//! The customization layer: the seed example's every operation, merging by name, replacement by
 //! the reflector, and precedence over the bundled and native layers through the facade.
 
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use crate::facade::ResourceInterpreter;
 use crate::lua::VmConfig;
 use crate::thirdparty::ThirdPartyLayer;
 
-const SEED: &str = include_str!("../../../../../shared/examples/deployment-customization.yaml");
+const SEED: &str = include_str!("../../../../manifests/examples/deployment-customization.yaml");
 
 fn vm() -> LuaVm {
     LuaVm::new(VmConfig {
@@ -207,7 +207,7 @@ fn customizations_merge_by_name_and_accumulate_dependencies() {
         target(
             "a-first",
             CustomizationRules {
-                // An empty script does not win over a later customization's (§2.5).
+                // An empty script does not win over a later customization's.
                 retention: lua(""),
                 health_interpretation: lua("function InterpretHealth(o) return true end"),
                 dependency_interpretation: lua(
@@ -263,7 +263,7 @@ fn customizations_merge_by_name_and_accumulate_dependencies() {
     assert_eq!(
         names,
         [("ConfigMap", "a"), ("Secret", "z")],
-        "deduplicated and sorted (§2.6)"
+        "deduplicated and sorted"
     );
 
     // The reflector's next list replaces everything.
@@ -409,7 +409,7 @@ async fn customization_beats_bundled_beats_native_per_operation() {
             object: deployment(),
         })
         .await;
-    assert!(out.is_err(), "errors never fall back (§2.2)");
+    assert!(out.is_err(), "errors never fall back");
 }
 
 fn native_requirements() -> Option<flotilla_api::work::v1alpha2::ReplicaRequirements> {

@@ -1,5 +1,5 @@
 //! Checks of ResourceInterpreterCustomizations before they are stored or run: the admission rules of
-//! karmada-webhook (interpreter spec §5.2) and the per-rule report of `flotilla interpret --check` (§7.2).
+//! karmada-webhook and the per-rule report of `flotilla interpret --check`.
 
 use flotilla_api::config::v1alpha1::{InterpreterOperation, ResourceInterpreterCustomization};
 
@@ -36,7 +36,7 @@ pub fn check_rules(
         .collect()
 }
 
-/// Admission step 1 (interpreter spec §5.2): no other customization with the same target may define a script for
+/// Admission step 1: no other customization with the same target may define a script for
 /// the same operation; dependency scripts never conflict.
 ///
 /// # Errors
@@ -71,7 +71,7 @@ pub fn validate_conflicts(
     Ok(())
 }
 
-/// Admission step 2 (interpreter spec §5.2): every non-empty script compiles (nothing is run).
+/// Admission step 2: every non-empty script compiles (nothing is run).
 ///
 /// # Errors
 /// `InterpreterOperation(<Op>) Lua script error: <compiler message>` for the first script in rule order that

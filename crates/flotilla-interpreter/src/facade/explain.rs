@@ -1,5 +1,5 @@
-//! The record of one dispatch: which layer answered and why the layers above it did not (beyond Karmada:
-//! spec §0). It feeds `flotilla interpret --explain`, the tracing span and the metrics labels.
+//! The record of one dispatch: which layer answered and why the layers above it did not (beyond Karmada). It feeds
+//! `flotilla interpret --explain`, the tracing span and the metrics labels.
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! The `ResourceInterpreter` facade (spec §1, §2): one method per operation, dispatching to the layers in
+//! The `ResourceInterpreter` facade: one method per operation, dispatching to the layers in
 //! Karmada's order (customization, webhook, third-party, native) and recording which layer answered.
 //!
 //! Guarantees:
@@ -7,8 +7,7 @@
 //!   (no fallback).
 //! - No call is dispatched before every readiness gate opened: it fails with [`Error::NotReady`] instead.
 //!   Callers await [`ResourceInterpreter::ready`] first.
-//! - Dependency results of every layer are validated (spec §1); the Lua layers' are deduplicated and sorted
-//!   (spec §2.6).
+//! - Dependency results of every layer are validated; the Lua layers' are deduplicated and sorted.
 //! - Every dispatched call is counted in [`Metrics`] and runs inside an `interpret` tracing span carrying the
 //!   operation, kind and answering layer; its layer, latency and error are kept per object in the [`Journal`].
 
@@ -140,8 +139,8 @@ impl ResourceInterpreter {
         &self.journal
     }
 
-    /// Whether any layer has a rule for `op` on `gvk` (spec §2.3: a plain OR over the layers). Callers skip
-    /// the operation when this is false.
+    /// Whether any layer has a rule for `op` on `gvk` (Karmada's `HookEnabled`: a plain OR over the layers).
+    /// Callers skip the operation when this is false.
     pub fn hook_enabled(&self, gvk: &GroupVersionKind, op: Op) -> bool {
         self.layers
             .iter()

@@ -1,6 +1,6 @@
-//! Readiness of the interpreter: named gates (one per configuration source) that must all open before any
-//! call is dispatched, so no layer is ever consulted before it loaded its configuration (spec §0, instead of
-//! Karmada's quirk 3).
+//! Readiness of the interpreter: named gates (one per configuration source) that must all open before any call is
+//! dispatched, so no layer is ever consulted before it loaded its configuration (Karmada's webhook layer fails
+//! calls until then and its customization layer passes them over: docs/INTERPRETER.md).
 
 use std::sync::Arc;
 

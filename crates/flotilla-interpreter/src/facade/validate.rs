@@ -1,4 +1,5 @@
-//! Validation and merging of dependency lists (spec §1, §2.6), applied to every layer's result.
+//! Validation and merging of dependency lists, applied to every layer's result: each reference needs an
+//! `apiVersion`, a `kind` and a name or a valid label selector (one bad reference fails the call, as in Karmada).
 
 use std::collections::BTreeSet;
 

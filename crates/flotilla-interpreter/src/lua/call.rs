@@ -1,5 +1,5 @@
-//! One operation through one script: the arguments each function receives and the rules its results must follow
-//! (interpreter spec §4.3, §4.4, §4.5).
+//! One operation through one script: the global function it must define, the arguments that function receives and
+//! the rules its results must follow, as in Karmada.
 
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ReplicaRequirements, ResourceHealth};
@@ -13,7 +13,7 @@ use super::typed;
 use super::vm::{Limits, Script};
 use crate::layer::{Input, Request, Response};
 
-/// The global function a script defines for an operation (interpreter spec §5.1).
+/// The global function a script defines for an operation.
 pub fn function_name(operation: InterpreterOperation) -> &'static str {
     match operation {
         InterpreterOperation::InterpretReplica => "GetReplicas",
@@ -89,7 +89,10 @@ fn execute(
     results_of(&bridge, operation, results).map_err(|message| (ScriptErrorKind::Result, message))
 }
 
-/// Applies the result rules of interpreter spec §4.4 to a function's results.
+/// Applies Karmada's result rules to a function's results: GetReplicas returns a number and optionally a
+/// requirements table; GetComponents a table or nil (no components); ReviseReplica, Retain and AggregateStatus an
+/// object that keeps its `kind`; ReflectStatus a table (nil is an error); InterpretHealth a boolean (nil is an
+/// error); GetDependencies a table of references.
 fn results_of(
     bridge: &Bridge,
     operation: InterpreterOperation,
@@ -173,7 +176,8 @@ fn results_of(
     }
 }
 
-/// The Lua arguments of each function (interpreter spec §4.4).
+/// The Lua arguments of each function: the desired or observed object, and ReviseReplica's replica count,
+/// Retain's observed object or AggregateStatus's status items (`nil` when absent).
 fn arguments(lua: &Lua, bridge: &Bridge, input: Input) -> mlua::Result<[Arg; 2]> {
     let items_absent = input.items_absent();
     let request = input.into_request();

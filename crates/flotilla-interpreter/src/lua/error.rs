@@ -15,7 +15,7 @@ pub enum ScriptErrorKind {
     Memory,
     /// The script does not define the operation's function, or defines something else under its name.
     MissingFunction,
-    /// The function returned a value of the wrong type or shape for the operation (interpreter spec §4.4, §4.5).
+    /// The function returned a value of the wrong type or shape for the operation.
     Result,
 }
 

@@ -1,5 +1,5 @@
 //! Go-compatible text forms of numbers and dates, so that values a script prints or compares look as they do under
-//! Karmada's gopher-lua (interpreter spec §4.1, §4.2): `tostring`, `tonumber` and `os.date`.
+//! Karmada's gopher-lua: `tostring`, `tonumber` and `os.date`.
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
@@ -36,7 +36,7 @@ fn go_shortest_g(n: f64) -> String {
     fixed_form(sign, &digits, exp)
 }
 
-/// A float as Go's `encoding/json` writes it (interpreter spec §4.5): the shortest round-trip digits, in exponent
+/// A float as Go's `encoding/json` writes it: the shortest round-trip digits, in exponent
 /// form (`1e+21`, `1e-7`) when the magnitude is below 1e-6 or at least 1e21, else without one (`0.000001`,
 /// `100000000000000000000`). This is the text Go hands a JSON-decoded quantity.
 pub fn json_number(n: f64) -> String {
@@ -100,7 +100,7 @@ fn fixed_form(sign: &str, digits: &str, exp: i32) -> String {
     out
 }
 
-/// `tonumber(v)` of a string as gopher-lua parses it (interpreter spec §8.4.1): surrounding spaces, tabs and newlines
+/// `tonumber(v)` of a string as gopher-lua parses it: surrounding spaces, tabs and newlines
 /// are ignored; a string containing `.` is a float, one starting with `0x`/`0X` is hexadecimal, anything else must be
 /// a signed base-10 64-bit integer. `None` when it does not parse.
 pub fn parse_number(text: &str) -> Option<f64> {
@@ -151,7 +151,7 @@ pub enum DateOutput {
     Table(DateTable),
 }
 
-/// `os.date([format[, time]])` as Karmada's restricted os library computes it (interpreter spec §4.2): default format
+/// `os.date([format[, time]])` as Karmada's restricted os library computes it: default format
 /// `%c`; a leading `!` means UTC (but an explicit time is always shown in local time, as gopher-lua does); `*t`
 /// returns a table; conversions follow Go layouts, unknown ones are copied literally.
 pub fn os_date(

@@ -1,5 +1,5 @@
-//! The `kube` library scripts `require` (interpreter spec §4.6): quantity arithmetic and the native pod-template
-//! computations, so that scripts get exactly the native layer's answers.
+//! The `kube` library scripts `require`, with Karmada's four functions: quantity arithmetic and the native
+//! pod-template computations, so that scripts get exactly the native layer's answers.
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use mlua::{Lua, MultiValue, Table, Value as LuaValue};
@@ -117,8 +117,8 @@ fn accurate_pod_requirements(lua: &Lua, args: MultiValue) -> mlua::Result<LuaVal
     }
 }
 
-/// `kube.getPodDependencies(podTemplate, namespace)`: the native pod dependencies, an empty list when none
-/// (Flotilla decision 14).
+/// `kube.getPodDependencies(podTemplate, namespace)`: the native pod dependencies, an empty list when none (Karmada
+/// returns nil, which fails a GetDependencies that returns it directly: docs/INTERPRETER.md).
 fn get_pod_dependencies(lua: &Lua, args: MultiValue) -> mlua::Result<LuaValue> {
     if args.len() != 2 {
         return Err(mlua::Error::runtime(

@@ -1,4 +1,4 @@
-//! The `kube` library (interpreter spec §4.6), called from scripts.
+//! The `kube` library (`require("kube")`), called from scripts.
 
 use serde_json::{Value, json};
 
@@ -152,7 +152,7 @@ fn get_pod_dependencies_lists_references() {
             ),
         ]
     );
-    // No namespace means "default"; nothing found is an empty list, not nil (decision 14).
+    // No namespace means "default"; nothing found is an empty list, where Karmada's gives nil.
     object["metadata"] = json!({});
     object["spec"]["template"] = json!({"spec": {"containers": [{"name": "a", "image": "i"}]}});
     let out = vm

@@ -1,17 +1,18 @@
-//! The Lua VM shared by the customization and third-party layers (interpreter spec §4): a sandbox with exactly
-//! Karmada's libraries, a lazy JSON <-> Lua bridge, the `kube` library, per-call CPU and memory budgets, and a pool
-//! of states behind a concurrency limit.
+//! The Lua VM shared by the customization and third-party layers: a sandbox with exactly Karmada's libraries, a
+//! lazy JSON <-> Lua bridge, the `kube` library, per-call CPU and memory budgets, and a pool of states behind a
+//! concurrency limit.
 //!
-//! Deliberate differences from Karmada (spec §0): scripts are compiled once and cached; each call runs in its own
-//! environment, so no global leaks between scripts, operations or kinds; library tables are read-only; values keep
-//! their JSON shape (objects, arrays, empty or not, integers, `null` array elements, which scripts see as a `null`
-//! light userdata); `kube.getPodDependencies` returns an empty list rather than nil; `kube.accuratePodRequirements`
-//! decodes only the fields requirements depend on, so a wrongly typed field elsewhere in the template is not an
-//! error. Residual engine differences: Luau prints non-integral numbers of magnitude 1e6 and above or below 1e-4
-//! differently from Go when they are concatenated with `..` (`tostring`, `print` and `string.format("%s")` follow
-//! Go); Luau has no `goto`, and accepts its own syntax extensions (`+=`, `continue`) that Karmada would reject; a
-//! table a script builds itself is walked by `pairs` in Luau's order, where gopher-lua keeps insertion order (tables
-//! made from objects follow the object's order, then the keys a script added: see the prelude).
+//! Deliberate differences from Karmada (docs/INTERPRETER.md): scripts are compiled once and cached; each call runs
+//! in its own environment, so no global leaks between scripts, operations or kinds; library tables are read-only;
+//! values keep their JSON shape (objects, arrays, empty or not, integers, `null` array elements, which scripts see
+//! as a `null` light userdata); `kube.getPodDependencies` returns an empty list rather than nil;
+//! `kube.accuratePodRequirements` decodes only the fields requirements depend on, so a wrongly typed field
+//! elsewhere in the template is not an error. Residual engine differences: Luau prints non-integral numbers of
+//! magnitude 1e6 and above or below 1e-4 differently from Go when they are concatenated with `..` (`tostring`,
+//! `print` and `string.format("%s")` follow Go); Luau has no `goto`, and accepts its own syntax extensions (`+=`,
+//! `continue`) that Karmada would reject; a table a script builds itself is walked by `pairs` in Luau's order,
+//! where gopher-lua keeps insertion order (tables made from objects follow the object's order, then the keys a
+//! script added: see the prelude).
 
 mod bridge;
 mod call;

@@ -1,4 +1,4 @@
--- Builds the globals every script sees (interpreter spec §4.2): exactly Karmada's library set, with the functions
+-- Builds the globals every script sees: exactly Karmada's library set, with the functions
 -- Karmada blocks replaced by ones that raise its error, and Lua 5.1 names Luau lacks.
 --
 -- This chunk is trusted: it runs once per Lua state, before any script, with Luau's full libraries, and returns the
@@ -283,7 +283,7 @@ G.unpack = function(t, ...)
     return builtin_unpack(force(t), ...)
 end
 
--- Numbers print as Go prints them (interpreter spec §4.1): integral values without a decimal point, others in Go's
+-- Numbers print as Go prints them, as under gopher-lua: integral values without a decimal point, others in Go's
 -- shortest form. Integral values in the int64 range take the fast path.
 local gonumber = host.number_to_string
 local function tostring_go(v)
@@ -381,7 +381,7 @@ S.dump = unsupported("dump")
 S.gsub = unsupported("gsub")
 S.rep = unsupported("rep")
 
--- string.format follows Go's fmt where a script can tell (interpreter spec §4.1): `%s` prints numbers as
+-- string.format follows Go's fmt where a script can tell, as under gopher-lua: `%s` prints numbers as
 -- `tostring` does and the integer verbs truncate toward zero.
 local format = string.format
 S.format = function(fmt, ...)

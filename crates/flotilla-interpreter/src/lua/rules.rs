@@ -1,4 +1,4 @@
-//! Merged Lua rules of several ResourceInterpreterCustomizations (interpreter spec §2.5, §2.6), shared by the
+//! Merged Lua rules of several ResourceInterpreterCustomizations, shared by the
 //! customization layer, the third-party layer, `flotilla interpret -f` and the testdata runner.
 //!
 //! Guarantees: customizations merge in `metadata.name` order; per operation the first non-empty script wins,
@@ -78,7 +78,7 @@ impl RuleSet {
         self.kinds.is_empty()
     }
 
-    /// The "handled" test of interpreter spec §2.2: a non-empty script for this exact kind and operation.
+    /// Whether the layer handles the call: a non-empty script for this exact kind and operation.
     pub fn handles(
         &self,
         gvk: &GroupVersionKind,
@@ -116,7 +116,7 @@ impl RuleSet {
     ///
     /// # Errors
     /// [`Error::NotEnabled`] without a script for the operation; [`Error::Layer`] wrapping a [`ScriptError`]
-    /// when a script fails; [`Error::InvalidDependency`] for a dependency that breaks interpreter spec §1.
+    /// when a script fails; [`Error::InvalidDependency`] for an invalid dependency reference.
     pub fn interpret_blocking(
         &self,
         vm: &LuaVm,

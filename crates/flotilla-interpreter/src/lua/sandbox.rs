@@ -1,4 +1,4 @@
-//! One sandboxed Lua state: Karmada's library set (interpreter spec §4.2), the bridge's metatables, a CPU deadline
+//! One sandboxed Lua state: Karmada's library set, the bridge's metatables, a CPU deadline
 //! checked by Luau's interrupt and a memory limit, and a cache of loaded chunks.
 //!
 //! Invariants: the globals every script sees live in one read-only table (the prelude's result); each call runs

@@ -463,7 +463,8 @@ fn globals_do_not_leak_between_calls_or_scripts() {
             Response::Healthy(true)
         );
     }
-    // A script without the function does not find one a previous script defined (no stale globals, §4.3).
+    // A script without the function does not find one a previous script defined (no stale globals: Karmada's pooled
+    // states keep them).
     let missing = vm.script("missing", "local x = 1");
     let err = vm
         .call_blocking(

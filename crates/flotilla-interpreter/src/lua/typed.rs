@@ -1,5 +1,6 @@
-//! Script results decoded into typed values the way Karmada's Go `encoding/json` decodes them (interpreter spec
-//! §4.5 step 3): unknown keys ignored, keys matched case-insensitively, quantities given as numbers accepted.
+//! Script results decoded into typed values (requirements, components, dependencies) the way Karmada's Go
+//! `encoding/json` decodes them: unknown keys ignored, keys matched case-insensitively, a type mismatch an error,
+//! quantities given as strings or numbers accepted.
 
 use flotilla_api::work::v1alpha2::ReplicaRequirements;
 use mlua::Value as LuaValue;

@@ -1,4 +1,4 @@
-//! AggregateStatus (spec §3.5): fold the statuses reflected from every member cluster into the template.
+//! AggregateStatus: fold the statuses reflected from every member cluster into the template.
 //!
 //! Every handler returns the template untouched when the folded status equals the current one, so callers
 //! can skip the status update.
@@ -65,10 +65,12 @@ pub(super) fn daemon_set(
     counters(object, items, DAEMON_SET)
 }
 
-/// StatefulSets: the counters summed, with the Deployment generation rule (spec §0, quirk 21). The native
-/// InterpretStatus reflects no observedGeneration for StatefulSets, as Karmada's does not (issue 16 item 7), so
-/// a member counts as having observed the template only when its reflected status carries one (a customization's
-/// InterpretStatus); with native reflection the template keeps its observedGeneration, as under Karmada.
+/// StatefulSets: the counters summed, with the Deployment generation rule (Karmada compares a member's
+/// `resourceTemplateGeneration` with the member's own generation instead of the template's, a bug Flotilla fixes:
+/// docs/INTERPRETER.md). The native InterpretStatus reflects no observedGeneration for StatefulSets, as Karmada's
+/// does not (issue 16 item 7), so a member counts as having observed the template only when its reflected status
+/// carries one (a customization's InterpretStatus); with native reflection the template keeps its
+/// observedGeneration, as under Karmada.
 pub(super) fn stateful_set(
     object: Value,
     items: &[AggregatedStatusItem],

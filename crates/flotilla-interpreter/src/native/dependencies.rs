@@ -1,4 +1,4 @@
-//! InterpretDependency for the native kinds (spec §3.8): what a workload needs in the member cluster before
+//! InterpretDependency for the native kinds: what a workload needs in the member cluster before
 //! it can run there.
 
 use std::collections::BTreeMap;
@@ -73,8 +73,8 @@ pub(super) fn stateful_set(object: &Value) -> Result<Vec<DependentObjectReferenc
 /// Ingresses: their TLS Secrets.
 pub(super) fn ingress(object: &Value) -> Result<Vec<DependentObjectReference>, NativeError> {
     let ingress: Ingress = decode_object(object)?;
-    // Karmada fails the whole call on a TLS entry without secretName; Flotilla skips the entry (spec §0,
-    // quirk 25 fixed): such an entry uses the ingress controller's default certificate.
+    // Karmada fails the whole call on a TLS entry without secretName; Flotilla skips the entry (a fixed bug,
+    // docs/INTERPRETER.md): such an entry uses the ingress controller's default certificate.
     let tls = ingress.spec.and_then(|s| s.tls).unwrap_or_default();
     Ok(tls
         .into_iter()

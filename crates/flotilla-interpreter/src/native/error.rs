@@ -55,7 +55,7 @@ pub enum NativeError {
     },
 }
 
-/// Karmada's messages for an operation the native layer does not implement for a kind (spec §2.2).
+/// Karmada's messages for an operation the native layer does not implement for a kind.
 pub fn not_found_message(
     operation: flotilla_api::config::v1alpha1::InterpreterOperation,
     gvk: &str,

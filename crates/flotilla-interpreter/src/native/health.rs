@@ -1,4 +1,4 @@
-//! InterpretHealth (spec §3.7): whether a member object is healthy.
+//! InterpretHealth: whether a member object is healthy, by Karmada's per-kind rules.
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Service};
 use k8s_openapi::api::networking::v1::Ingress;

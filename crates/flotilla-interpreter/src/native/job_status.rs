@@ -1,4 +1,4 @@
-//! AggregateStatus for Jobs (spec §3.5): a Job is complete when it completed in every member and failed as
+//! AggregateStatus for Jobs: a Job is complete when it completed in every member and failed as
 //! soon as it failed in one.
 
 use flotilla_api::work::v1alpha2::AggregatedStatusItem;

@@ -1,4 +1,4 @@
-//! The native kinds (interpreter spec §3.1's coverage matrix) as one table: each kind's exact group, version
+//! The native kinds (Karmada's built-in handlers) as one table: each kind's exact group, version
 //! and kind, and for each operation the handler that answers it. Which operations a kind supports is read
 //! from its entry, so adding a native kind is one entry here plus its handlers.
 //!
@@ -64,7 +64,7 @@ const NONE: NativeKind = NativeKind {
     dependencies: None,
 };
 
-/// Every native kind (spec §3.1).
+/// Every native kind.
 pub static KINDS: &[NativeKind] = &[
     NativeKind {
         group: "apps",

@@ -1,4 +1,4 @@
-//! AggregateStatus for Services of type LoadBalancer and Ingresses (spec §3.5): the union of every member's
+//! AggregateStatus for Services of type LoadBalancer and Ingresses: the union of every member's
 //! load-balancer ingress points, deduplicated and sorted.
 
 use std::cmp::Ordering;

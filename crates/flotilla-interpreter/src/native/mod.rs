@@ -1,7 +1,7 @@
-//! The native interpreter: Karmada's built-in handlers for Kubernetes kinds (interpreter spec §3), the last
+//! The native interpreter: Karmada's built-in handlers for Kubernetes kinds, the last
 //! layer of every dispatch.
 //!
-//! Handlers are keyed by exact group, version and kind (§3.1). InterpretStatus is handled for every kind:
+//! Handlers are keyed by exact group, version and kind. InterpretStatus is handled for every kind:
 //! kinds without a specific handler reflect their whole `.status`. Handlers that read typed fields decode the
 //! object into its k8s-openapi type first, so a field of the wrong type fails the call as in Karmada, except
 //! InterpretReplica, which reads and type-checks only the pod template fields its answer depends on (decoding
@@ -37,7 +37,7 @@ pub fn gvk_string(gvk: &GroupVersionKind) -> String {
     format!("{}/{}, Kind={}", gvk.group, gvk.version, gvk.kind)
 }
 
-/// Whether the native layer answers `op` for `gvk` (its part of `HookEnabled`, spec §2.3): InterpretStatus
+/// Whether the native layer answers `op` for `gvk` (its part of `HookEnabled`): InterpretStatus
 /// for every kind, the other operations for the kinds of the coverage matrix.
 pub fn enabled(gvk: &GroupVersionKind, op: Op) -> bool {
     op == Op::InterpretStatus || NativeKind::of(gvk).is_some_and(|k| k.supports(op))

@@ -1,4 +1,4 @@
-//! The objects a pod spec depends on (spec §3.8), shared by the native layer and the Lua `kube` library so
+//! The objects a pod spec depends on, shared by the native layer and the Lua `kube` library so
 //! their results match exactly. The per-replica requirements of a pod template are in
 //! [`super::requirements`].
 
@@ -26,7 +26,7 @@ pub fn replica_requirements(
 }
 
 /// The ConfigMaps, Secrets, ServiceAccount and PersistentVolumeClaims a pod spec refers to, each as a
-/// `v1` reference in `namespace` (spec §3.8): all ConfigMaps, then Secrets, then the ServiceAccount, then
+/// `v1` reference in `namespace`: all ConfigMaps, then Secrets, then the ServiceAccount, then
 /// PVCs; names are deduplicated and sorted within a kind, empty names skipped, and the `default` service
 /// account is not a dependency.
 pub fn dependencies(spec: &PodSpec, namespace: &str) -> Vec<DependentObjectReference> {

@@ -1,4 +1,4 @@
-//! InterpretStatus (spec §3.6): the part of a member object's status Karmada stores in the Work and later
+//! InterpretStatus: the part of a member object's status Karmada stores in the Work and later
 //! folds into the template.
 
 use flotilla_api::names::annotations::RESOURCE_TEMPLATE_GENERATION;

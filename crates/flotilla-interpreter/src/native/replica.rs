@@ -1,4 +1,4 @@
-//! InterpretReplica and ReviseReplica for the workload kinds (spec §3.2, §3.3).
+//! InterpretReplica and ReviseReplica for the workload kinds (Deployment, ReplicaSet, StatefulSet, Job, Pod).
 
 use flotilla_api::work::v1alpha2::ReplicaRequirements;
 use serde_json::Value;
@@ -62,7 +62,8 @@ pub(super) fn pod(object: &Value) -> Result<(i32, Option<ReplicaRequirements>), 
     }
 }
 
-/// Sets `path` to `replicas`, only when it already exists (Karmada's behaviour, spec §3.3).
+/// Sets `path` to `replicas`, only when it already exists as an integer (Karmada's behaviour: an absent field
+/// leaves the object unchanged).
 fn revise_at(mut object: Value, path: &[&str], replicas: i64) -> Result<Value, NativeError> {
     if int_at(&object, path)?.is_some() {
         set_at(&mut object, path, Value::from(replicas));

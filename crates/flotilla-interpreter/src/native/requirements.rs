@@ -1,4 +1,5 @@
-//! The per-replica requirements of a pod template (interpreter spec §3.2), computed straight from its JSON.
+//! The per-replica requirements of a pod template (node claim and effective resource request), computed straight
+//! from its JSON.
 //!
 //! The native layer, the Lua `kube.accuratePodRequirements` and the webhook SDK all answer with this, so their
 //! results match exactly. Reading the borrowed JSON rather than decoding the template into k8s-openapi types

@@ -12,7 +12,7 @@ use crate::native::NativeError;
 use crate::quantity::Quantity;
 
 /// What one replica of a pod template needs: node constraints and the effective resource request, or
-/// `None` when there are neither (spec §3.2). `namespace` and `priorityClassName` are never set here: Karmada
+/// `None` when there are neither. `namespace` and `priorityClassName` are never set here: Karmada
 /// sets them only under the `ResourceQuotaEstimate` feature gate, which is off.
 ///
 /// # Errors

@@ -1,5 +1,6 @@
-//! Native per-kind Retain (spec §3.4.2): keep in the desired object the fields that controllers in the member
-//! cluster own. The generic retention of §3.4.1 is the execution controller's job, not the interpreter's.
+//! Native per-kind Retain: keep in the desired object the fields that controllers in the member cluster own. The
+//! generic retention every kind gets first (resourceVersion, finalizers, owner references, and the labels and
+//! annotations the member added) is the execution controller's job, not the interpreter's.
 
 use flotilla_api::names::labels::RETAIN_REPLICAS;
 use k8s_openapi::api::core::v1::Pod;

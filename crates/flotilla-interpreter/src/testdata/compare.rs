@@ -1,4 +1,4 @@
-//! How a produced result is compared with a case's expected output (interpreter spec §8.3 step 5).
+//! How a produced result is compared with a case's expected output, as Karmada's testdata runner compares.
 
 use flotilla_api::config::v1alpha1::DependentObjectReference;
 use flotilla_api::work::v1alpha2::{Component, ReplicaRequirements};

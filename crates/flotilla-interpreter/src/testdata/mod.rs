@@ -1,4 +1,4 @@
-//! The customization test runner: cases in Karmada's third-party testdata format (interpreter spec §8.3), run
+//! The customization test runner: cases in Karmada's third-party testdata format, run
 //! against the customizations beside them, as `flotilla interpret test DIR` does for any user's directory.
 //!
 //! A directory is either one kind's (a `customizations.yaml` and a `testdata/` directory next to it) or a tree of
@@ -340,7 +340,7 @@ fn input_of(operation: InterpreterOperation, case: &Case) -> Result<Input, Strin
     .into())
 }
 
-/// The named results of an operation, as `flotilla interpret` prints them (interpreter spec §7.3).
+/// The named results of an operation, as `flotilla interpret` prints them (karmadactl's names).
 ///
 /// # Errors
 /// A result that cannot be encoded as JSON (not expected of well-formed results).

@@ -1,9 +1,9 @@
 //! The third-party layer: ResourceInterpreterCustomizations bundled in the binary for popular custom resources
-//! (interpreter spec §8), below webhooks and above native in precedence (§2.1).
+//! (the kinds Karmada bundles), below webhooks and above native in precedence.
 //!
 //! The documents are Flotilla's own scripts under `crates/flotilla-interpreter/thirdparty/<group>/<version>/<Kind>/
-//! customizations.yaml`, embedded at build time, decoded and merged once (§8.1). Each directory also holds
-//! `testdata/` in the format of §8.3, run by [`crate::testdata`] in this crate's tests.
+//! customizations.yaml`, embedded at build time, decoded and merged once, never reloaded. Each directory also holds
+//! `testdata/` in Karmada's testdata format, run by [`crate::testdata`] in this crate's tests.
 
 mod embedded;
 
@@ -32,7 +32,7 @@ pub(crate) struct LoadError {
 ///
 /// # Errors
 /// The first document that does not decode as a ResourceInterpreterCustomization or whose target differs from
-/// its `<group>/<version>/<Kind>` directory (Karmada then loads none, §8.1).
+/// its `<group>/<version>/<Kind>` directory (Karmada then loads none).
 pub(crate) fn customizations() -> Result<&'static [ResourceInterpreterCustomization], LoadError> {
     static DECODED: OnceLock<Result<Vec<ResourceInterpreterCustomization>, LoadError>> =
         OnceLock::new();
@@ -75,7 +75,7 @@ pub(crate) struct ThirdPartyLayer {
 
 impl ThirdPartyLayer {
     /// Loads the bundled customizations, running them on `vm`. A document that fails to load leaves the layer
-    /// empty with a warning, as in Karmada (§8.1); the crate's tests keep that from happening.
+    /// empty with a warning, as in Karmada; the crate's tests keep that from happening.
     pub(crate) fn new(vm: LuaVm) -> Self {
         let rules = match customizations() {
             Ok(all) => RuleSet::build(&vm, all),

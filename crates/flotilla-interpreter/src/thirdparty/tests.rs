@@ -55,7 +55,7 @@ fn every_bundled_document_loads_and_matches_its_directory() {
     }
 }
 
-/// The operations interpreter spec §8.2 lists for each kind, and nothing else.
+/// The operations Karmada's bundled customization implements for each kind, and nothing else.
 #[test]
 fn each_kind_implements_the_operations_of_the_inventory() {
     use InterpreterOperation::*;

@@ -1,4 +1,4 @@
-//! HTTPS clients for webhooks, one per client config (interpreter spec §6.2): the server is verified against
+//! HTTPS clients for webhooks, one per client config, as Karmada caches them: the server is verified against
 //! `caBundle` added to the system roots; a `service` reference is resolved through the control plane.
 //!
 //! Invariants: a cached client never outlives the configurations that use it (see [`Clients::retain`]); only

@@ -1,4 +1,4 @@
-//! The webhook layer (interpreter spec §2.4, §6): calls the interpreter webhooks that users register with
+//! The webhook layer: calls the interpreter webhooks that users register with
 //! ResourceInterpreterWebhookConfigurations.
 //!
 //! Guarantees:
@@ -8,7 +8,8 @@
 //!   snapshot it started with.
 //! - Every failure (transport, timeout, HTTP status, body, uid, `successful: false`, missing fields, patch) is an
 //!   error naming the webhook; there is no failure policy and no fallback to lower layers.
-//! - `timeoutSeconds` unset means 10 s (section 0 of the spec); the deadline covers the whole exchange.
+//! - `timeoutSeconds` unset means 10 s, as Karmada's API documentation says (its code sets no deadline then:
+//!   docs/INTERPRETER.md); the deadline covers the whole exchange.
 
 mod client;
 mod error;

@@ -1,4 +1,4 @@
-//! Webhook selection (interpreter spec §2.4): the webhooks of every configuration flattened under the id
+//! Webhook selection, as Karmada's: the webhooks of every configuration flattened under the id
 //! `<configuration name>/<webhook name>`, sorted by id; the first webhook with a rule matching the operation and
 //! kind is the one called.
 

@@ -1,5 +1,8 @@
-//! The wire protocol (interpreter spec §6.3, §6.4): building the `ResourceInterpreterContext` request from a layer
-//! request, and checking a webhook's reply and turning it into a layer response.
+//! The wire protocol, Karmada's `ResourceInterpreterContext` v1alpha1: building the request from a layer request (a
+//! new uid per call; `replicas` always present, 0 but for ReviseReplica; `observedObject` for Retain only;
+//! `aggregatedStatus` only when there are items), and checking a webhook's reply (the uid echoed, `status` when it
+//! failed, the field the operation needs, a base64 RFC 6902 patch of type `JSONPatch`) and turning it into a layer
+//! response.
 
 use flotilla_api::config::v1alpha1::{
     GroupVersionKind as WireGvk, InterpreterOperation, ResourceInterpreterContext,

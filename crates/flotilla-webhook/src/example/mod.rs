@@ -1,5 +1,6 @@
 //! The example interpreter webhook for `workload.example.io/v1alpha1 Workload` (the walkthrough in
-//! `shared/examples/`), served on [`PATH`]; `flotilla webhook-example` and `flotilla up --webhook-example` run it.
+//! `manifests/examples/`), served on [`PATH`]; `flotilla webhook-example` and `flotilla up --webhook-example`
+//! run it.
 
 mod workload;
 
@@ -77,7 +78,7 @@ impl RunningWebhook {
     }
 
     /// The ResourceInterpreterWebhookConfiguration that registers this webhook, as in
-    /// `shared/examples/webhook-configuration.yaml` (with this URL and CA).
+    /// `manifests/examples/webhook-configuration.yaml` (with this URL and CA).
     pub fn webhook_configuration(&self) -> ResourceInterpreterWebhookConfiguration {
         webhook_configuration(&self.url, self.ca_bundle.clone())
     }

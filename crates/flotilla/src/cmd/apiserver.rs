@@ -1,4 +1,5 @@
-//! `flotilla apiserver`: just the embedded Kubernetes-compatible API server (cli spec).
+//! `flotilla apiserver`: just the embedded Kubernetes-compatible API server; prints `ready: kubeconfig=FILE` once it
+//! serves.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
 //! `flotilla controller-manager`: every controller and the scheduler against any API server holding
-//! Karmada's CRDs (cli spec).
+//! Karmada's CRDs (a real kube-apiserver or the embedded one).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! `flotilla member stop|start NAME`: takes a member of a running `flotilla up` away and brings it back, through
-//! the control socket in its data dir (cli spec). Stopping ends the member's API server, so the control plane's
+//! the control socket in its data dir. Stopping ends the member's API server, so the control plane's
 //! connections to it are refused and, after `--cluster-failure-threshold`, its Cluster turns not Ready, as when
 //! a real member's API server goes down; nothing is deleted. Starting serves the same store on the same
 //! address again. The kube and kind worlds have no such switch: point the Cluster's `spec.apiEndpoint` at a dead

@@ -1,4 +1,4 @@
-//! `flotilla simulate`: the member workload simulator alone, as a client of any API server (cli spec): it sets
+//! `flotilla simulate`: the member workload simulator alone, as a client of any API server: it sets
 //! the status of the built-in workloads the way their controllers and the kubelet would, until SIGINT or SIGTERM.
 
 use std::time::Duration;

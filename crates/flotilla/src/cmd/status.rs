@@ -1,4 +1,4 @@
-//! `flotilla status`: what the control plane did with each template, for a person (cli spec): the same
+//! `flotilla status`: what the control plane did with each template, for a person: the same
 //! journeys the status page shows, in the terminal.
 //!
 //! Where they come from, in this order: `--kubeconfig`/`--context` compute them from the control plane's API

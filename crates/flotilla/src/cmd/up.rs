@@ -1,4 +1,4 @@
-//! `flotilla up`: the whole embedded environment in one process (cli spec): control plane, members with
+//! `flotilla up`: the whole embedded environment in one process, until SIGINT or SIGTERM: control plane, members with
 //! seeded Nodes and workload simulators (member3 in Pull mode with its in-process agent), optionally the example
 //! interpreter webhook, and the controllers, which serve the status page (its URL in `DIR/status.url`, for `flotilla status`).
 //! Prints short progress lines on stderr, then exactly one line on stdout when ready:

@@ -1,5 +1,5 @@
 //! `flotilla webhook-example`: serves the example interpreter webhook for `workload.example.io/v1alpha1 Workload`
-//! on `/interpreter-workload` (cli spec).
+//! on `/interpreter-workload`; prints `ready: url=URL` once it serves.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -1,4 +1,5 @@
-//! OverridePolicy and ClusterOverridePolicy: per-cluster changes to propagated objects (controllers spec §1.3).
+//! OverridePolicy and ClusterOverridePolicy: per-cluster changes to propagated objects, as Karmada's
+//! `pkg/apis/policy/v1alpha1` defines them.
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,5 @@
-//! PropagationPolicy and ClusterPropagationPolicy: which templates go to which clusters (controllers spec §1.2).
+//! PropagationPolicy and ClusterPropagationPolicy: which templates go to which clusters, with the fields, enums
+//! and CRD defaults of Karmada's `pkg/apis/policy/v1alpha1`.
 
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;

@@ -1,5 +1,6 @@
-//! ClusterTaintPolicy: taints a controller adds to and removes from Clusters as their conditions change
-//! (controllers spec §9.5).
+//! ClusterTaintPolicy: taints a controller adds to and removes from Clusters as their conditions change (with the
+//! `Failover` gate). The cluster controller itself only adds NoSchedule taints, so the NoExecute taints the taint
+//! manager evicts by come from these policies (or from users).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,5 @@
-//! ResourceBinding and ClusterResourceBinding (controllers spec §1.4).
+//! ResourceBinding and ClusterResourceBinding (`work.karmada.io/v1alpha2`, the storage version), as Karmada's
+//! `pkg/apis/work/v1alpha2` defines them.
 
 use std::collections::BTreeMap;
 

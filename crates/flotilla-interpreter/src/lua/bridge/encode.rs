@@ -1,5 +1,5 @@
-//! Lua to JSON (interpreter spec §4.5 step 1, with the lossless shapes of §0): tables by their shape marker, new
-//! tables by their first key, remainders of lazy tables reused as they are.
+//! Lua to JSON (as Karmada encodes, with the lossless shapes of docs/INTERPRETER.md): tables by their shape marker,
+//! new tables by their first key, remainders of lazy tables reused as they are.
 
 use std::collections::HashMap;
 
@@ -98,7 +98,8 @@ impl Bridge {
             Shape::Array => true,
             // A lazy table with members of its own is a partly read object (arrays are read whole).
             Shape::Object | Shape::Lazy => false,
-            // A new table decides by its first key, as Karmada's encoder does; a new empty table is an object (§0).
+            // A new table decides by its first key, as Karmada's encoder does; a new empty table is an object
+            // (Karmada's is an array, later deleted).
             Shape::Unmarked => matches!(
                 entries.first(),
                 Some((LuaValue::Integer(_) | LuaValue::Number(_), _))
@@ -299,7 +300,7 @@ fn restore(result: &mut Value, residues: Vec<Residue>) {
     }
 }
 
-/// A Lua number as JSON (interpreter spec §0 and §4.5): integral values in the int64 range are integers, others
+/// A Lua number as JSON: integral values in the int64 range are integers, others
 /// floats; NaN and infinities cannot be encoded.
 pub(crate) fn f64_to_json(n: f64) -> Result<Value, ConvertError> {
     if !n.is_finite() {

@@ -118,7 +118,7 @@ impl Bridge {
         }
     }
 
-    /// Every remaining member of a lazy table (interpreter spec §4.5), for the prelude's `materialize`.
+    /// Every remaining member of a lazy table, for the prelude's `materialize`.
     ///
     /// Returns `is_array`, the number `m` of container members, then `m` triples (key, code, template), then (key,
     /// scalar) pairs; keys of arrays are 1-based indices. An already emptied remainder gives no members.
@@ -196,7 +196,7 @@ impl Bridge {
         path: impl FnOnce() -> PathSeg,
     ) -> Child {
         match value {
-            // Array positions must be kept, so a `null` element is the `null` light userdata (interpreter spec §0).
+            // Array positions must be kept, so a `null` element is the `null` light userdata (Karmada drops it).
             Value::Null if in_array => {
                 Child::Scalar(Either::Right(Either::Right(Either::Right(LuaValue::NULL))))
             }

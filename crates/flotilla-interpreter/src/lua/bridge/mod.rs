@@ -1,4 +1,4 @@
-//! The JSON <-> Lua bridge (interpreter spec §4.5 and the lossless decisions of §0).
+//! The JSON <-> Lua bridge: Karmada's conversions, except that values keep their JSON shape (docs/INTERPRETER.md).
 //!
 //! Objects enter Lua lazily. A JSON object or array becomes a table with the `LAZY` metatable and a slot number
 //! under a hidden key; the slot keeps the JSON members not yet handed to Lua (the *remainder*). Reading a member of

@@ -1,6 +1,7 @@
 //! `flotilla interpret --check`: per customization document, its name, target and one line per operation,
-//! `PASS`, `UNSET` or `ERROR: <reason>` (interpreter spec §7.2), plus the conflicts admission would deny
-//! between the given customizations (spec §5.2).
+//! `PASS` (compiles), `UNSET` (no script) or `ERROR: <reason>` (does not compile), in karmadactl's rule order,
+//! plus the conflicts admission would deny between the given customizations (two scripts for one operation and
+//! target); the command fails on a compile error, a conflict or a document that is not a customization.
 
 use std::fmt::Write;
 
@@ -52,7 +53,7 @@ pub(super) fn check(documents: &[Document]) -> (String, bool) {
             let label = format!("{op}:");
             let _ = writeln!(out, "    {label:<25}{text}");
         }
-        // Beyond karmadactl: what admission would deny among the customizations given together (spec §5.2).
+        // Beyond karmadactl: what admission would deny among the customizations given together.
         if let Err(conflict) = validate_conflicts(&ric, &customizations) {
             failed = true;
             let _ = writeln!(out, "CONFLICT: {conflict}");

@@ -1,5 +1,5 @@
-//! `flotilla interpret`: runs interpreter rules locally, compatible with `karmadactl interpret` (cli spec,
-//! interpreter spec §7).
+//! `flotilla interpret`: runs interpreter rules locally, compatible with `karmadactl interpret` (its flags, inputs
+//! and output), except that a failed operation exits non-zero (karmadactl exits 0).
 //!
 //! Which layers answer: with `-f` only the customizations in those files (karmadactl's behaviour); without
 //! `-f` the bundled layers (third-party and native); with `--kubeconfig` every layer registered in that

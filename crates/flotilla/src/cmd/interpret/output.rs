@@ -1,5 +1,5 @@
 //! `flotilla interpret`'s output: a YAML stream with one document per named result, each introduced by
-//! `---` and `# [i/n] NAME:` (cli spec), as karmadactl prints it.
+//! `---` and `# [i/n] NAME:`, as karmadactl prints it.
 
 use std::fmt::Write;
 
