@@ -1,6 +1,7 @@
 //! karmada-webhook's validations served by the controller manager (issue 18 item 2, issue 16 item 8): a protected
-//! Deployment and Namespace cannot be deleted until their label is removed; a ResourceInterpreterCustomization
-//! whose Lua does not compile, or whose rule clashes with another's for the same target, is refused.
+//! Deployment and Namespace cannot be deleted until their label is removed, not even by deleting the namespace
+//! that holds the Deployment (Karmada's `deletion protection` specs); a ResourceInterpreterCustomization whose Lua
+//! does not compile, or whose rule clashes with another's for the same target, is refused.
 //!
 //! Both worlds check the registration and the refusals: the embedded server calls admission webhooks as
 //! kube-apiserver does.
@@ -30,9 +31,14 @@ flotilla_e2e::scenario!(
 async fn admission(env: &Env, ns: &str) -> anyhow::Result<()> {
     registered(env).await?;
     let protected_ns = format!("{ns}-protected");
-    let result = refusals(env, ns, &protected_ns).await;
+    let holder_ns = format!("{ns}-holder");
+    let mut result = refusals(env, ns, &protected_ns).await;
+    if result.is_ok() {
+        result = held(env, &holder_ns).await;
+    }
     // Whatever happened, leave nothing protected behind, or the namespaces could never be deleted.
     unprotect(env, ns, &protected_ns).await;
+    unprotect(env, &holder_ns, &holder_ns).await;
     let rics: Api<ResourceInterpreterCustomization> = Api::all(env.karmada.clone());
     for name in ["broken", "first", "second"] {
         let _ = rics
@@ -128,6 +134,62 @@ async fn refusals(env: &Env, ns: &str, protected_ns: &str) -> anyhow::Result<()>
     .await?;
 
     customizations(&env.karmada, ns).await
+}
+
+/// A protected Deployment in a namespace that is not protected keeps both: the namespace controller's delete of
+/// the Deployment is refused like anyone's, so the namespace stays terminating with its content remaining until
+/// the label goes.
+async fn held(env: &Env, holder_ns: &str) -> anyhow::Result<()> {
+    let namespaces: Api<Namespace> = Api::all(env.karmada.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": holder_ns}}))?,
+        )
+        .await?;
+    let deployments: Api<Deployment> = Api::namespaced(env.karmada.clone(), holder_ns);
+    deployments
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(deployment())?,
+        )
+        .await?;
+    namespaces
+        .delete(holder_ns, &DeleteParams::default())
+        .await?;
+    wait_for(
+        "the namespace controller to report content remaining",
+        || async {
+            let namespace = namespaces.get(holder_ns).await.map_err(|e| e.to_string())?;
+            let remaining = namespace
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .into_iter()
+                .any(|c| c.type_ == "NamespaceContentRemaining" && c.status == "True");
+            remaining
+                .then_some(())
+                .ok_or_else(|| "no NamespaceContentRemaining=True yet".to_owned())
+        },
+    )
+    .await?;
+    assert!(
+        deployments.get_opt("web").await?.is_some(),
+        "the protected Deployment survived its namespace's deletion"
+    );
+    let unlabelled = json!({"metadata": {"labels": {LABEL: null}}});
+    deployments
+        .patch("web", &PatchParams::default(), &Patch::Merge(&unlabelled))
+        .await?;
+    wait_for("the namespace and its Deployment to be gone", || async {
+        match namespaces.get_opt(holder_ns).await {
+            Ok(None) => Ok(()),
+            Ok(Some(_)) => Err("still there (terminating)".to_owned()),
+            Err(error) => Err(error.to_string()),
+        }
+    })
+    .await?;
+    Ok(())
 }
 
 async fn customizations(client: &Client, ns: &str) -> anyhow::Result<()> {

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::gone_is_fine;
 use super::runtime::{Next, Reconciler, Watches};
+use super::{acting_as, gone_is_fine};
 use crate::context::Ctx;
 use crate::meta;
 use crate::status::{ApiError, ApiResult};
@@ -21,6 +21,10 @@ use crate::write::delete::{DeleteOpts, FOREGROUND, ORPHAN, Propagation};
 use crate::write::{self, Outcome};
 use flotilla_store::ObjRef;
 use flotilla_store::hub::{Event, EventType};
+
+/// The ServiceAccount kube-controller-manager's garbage collector deletes dependents as (its deletes are
+/// admitted like any client's).
+const GARBAGE_COLLECTOR: &str = "generic-garbage-collector";
 
 /// One owner reference.
 struct OwnerRef {
@@ -183,7 +187,14 @@ async fn check_dependent(ctx: &Ctx, r: &ObjRef) -> ApiResult<()> {
     let Some(info) = ctx.catalog.by_key(&r.res) else {
         return Ok(());
     };
-    gone_is_fine(write::delete(ctx, &info, &r.namespace, &r.name, &DeleteOpts::default()).await)
+    let opts = DeleteOpts {
+        requester: Some(acting_as(
+            GARBAGE_COLLECTOR,
+            json!({"propagationPolicy": "Background"}),
+        )),
+        ..DeleteOpts::default()
+    };
+    gone_is_fine(write::delete(ctx, &info, &r.namespace, &r.name, &opts).await)
 }
 
 async fn remove_finalizer(ctx: &Ctx, r: &ObjRef, fin: &str) -> ApiResult<()> {
@@ -255,6 +266,10 @@ async fn process_owner(ctx: &Ctx, r: &ObjRef, deps: &[ObjRef]) -> ApiResult<()> 
             if !meta::is_deleting(&dep) {
                 let opts = DeleteOpts {
                     propagation: Propagation::Foreground,
+                    requester: Some(acting_as(
+                        GARBAGE_COLLECTOR,
+                        json!({"propagationPolicy": "Foreground"}),
+                    )),
                     ..DeleteOpts::default()
                 };
                 gone_is_fine(write::delete(ctx, &info, &d.namespace, &d.name, &opts).await)?;

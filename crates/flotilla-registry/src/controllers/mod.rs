@@ -218,6 +218,16 @@ pub(crate) fn gone_is_fine<T>(result: ApiResult<T>) -> ApiResult<()> {
     }
 }
 
+/// Who a controller that kube-controller-manager runs writes as: its ServiceAccount in `kube-system`. Its writes
+/// go through admission like any client's, so a validating webhook judges them as it judges anyone's (Karmada's
+/// deletion protection refuses the namespace controller's delete of a protected object, as on a real cluster).
+pub(crate) fn acting_as(controller: &str, options: Value) -> write::Requester {
+    write::Requester {
+        user: crate::auth::UserInfo::service_account("kube-system", controller, ""),
+        options,
+    }
+}
+
 /// Storage key of namespaces.
 pub fn namespaces_key() -> ResKey {
     ResKey::new("", "namespaces")

@@ -1,5 +1,6 @@
 //! The namespace controller, as kube-controller-manager's: a namespace marked for deletion has its content
-//! deleted (each object honouring its own finalizers), reports what remains in its `NamespaceContentRemaining`
+//! deleted (each object honouring its own finalizers, each delete admitted as the controller's ServiceAccount's,
+//! so that a validating webhook may refuse it), reports what remains in its `NamespaceContentRemaining`
 //! condition, and once nothing remains its `kubernetes` finalizer is released, which removes it. (What every
 //! active namespace holds, the `default` ServiceAccount and the CA ConfigMap, is kept by `super::published`.)
 
@@ -10,13 +11,16 @@ use flotilla_store::hub::{Event, EventType};
 use serde_json::{Value, json};
 
 use super::runtime::{Next, Reconciler, Watches};
-use super::{Steps, gone_is_fine, namespaces_key};
+use super::{Steps, acting_as, gone_is_fine, namespaces_key};
 use crate::context::Ctx;
 use crate::meta;
 use crate::resource::ResourceInfo;
 use crate::status::{ApiError, ApiResult};
 use crate::write::delete::DeleteOpts;
 use crate::write::{self, Outcome};
+
+/// The ServiceAccount kube-controller-manager's namespace controller deletes a namespace's content as.
+const NAMESPACE_CONTROLLER: &str = "namespace-controller";
 
 /// The namespace controller; its keys are namespace names.
 pub(crate) struct Namespaces;
@@ -135,8 +139,15 @@ impl Reconciler for Namespaces {
             remaining += items.len();
             for obj in items.iter().filter(|o| !meta::is_deleting(o)) {
                 let n = meta::meta_str(obj, "name").unwrap_or("");
+                let opts = DeleteOpts {
+                    requester: Some(acting_as(
+                        NAMESPACE_CONTROLLER,
+                        json!({"propagationPolicy": "Background"}),
+                    )),
+                    ..DeleteOpts::default()
+                };
                 deletions.note(gone_is_fine(
-                    write::delete(ctx, &info, name, n, &DeleteOpts::default()).await,
+                    write::delete(ctx, &info, name, n, &opts).await,
                 ));
             }
         }
