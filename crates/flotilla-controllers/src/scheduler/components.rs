@@ -6,7 +6,7 @@
 use flotilla_api::cluster::v1alpha1::{Cluster, ResourceList, ResourceSummary};
 use flotilla_api::policy::v1alpha1::SpreadFieldValue;
 use flotilla_api::work::v1alpha2::{Component, ResourceBindingSpec, TargetComponent};
-use flotilla_interpreter::quantity::Format;
+use flotilla_apimachinery::quantity::Format;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as WireQuantity;
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 
 use flotilla_api::cluster::v1alpha1::{Cluster, ResourceList, ResourceSummary};
 use flotilla_api::work::v1alpha2::{ReplicaRequirements, ResourceBindingSpec};
-use flotilla_interpreter::quantity::Quantity;
+use flotilla_apimachinery::quantity::Quantity;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as WireQuantity;
 
 /// The pod capacity each virtual node of a resource model gets.

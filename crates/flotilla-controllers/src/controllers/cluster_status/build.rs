@@ -10,7 +10,7 @@ use flotilla_api::cluster::v1alpha1::{
     ResourceSummary,
 };
 use flotilla_api::names::conditions as names;
-use flotilla_interpreter::quantity::Quantity;
+use flotilla_apimachinery::quantity::Quantity;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use tokio::time::Instant;
