@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use crate::error::{Error, Result, is_not_found};
 use crate::objects;
-use crate::prune::prune_for_work;
 use crate::update::{self, Edit, Written};
+use flotilla_core::prune::prune_for_work;
 
 /// Everything a Work is made of.
 #[derive(Clone, Debug, Default, PartialEq)]

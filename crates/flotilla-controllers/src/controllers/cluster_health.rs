@@ -21,10 +21,10 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::conditions::{find, new_condition};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::runtime::Informer;
+use flotilla_core::conditions::{find, new_condition};
 
 /// Name of the monitor (logs).
 pub(crate) const NAME: &str = "cluster-health-monitor";

@@ -15,11 +15,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::{Context, namespace_skipped};
 use crate::error::{Error, Result};
-use crate::names::work_name;
 use crate::objects;
-use crate::overrides::apply_overrides;
 use crate::runtime::{Action, Change, Controller, Informer};
 use crate::works::{DesiredWork, create_or_update_work, owned_work};
+use flotilla_core::names::work_name;
+use flotilla_core::overrides::apply_overrides;
 
 /// Name of the controller (metrics).
 pub(crate) const NAME: &str = "namespace-sync-controller";

@@ -20,9 +20,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::names::binding_name;
 use crate::runtime::{Action, Change, Controller, Informer};
 use crate::update::{Edit, Part, update};
+use flotilla_core::names::binding_name;
 
 /// Name of the controller (metrics), as Karmada names it.
 pub(crate) const NAME: &str = "deployment-replicas-syncer";

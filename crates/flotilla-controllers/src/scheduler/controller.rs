@@ -25,17 +25,8 @@ use kube::{Api, Resource, ResourceExt};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::core::{BindingRef, ErrorKind, ScheduleOptions, schedule_binding};
-use super::decision::{
-    Decision, ScheduleReason, accepts, cluster_change_affects, cluster_update_trigger, decide,
-    kind_newly_served,
-};
 use super::own_writes::OwnWrites;
 use super::queue::{QueueTiming, Retry, SchedulingQueue, retry_of};
-use super::workload_affinity::{Assigning, WorkloadRules};
-use super::writeback::{
-    condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
-};
 use crate::bindings::template_reference;
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -44,6 +35,15 @@ use crate::features::Feature;
 use crate::runtime::reconcile::{observed, reconcile_span};
 use crate::runtime::{Action, Change, Informer};
 use crate::update;
+use flotilla_core::scheduler::core::{BindingRef, ErrorKind, ScheduleOptions, schedule_binding};
+use flotilla_core::scheduler::decision::{
+    Decision, ScheduleReason, accepts, cluster_change_affects, cluster_update_trigger, decide,
+    kind_newly_served,
+};
+use flotilla_core::scheduler::workload_affinity::{Assigning, WorkloadRules};
+use flotilla_core::scheduler::writeback::{
+    condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
+};
 
 /// Name of the controller (metrics; events report as `flotilla-scheduler`).
 pub const NAME: &str = "scheduler";

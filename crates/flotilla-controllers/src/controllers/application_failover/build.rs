@@ -11,7 +11,7 @@ use flotilla_api::work::v1alpha2::{
 };
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use crate::state_preservation::{StatePreservationError, state_for_eviction};
+use flotilla_core::state_preservation::{StatePreservationError, state_for_eviction};
 
 /// When each cluster of one binding was first seen holding an unhealthy copy (Karmada keeps this in memory
 /// only, so a restart starts the toleration again).

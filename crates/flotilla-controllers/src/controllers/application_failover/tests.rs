@@ -15,7 +15,7 @@ use super::build::{
     Detection, EvictError, Gates, Unhealthy, detect, evict, forget, split_by_health,
 };
 use crate::controllers::binding::build::preserved_labels;
-use crate::state_preservation::StatePreservationError;
+use flotilla_core::state_preservation::StatePreservationError;
 
 const PRODUCER: &str = "resource-binding-application-failover-controller";
 const ALL_GATES: Gates = Gates {

@@ -8,11 +8,11 @@ use flotilla_api::policy::v1alpha1::{ConflictResolution, PurgeMode, ReplicaSched
 use flotilla_api::work::v1alpha2::ResourceBindingSpec;
 use serde_json::Value;
 
-use crate::names::work_name;
 use crate::objects;
-use crate::overrides::AppliedOverrides;
-use crate::scheduler::webster;
 use crate::works::{DesiredWork, decorate_manifest};
+use flotilla_core::names::work_name;
+use flotilla_core::overrides::AppliedOverrides;
+use flotilla_core::scheduler::webster;
 
 /// One cluster a binding's Works go to, and the replicas assigned there.
 #[derive(Clone, Debug, PartialEq, Eq)]

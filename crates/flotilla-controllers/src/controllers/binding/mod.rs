@@ -20,8 +20,8 @@ use crate::bindings;
 use crate::context::Context;
 use crate::events::EventRecorder;
 use crate::runtime::{self, Change, Controller, Informer, Trigger};
-use crate::selector::{TemplateRef, selectors_match};
 use crate::templates::{TemplateKey, with_type};
+use flotilla_core::selector::{TemplateRef, selectors_match};
 
 /// Name of the controller (metrics, events `flotilla-binding-controller`).
 pub(crate) const NAME: &str = "binding-controller";

@@ -22,12 +22,12 @@ use crate::error::{Error, Result};
 use crate::events::{reference, reference_of};
 use crate::features::Feature;
 use crate::interpreter::{enabled, revise_replica};
-use crate::names::cluster_of_execution_namespace;
-use crate::overrides::apply_overrides;
 use crate::runtime::Action;
 use crate::templates::{self, TemplateKey};
 use crate::update;
 use crate::works::{create_or_update_work, delete_work};
+use flotilla_core::names::cluster_of_execution_namespace;
+use flotilla_core::overrides::apply_overrides;
 
 /// How long to wait for a `Directly` purged cluster's Work to disappear.
 const DIRECT_PURGE_RECHECK: Duration = Duration::from_secs(5);

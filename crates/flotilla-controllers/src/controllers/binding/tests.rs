@@ -14,7 +14,7 @@ use super::build::{
     BindingInfo, Target, build_work, conflict_resolution, expected_clusters, job_completions,
     suspend_dispatching, targets,
 };
-use crate::overrides::AppliedOverrides;
+use flotilla_core::overrides::AppliedOverrides;
 
 fn mk_target(name: &str, replicas: i32) -> TargetCluster {
     TargetCluster {

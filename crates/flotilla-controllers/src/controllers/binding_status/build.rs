@@ -9,9 +9,9 @@ use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ObjectReference, Resour
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::ResourceExt;
 
-use crate::conditions::{find, new_condition};
-use crate::names::cluster_of_execution_namespace;
 use crate::objects;
+use flotilla_core::conditions::{find, new_condition};
+use flotilla_core::names::cluster_of_execution_namespace;
 
 /// Why a Work could not be aggregated.
 #[derive(Debug, thiserror::Error)]

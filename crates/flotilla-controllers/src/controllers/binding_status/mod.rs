@@ -20,7 +20,6 @@ use tokio_util::sync::CancellationToken;
 use self::build::{aggregated_items, fully_applied, reports_pending};
 use crate::api::get_opt;
 use crate::bindings::{self, BindingObject, BindingRef};
-use crate::conditions::set_condition;
 use crate::context::Context;
 use crate::controllers::binding::build::expected_clusters;
 use crate::error::{Error, Result};
@@ -29,6 +28,7 @@ use crate::interpreter::{Answered, aggregate_status, enabled};
 use crate::runtime::{Action, Change, Controller, Informer};
 use crate::templates::{TemplateKey, with_type};
 use crate::update::{self, Edit, Part, Written};
+use flotilla_core::conditions::set_condition;
 
 /// Name of the controller (metrics, events `flotilla-binding-status-controller`).
 pub(crate) const NAME: &str = "binding-status-controller";

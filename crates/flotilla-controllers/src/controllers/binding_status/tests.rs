@@ -10,7 +10,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::build::{aggregated_items, fully_applied, reports_pending};
-use crate::conditions::new_condition;
+use flotilla_core::conditions::new_condition;
 
 fn mk_resource() -> ObjectReference {
     ObjectReference {

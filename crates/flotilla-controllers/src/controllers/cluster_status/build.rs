@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use tokio::time::Instant;
 
-use crate::conditions::new_condition;
 use crate::discovery::Discovered;
+use flotilla_core::conditions::new_condition;
 
 /// What the health probe saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,11 +25,11 @@ use self::build::{
     resource_summary,
 };
 use crate::api::get_opt;
-use crate::conditions::{find, new_condition, set_condition};
 use crate::context::Context;
 use crate::discovery::discover;
 use crate::error::{Error, Result};
 use crate::runtime::{Action, Change, Controller, Informer};
+use flotilla_core::conditions::{find, new_condition, set_condition};
 
 /// Name of the controller (metrics).
 pub(crate) const NAME: &str = "cluster-status-controller";

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Taint;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 
-use crate::selector::cluster_matches;
+use flotilla_core::selector::cluster_matches;
 
 /// Whether every entry of `wanted` matches `conditions`. An empty list never matches (a policy without
 /// `addOnConditions` adds nothing); an entry matches when a condition of its type has a status `In` (or

@@ -20,8 +20,8 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::events::{EventRecorder, reference};
 use crate::runtime::{Action, Change, Controller, Informer, spec_changed};
-use crate::selector::cluster_matches;
 use crate::update::{self, Edit, Part};
+use flotilla_core::selector::cluster_matches;
 
 /// Name of the controller (Karmada's `cluster-taint-policy-controller`).
 pub(crate) const NAME: &str = "cluster-taint-policy-controller";

@@ -12,9 +12,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use kube::ResourceExt;
 use serde_json::Value;
 
-use crate::names::{binding_name, depended_by_label_key};
 use crate::objects;
-use crate::selector::label_selector_matches;
+use flotilla_core::names::{binding_name, depended_by_label_key};
+use flotilla_core::selector::label_selector_matches;
 
 /// Whether a dependency entry names an object (same apiVersion, kind and namespace, and the same name, or no
 /// name and a label selector matching `labels`).

@@ -27,12 +27,12 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference, reference_of};
 use crate::interpreter::{enabled, get_dependencies};
-use crate::names::depended_by_label_key;
 use crate::objects;
 use crate::runtime::{Action, Change, Controller, Informer, Trigger};
-use crate::selector::label_selector_matches;
 use crate::templates::{self, TemplateKey, with_type};
 use crate::update::{self, Edit, Part};
+use flotilla_core::names::depended_by_label_key;
+use flotilla_core::selector::label_selector_matches;
 
 /// Name of the controller (metrics, events `flotilla-dependencies-distributor`).
 pub(crate) const NAME: &str = "dependencies-distributor";

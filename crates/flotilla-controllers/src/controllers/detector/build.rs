@@ -13,8 +13,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use serde_json::Value;
 
 use super::filter::Claim;
-use crate::names::binding_name;
 use crate::objects;
+use flotilla_core::names::binding_name;
 
 /// Sets the claim of `policy` on a template; returns whether anything changed (§3.4 step 1).
 pub(crate) fn claim_template(template: &mut Value, policy: &Claim) -> bool {

@@ -19,9 +19,9 @@ use super::{Detector, PolicyKey};
 use crate::api::get_opt;
 use crate::error::{Error, Result, is_not_found};
 use crate::runtime::Action;
-use crate::selector::{TemplateRef, selectors_match};
 use crate::templates::{self, with_type};
 use crate::update;
+use flotilla_core::selector::{TemplateRef, selectors_match};
 
 impl Detector {
     /// Reconciles one policy: cleanup on deletion, else §3.5.

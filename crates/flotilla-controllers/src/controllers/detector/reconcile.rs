@@ -23,13 +23,13 @@ use crate::error::{Error, Result};
 use crate::events::reference_of;
 use crate::features::Feature;
 use crate::interpreter::{self, enabled};
-use crate::names::binding_name;
 use crate::objects;
 use crate::runtime::Action;
-use crate::scheduler::defaults::default_propagation_spec;
-use crate::selector::{TemplateRef, select_policy, selectors_match};
 use crate::templates::{self, TemplateKey};
 use crate::update::{self, Edit, Part};
+use flotilla_core::names::binding_name;
+use flotilla_core::scheduler::defaults::default_propagation_spec;
+use flotilla_core::selector::{TemplateRef, select_policy, selectors_match};
 
 /// A chosen policy: its claim, defaulted spec and activation preference.
 pub(super) struct Chosen {

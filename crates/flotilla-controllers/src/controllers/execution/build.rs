@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::objects;
-use crate::prune::prune_irrelevant_fields;
+use flotilla_core::prune::prune_irrelevant_fields;
 
 /// §6.4 Update step 1: Flotilla may update `observed` when it carries `karmada.io/managed: "true"`, or when
 /// `desired` allows taking it over (`work.karmada.io/conflict-resolution: overwrite`).

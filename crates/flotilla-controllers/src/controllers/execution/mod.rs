@@ -22,9 +22,9 @@ use tokio_util::sync::CancellationToken;
 use self::watcher::{ObjectWatcher, RecordKey};
 use crate::context::Context;
 use crate::events::EventRecorder;
-use crate::prune::prune_irrelevant_fields;
 use crate::runtime::{self, Change, Controller, Informer};
 use crate::templates::with_type;
+use flotilla_core::prune::prune_irrelevant_fields;
 
 /// Name of the controller (metrics, events `flotilla-execution-controller`).
 pub(crate) const NAME: &str = "execution-controller";

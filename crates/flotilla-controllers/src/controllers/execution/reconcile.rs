@@ -14,14 +14,14 @@ use super::build::detached_manifest;
 use super::watcher::Outcome;
 use super::{ExecutionController, WorkKey};
 use crate::api::get_opt;
-use crate::conditions::{cluster_ready, new_condition, set_condition};
 use crate::error::{Error, Result, is_not_found};
 use crate::events::reference;
 use crate::member::Member;
-use crate::names::cluster_of_execution_namespace;
 use crate::objects;
 use crate::runtime::Action;
 use crate::update;
+use flotilla_core::conditions::{cluster_ready, new_condition, set_condition};
+use flotilla_core::names::cluster_of_execution_namespace;
 
 /// The template a manifest came from, for events: same identity, uid from `resourcetemplate.karmada.io/uid`.
 fn template_reference(manifest: &Value) -> ObjectReference {

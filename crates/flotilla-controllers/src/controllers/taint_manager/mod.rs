@@ -27,8 +27,8 @@ use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
 use crate::features::Feature;
 use crate::runtime::{Action, Controller, Informer, spec_changed};
-use crate::state_preservation::state_for_eviction;
 use crate::update::{self, Edit, Part};
+use flotilla_core::state_preservation::state_for_eviction;
 
 /// Name of the controller (Karmada's `taint-manager`).
 pub(crate) const NAME: &str = "taint-manager";

@@ -25,9 +25,9 @@ use tokio_util::sync::CancellationToken;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
-use crate::names::work_name;
 use crate::runtime::{Action, Change, Controller, Informer, Trigger};
 use crate::works::{create_or_update_work, owned_work};
+use flotilla_core::names::work_name;
 
 /// Name of the controller (metrics, events `flotilla-unified-auth-controller`).
 pub(crate) const NAME: &str = "unified-auth-controller";

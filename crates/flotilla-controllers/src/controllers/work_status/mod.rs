@@ -26,16 +26,16 @@ use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::conditions::{cluster_ready, is_true};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
 use crate::interpreter::{enabled, interpret_health, reflect_status};
 use crate::member::Member;
-use crate::names::cluster_of_execution_namespace;
 use crate::objects;
 use crate::runtime::{Action, Change, Controller, Informer};
 use crate::templates::with_type;
+use flotilla_core::conditions::{cluster_ready, is_true};
+use flotilla_core::names::cluster_of_execution_namespace;
 
 pub(crate) use self::outbox::ConditionOutbox;
 use super::execution::WorkKey;

@@ -111,7 +111,7 @@ mod tests {
     }
 
     fn condition(type_: &str, status: &str) -> Condition {
-        crate::conditions::new_condition(type_, status, "Reason", "message")
+        flotilla_core::conditions::new_condition(type_, status, "Reason", "message")
     }
 
     #[test]

@@ -5,7 +5,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 
 /// A condition stamped now.
-pub(crate) fn new_condition(type_: &str, status: &str, reason: &str, message: &str) -> Condition {
+pub fn new_condition(type_: &str, status: &str, reason: &str, message: &str) -> Condition {
     Condition {
         type_: type_.to_owned(),
         status: status.to_owned(),
@@ -18,7 +18,7 @@ pub(crate) fn new_condition(type_: &str, status: &str, reason: &str, message: &s
 
 /// Sets `condition` in `conditions`: a new type is appended; an existing one gets the new reason, message and
 /// generation, and its transition time only when the status changed. Returns whether anything changed.
-pub(crate) fn set_condition(conditions: &mut Vec<Condition>, condition: Condition) -> bool {
+pub fn set_condition(conditions: &mut Vec<Condition>, condition: Condition) -> bool {
     match conditions.iter_mut().find(|c| c.type_ == condition.type_) {
         None => {
             conditions.push(condition);
@@ -49,17 +49,17 @@ pub(crate) fn set_condition(conditions: &mut Vec<Condition>, condition: Conditio
 }
 
 /// The condition of `type_`, if present.
-pub(crate) fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
+pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
     conditions.iter().find(|c| c.type_ == type_)
 }
 
 /// Whether the condition of `type_` is present with status `True`.
-pub(crate) fn is_true(conditions: &[Condition], type_: &str) -> bool {
+pub fn is_true(conditions: &[Condition], type_: &str) -> bool {
     find(conditions, type_).is_some_and(|c| c.status == "True")
 }
 
 /// Whether a Cluster's `Ready` condition is `True`.
-pub(crate) fn cluster_ready(cluster: &flotilla_api::cluster::v1alpha1::Cluster) -> bool {
+pub fn cluster_ready(cluster: &flotilla_api::cluster::v1alpha1::Cluster) -> bool {
     cluster.status.as_ref().is_some_and(|s| {
         is_true(
             &s.conditions,

@@ -18,13 +18,14 @@ use flotilla_api::policy::v1alpha1::{
 use serde::Serialize;
 use serde_json::Value;
 
-pub(crate) use image::{ImageParseError, ImageRef};
+pub use image::ImageParseError;
+pub(crate) use image::ImageRef;
 
 use crate::selector::{ImplicitPriority, TemplateRef, cluster_matches, selectors_priority};
 
 /// Which kind of override policy a rule came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Scope {
+pub enum Scope {
     /// A ClusterOverridePolicy (applied first).
     Cluster,
     /// An OverridePolicy of the object's namespace (applied last, so it wins).
@@ -33,7 +34,7 @@ pub(crate) enum Scope {
 
 impl Scope {
     /// The policy kind, e.g. `ClusterOverridePolicy`.
-    pub(crate) fn kind(self) -> &'static str {
+    pub fn kind(self) -> &'static str {
         match self {
             Scope::Cluster => "ClusterOverridePolicy",
             Scope::Namespaced => "OverridePolicy",
@@ -41,7 +42,7 @@ impl Scope {
     }
 
     /// The Work annotation recording the rules applied from this scope.
-    pub(crate) fn annotation(self) -> &'static str {
+    pub fn annotation(self) -> &'static str {
         match self {
             Scope::Cluster => annotations::APPLIED_CLUSTER_OVERRIDES,
             Scope::Namespaced => annotations::APPLIED_OVERRIDES,
@@ -51,7 +52,7 @@ impl Scope {
 
 /// One override rule that was applied.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct AppliedRule {
+pub struct AppliedRule {
     /// The kind of policy.
     pub scope: Scope,
     /// The policy's namespace; empty for ClusterOverridePolicies.
@@ -64,7 +65,7 @@ pub(crate) struct AppliedRule {
 
 impl AppliedRule {
     /// The `ApplyOverridePolicySucceed` event message Karmada records on the template for this rule.
-    pub(crate) fn event_message(&self, cluster: &str) -> String {
+    pub fn event_message(&self, cluster: &str) -> String {
         match self.scope {
             Scope::Cluster => format!(
                 "Apply cluster override policy({}) for cluster({cluster}) succeed.",
@@ -80,7 +81,7 @@ impl AppliedRule {
 
 /// The rules applied to one object for one cluster, in application order.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct AppliedOverrides {
+pub struct AppliedOverrides {
     /// Every applied rule: ClusterOverridePolicy rules first, then OverridePolicy rules.
     pub rules: Vec<AppliedRule>,
 }
@@ -124,7 +125,7 @@ impl AppliedOverrides {
     ///
     /// # Errors
     /// As [`AppliedOverrides::annotation_value`].
-    pub(crate) fn annotations(&self) -> Result<BTreeMap<String, String>, serde_json::Error> {
+    pub fn annotations(&self) -> Result<BTreeMap<String, String>, serde_json::Error> {
         let mut out = BTreeMap::new();
         for scope in [Scope::Cluster, Scope::Namespaced] {
             if let Some(value) = self.annotation_value(scope)? {
@@ -137,7 +138,7 @@ impl AppliedOverrides {
 
 /// Why one overrider could not be applied.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum OverriderError {
+pub enum OverriderError {
     /// An image is not a valid image reference.
     #[error("failed to parse image {image:?} at {path}")]
     ParseImage {
@@ -213,7 +214,7 @@ pub(crate) enum OverriderError {
     "failed to apply {} {} for cluster {cluster}: overrideRules[{rule}].overriders.{overrider}[{index}]",
     .scope.kind(), qualified(.namespace, .policy)
 )]
-pub(crate) struct Error {
+pub struct Error {
     /// The kind of policy.
     pub scope: Scope,
     /// The policy's namespace; empty for ClusterOverridePolicies.
@@ -244,7 +245,7 @@ fn qualified(namespace: &str, name: &str) -> String {
 
 impl Error {
     /// The `ApplyOverridePolicyFailed` event message Karmada records on the template.
-    pub(crate) fn event_message(&self) -> String {
+    pub fn event_message(&self) -> String {
         match self.scope {
             Scope::Cluster => format!(
                 "Apply cluster override policy({}) for cluster({}) failed.",
@@ -282,7 +283,7 @@ struct Candidate<'a> {
 ///
 /// # Errors
 /// [`Error`] naming the policy, rule and overrider entry that failed; `object` is then unchanged.
-pub(crate) fn apply_overrides(
+pub fn apply_overrides(
     object: &mut Value,
     cluster: &Cluster,
     cluster_policies: &[ClusterOverridePolicy],

@@ -17,7 +17,7 @@ const FNV32_PRIME: u32 = 0x0100_0193;
 /// A name that should have been derived from a cluster's execution namespace was not one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("namespace {namespace:?} is not an execution namespace (missing prefix {prefix:?})")]
-pub(crate) struct NotExecutionSpace {
+pub struct NotExecutionSpace {
     /// The namespace given.
     pub namespace: String,
     /// The prefix it lacks.
@@ -56,7 +56,7 @@ fn dotted(name: &str) -> String {
 /// replacing every `:` in the name with `.`.
 ///
 /// Guarantees: deterministic; `binding_name("Deployment", "nginx") == "nginx-deployment"`.
-pub(crate) fn binding_name(kind: &str, name: &str) -> String {
+pub fn binding_name(kind: &str, name: &str) -> String {
     format!("{}-{kind}", dotted(name)).to_lowercase()
 }
 
@@ -68,7 +68,7 @@ pub(crate) fn binding_name(kind: &str, name: &str) -> String {
 /// manifest *after* overrides.
 ///
 /// Guarantees: `work_name("Deployment", "nginx", "default") == "nginx-687f7fb96f"`.
-pub(crate) fn work_name(kind: &str, name: &str, namespace: &str) -> String {
+pub fn work_name(kind: &str, name: &str, namespace: &str) -> String {
     let n = dotted(name).to_lowercase();
     let hashed = if namespace.is_empty() {
         format!("{n}-{kind}")
@@ -83,7 +83,7 @@ pub(crate) fn work_name(kind: &str, name: &str, namespace: &str) -> String {
 ///
 /// # Errors
 /// [`NotExecutionSpace`] when the namespace lacks the prefix.
-pub(crate) fn cluster_of_execution_namespace(namespace: &str) -> Result<&str, NotExecutionSpace> {
+pub fn cluster_of_execution_namespace(namespace: &str) -> Result<&str, NotExecutionSpace> {
     namespaces::cluster_of_execution_space(namespace).ok_or_else(|| NotExecutionSpace {
         namespace: namespace.to_owned(),
         prefix: namespaces::EXECUTION_SPACE_PREFIX,
@@ -105,7 +105,7 @@ pub(crate) fn binding_reference_key(namespace: &str, name: &str) -> String {
 
 /// The label an attached (dependency) binding carries for the independent binding `namespace/name`:
 /// `resourcebinding.karmada.io/depended-by-<key>`; its value is the independent binding's permanent id.
-pub(crate) fn depended_by_label_key(namespace: &str, name: &str) -> String {
+pub fn depended_by_label_key(namespace: &str, name: &str) -> String {
     format!(
         "{}{}",
         labels::DEPENDED_BY_PREFIX,

@@ -30,7 +30,7 @@ const JOB_TEMPLATE_LABELS: [&str; 4] = [
 const SERVICE_ACCOUNT_TOKEN: &str = "kubernetes.io/service-account-token";
 
 /// Removes server-owned metadata, `status`, and the per-kind fields member clusters fill in.
-pub(crate) fn prune_irrelevant_fields(object: &mut Value) {
+pub fn prune_irrelevant_fields(object: &mut Value) {
     let Some(root) = object.as_object_mut() else {
         return;
     };
@@ -80,7 +80,7 @@ pub(crate) fn remove_job_ttl(object: &mut Value) {
 }
 
 /// Both steps of the Work path: [`prune_irrelevant_fields`] then [`remove_job_ttl`].
-pub(crate) fn prune_for_work(object: &mut Value) {
+pub fn prune_for_work(object: &mut Value) {
     prune_irrelevant_fields(object);
     remove_job_ttl(object);
 }

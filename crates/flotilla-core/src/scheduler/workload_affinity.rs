@@ -93,7 +93,7 @@ impl WorkloadRules {
 /// The results the scheduler wrote that its cache may not show yet (Karmada's assigning bindings), by
 /// `namespace/name`, with the resourceVersion the write produced.
 #[derive(Debug, Default)]
-pub(crate) struct Assigning {
+pub struct Assigning {
     written: Mutex<HashMap<String, (u64, Vec<String>)>>,
 }
 
@@ -117,7 +117,7 @@ fn key(binding: &ResourceBinding) -> String {
 impl Assigning {
     /// Remembers that a write of ResourceBinding `namespace/name` producing `resource_version` set its
     /// result to `clusters`.
-    pub(crate) fn record(
+    pub fn record(
         &self,
         namespace: &str,
         name: &str,
@@ -131,7 +131,7 @@ impl Assigning {
 
     /// The clusters `cached` targets, or the newer result written for it. A cache entry as new as the write
     /// makes the record unnecessary, so it is dropped.
-    pub(crate) fn targets(&self, cached: &ResourceBinding) -> Vec<String> {
+    pub fn targets(&self, cached: &ResourceBinding) -> Vec<String> {
         let mut written = self.lock();
         let key = key(cached);
         match written.get(&key) {
@@ -155,7 +155,7 @@ impl Assigning {
     }
 
     /// Forgets a deleted binding.
-    pub(crate) fn forget(&self, namespace: &str, name: &str) {
+    pub fn forget(&self, namespace: &str, name: &str) {
         self.lock().remove(&format!("{namespace}/{name}"));
     }
 

@@ -14,7 +14,7 @@ const NAME_MAX_LEN: usize = 255;
 
 /// Why a string is not an image reference.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ImageParseError {
+pub enum ImageParseError {
     /// The reference is empty.
     #[error("repository name must have at least one component")]
     Empty,

@@ -11,9 +11,9 @@ use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::policy::v1alpha1::{ClusterAffinity, PropagationSpec, ResourceSelector};
 use k8s_openapi::api::core::v1::NodeSelectorRequirement;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use kube::ResourceExt;
-use kube::core::object::HasSpec;
-use kube::core::{Selector, SelectorExt};
+use kube_core::ResourceExt;
+use kube_core::object::HasSpec;
+use kube_core::{Selector, SelectorExt};
 
 /// The `fieldSelector` key matched against a cluster's `spec.provider`.
 pub const FIELD_PROVIDER: &str = "provider";
@@ -161,7 +161,7 @@ pub fn select_policy<'a, P>(
     template: &TemplateRef,
 ) -> Option<&'a P>
 where
-    P: kube::Resource + HasSpec<Spec = PropagationSpec> + 'a,
+    P: kube_core::Resource + HasSpec<Spec = PropagationSpec> + 'a,
 {
     policies
         .into_iter()

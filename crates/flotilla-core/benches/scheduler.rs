@@ -6,7 +6,7 @@
 //! against 100 clusters in 5 regions with resource summaries, taints and labels. It measures what one
 //! scheduling attempt costs (filter, score, estimate, order, select, assign), not API round trips.
 //!
-//! Run: `cargo bench -p flotilla-controllers --bench scheduler`.
+//! Run: `cargo bench -p flotilla-core --bench scheduler`.
 
 use std::hint::black_box;
 
@@ -23,7 +23,7 @@ use flotilla_api::policy::v1alpha1::{
 use flotilla_api::work::v1alpha2::{
     ObjectReference, ReplicaRequirements, ResourceBindingSpec, ResourceBindingStatus,
 };
-use flotilla_controllers::scheduler::{BindingRef, ScheduleOptions, schedule_binding};
+use flotilla_core::scheduler::{BindingRef, ScheduleOptions, schedule_binding};
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, Time};

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 /// A rule that cannot be evaluated against a status.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum StatePreservationError {
+pub enum StatePreservationError {
     /// The template is not one Kubernetes' JSONPath accepts (or one this evaluator does not run).
     #[error("invalid jsonPath {path:?}: {reason}")]
     Invalid {
@@ -44,7 +44,7 @@ pub(crate) enum StatePreservationError {
 ///
 /// # Errors
 /// The first rule whose path is invalid or names a missing field.
-pub(crate) fn preserved_label_state(
+pub fn preserved_label_state(
     preservation: &StatePreservation,
     status: &Value,
 ) -> Result<BTreeMap<String, String>, StatePreservationError> {
@@ -65,7 +65,7 @@ pub(crate) fn preserved_label_state(
 ///
 /// # Errors
 /// When `cluster`'s status has not been collected, or as [`preserved_label_state`].
-pub(crate) fn state_for_eviction(
+pub fn state_for_eviction(
     preservation: Option<&StatePreservation>,
     items: &[AggregatedStatusItem],
     cluster: &str,
