@@ -5,7 +5,8 @@ use std::fmt::Debug;
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
+use flotilla_client::api_error::is_not_found;
 
 /// GET that maps NotFound to `None`.
 ///

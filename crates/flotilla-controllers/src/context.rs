@@ -13,11 +13,11 @@ use crate::enabled_controllers::ControllerSelection;
 use crate::events::{EventRecorder, EventSink};
 use crate::features::FeatureGates;
 use crate::interpreter::Interpreter;
-use crate::kube_client::RateLimit;
 use crate::member::Members;
 use crate::metrics::Metrics;
 use crate::resources::Resources;
 use crate::runtime::{Backoff, Informers};
+use flotilla_client::RateLimit;
 
 /// Everything a controller needs, shared by all of them (cheap to clone: every field is a handle).
 #[derive(Clone)]

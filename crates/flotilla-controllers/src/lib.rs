@@ -19,8 +19,6 @@ pub mod features;
 pub(crate) mod interpreter;
 pub mod join;
 pub mod journey;
-pub mod kube_client;
-pub mod leader;
 pub mod manager;
 pub(crate) mod member;
 pub mod metrics;

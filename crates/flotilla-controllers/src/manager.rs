@@ -20,8 +20,8 @@ use crate::controllers;
 use crate::events::EventSink;
 use crate::features::Feature;
 use crate::interpreter::Interpreter;
-use crate::leader::LeaderElection;
 use crate::metrics::Metrics;
+use flotilla_client::leader::LeaderElection;
 
 /// How to run the manager.
 #[derive(Clone, Debug, Default)]
@@ -197,7 +197,7 @@ async fn run(
     if let Some(election) = election {
         tokio::select! {
             result = election.acquire(&ctx.client) => {
-                result.map_err(|err| ManagerError::LeaderElection(err.message()))?;
+                result.map_err(|err| ManagerError::LeaderElection(flotilla_client::api_error::error_chain(&err)))?;
             }
             () = shutdown.cancelled() => return Ok(()),
         }

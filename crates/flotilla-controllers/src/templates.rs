@@ -5,8 +5,9 @@ use kube::api::{DynamicObject, PostParams};
 use serde_json::Value;
 
 use crate::context::Context;
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
 use crate::objects::{self, dynamic_to_value, value_to_dynamic};
+use flotilla_client::api_error::is_not_found;
 
 /// Identifies a template.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

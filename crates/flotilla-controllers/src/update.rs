@@ -22,7 +22,8 @@ use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
+use flotilla_client::api_error::is_not_found;
 
 /// Attempts in all before an object that keeps changing under a write is left to the error policy.
 pub(crate) const ATTEMPTS: usize = 5;

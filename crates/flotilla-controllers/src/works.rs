@@ -13,9 +13,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use kube::{Api, Client, ResourceExt};
 use serde_json::Value;
 
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
 use crate::objects;
 use crate::update::{self, Edit, Written};
+use flotilla_client::api_error::is_not_found;
 use flotilla_core::prune::prune_for_work;
 
 /// Everything a Work is made of.

@@ -141,7 +141,7 @@ impl NamespaceSync {
                 Err(err) => {
                     errors.push(Error::invalid(
                         format!("Namespace {name}"),
-                        crate::error::error_chain(&err),
+                        flotilla_client::api_error::error_chain(&err),
                     ));
                     continue;
                 }

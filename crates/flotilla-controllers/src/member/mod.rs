@@ -26,10 +26,10 @@ use client::build_watched_client;
 
 use crate::discovery::{ServedResource, resolve_kind};
 use crate::error::{Error, Result};
-use crate::kube_client::RateLimit;
 use crate::objects::split_api_version;
 use crate::resources::dynamic_api;
 use crate::runtime::{Informer, Informers};
+use flotilla_client::RateLimit;
 
 /// Called for every member informer when it starts: `(cluster, resource, informer)`.
 pub(crate) type InformerHook =
@@ -85,7 +85,7 @@ impl Member {
                 Ok(found)
             }
             Ok(None) => Err(not_served()),
-            Err(err) if crate::error::is_not_found(&err) => Err(not_served()),
+            Err(err) if flotilla_client::api_error::is_not_found(&err) => Err(not_served()),
             Err(source) => Err(Error::kube(
                 "discover",
                 format!("{api_version} {kind} in cluster {}", self.cluster),

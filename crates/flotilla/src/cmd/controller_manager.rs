@@ -12,7 +12,7 @@ use flotilla_controllers::Options;
 use flotilla_controllers::context::compile_namespace_patterns;
 use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
-use flotilla_controllers::leader::LeaderElection;
+use flotilla_client::leader::LeaderElection;
 use flotilla_controllers::manager::{self, ManagerOptions};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;

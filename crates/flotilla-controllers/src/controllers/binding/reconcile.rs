@@ -264,7 +264,7 @@ impl BindingController {
                 );
                 return Err(Error::invalid(
                     crate::objects::describe(template),
-                    crate::error::error_chain(&err),
+                    flotilla_client::api_error::error_chain(&err),
                 ));
             }
         };

@@ -26,11 +26,12 @@ use self::build::{
 };
 use crate::api::get_opt;
 use crate::context::Context;
-use crate::error::{Error, Result, is_already_exists, is_not_found, kube_error_text};
+use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
 use crate::features::Feature;
 use crate::runtime::{Action, Change, Controller, Informer};
 use crate::update::{self, Edit, Part};
+use flotilla_client::api_error::{is_already_exists, is_not_found, kube_error_text};
 
 /// Name of the controller (metrics, events `flotilla-cluster-controller`).
 pub(crate) const NAME: &str = "cluster-controller";

@@ -17,10 +17,11 @@ use super::filter::Claim;
 use super::reconcile::{Chosen, remove_binding_claim, template_key_of};
 use super::{Detector, PolicyKey};
 use crate::api::get_opt;
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
 use crate::runtime::Action;
 use crate::templates::{self, with_type};
 use crate::update;
+use flotilla_client::api_error::is_not_found;
 use flotilla_core::selector::{TemplateRef, selectors_match};
 
 impl Detector {

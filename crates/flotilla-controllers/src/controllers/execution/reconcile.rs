@@ -14,12 +14,13 @@ use super::build::detached_manifest;
 use super::watcher::Outcome;
 use super::{ExecutionController, WorkKey};
 use crate::api::get_opt;
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
 use crate::events::reference;
 use crate::member::Member;
 use crate::objects;
 use crate::runtime::Action;
 use crate::update;
+use flotilla_client::api_error::is_not_found;
 use flotilla_core::conditions::{cluster_ready, new_condition, set_condition};
 use flotilla_core::names::cluster_of_execution_namespace;
 

@@ -11,11 +11,12 @@ use serde_json::Value;
 
 use super::build::{check_ownership, fingerprint, is_managed, needs_update, retain_cluster_fields};
 use crate::discovery::ServedResource;
-use crate::error::{Error, Result, is_already_exists, is_not_found};
+use crate::error::{Error, Result};
 use crate::interpreter::{Interpreter, enabled, retain};
 use crate::member::Member;
 use crate::objects::{self, describe, value_to_dynamic};
 use crate::templates::with_type;
+use flotilla_client::api_error::{is_already_exists, is_not_found};
 
 /// Identifies one member object.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -15,7 +15,7 @@ use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 use flotilla_simulator::SimulatorConfig;
 use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
-use flotilla_controllers::kube_client::RateLimit;
+use flotilla_client::RateLimit;
 use flotilla_controllers::join::{self, Credentials, Registration};
 use flotilla_controllers::manager::ManagerOptions;
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};

@@ -12,7 +12,31 @@ use kube::api::PostParams;
 use kube::{Api, Client};
 use tokio::time::Instant;
 
-use crate::error::{Error, Result, is_already_exists, is_conflict, is_not_found};
+use crate::api_error::{error_chain, is_already_exists, is_conflict, is_not_found};
+
+/// A read or write of the Lease that failed; conflicts and lost races are not errors (the next attempt
+/// decides).
+#[derive(Debug, thiserror::Error)]
+#[error("failed to {action} {object}")]
+pub struct LeaseError {
+    /// What was attempted: `get`, `create` or `update`.
+    pub action: &'static str,
+    /// `Lease namespace/name`.
+    pub object: String,
+    /// The client error.
+    #[source]
+    pub source: kube::Error,
+}
+
+impl LeaseError {
+    fn new(action: &'static str, object: &str, source: kube::Error) -> Self {
+        LeaseError {
+            action,
+            object: object.to_owned(),
+            source,
+        }
+    }
+}
 
 /// Lease timings and identity.
 #[derive(Clone, Debug)]
@@ -48,14 +72,14 @@ impl LeaderElection {
     ///
     /// # Errors
     /// Only errors other than conflicts and races are returned; those are retried.
-    pub async fn acquire(&self, client: &Client) -> Result<()> {
+    pub async fn acquire(&self, client: &Client) -> Result<(), LeaseError> {
         let mut observed = Observed::default();
         loop {
             match self.try_acquire_or_renew(client, &mut observed).await {
                 Ok(true) => return Ok(()),
                 Ok(false) => {}
                 Err(err) => {
-                    tracing::debug!(error = %err.message(), "leader election attempt failed")
+                    tracing::debug!(error = %error_chain(&err), "leader election attempt failed")
                 }
             }
             tokio::time::sleep(self.retry_period).await;
@@ -72,7 +96,7 @@ impl LeaderElection {
                 Ok(true) => last_renewal = Instant::now(),
                 Ok(false) => return,
                 Err(err) => {
-                    tracing::warn!(error = %err.message(), "failed to renew the leader lease");
+                    tracing::warn!(error = %error_chain(&err), "failed to renew the leader lease");
                     if last_renewal.elapsed() >= self.lease_duration {
                         return;
                     }
@@ -81,7 +105,11 @@ impl LeaderElection {
         }
     }
 
-    async fn try_acquire_or_renew(&self, client: &Client, observed: &mut Observed) -> Result<bool> {
+    async fn try_acquire_or_renew(
+        &self,
+        client: &Client,
+        observed: &mut Observed,
+    ) -> Result<bool, LeaseError> {
         let api: Api<Lease> = Api::namespaced(client.clone(), &self.namespace);
         let object = format!("Lease {}/{}", self.namespace, self.name);
         let now = MicroTime(Timestamp::now());
@@ -106,10 +134,10 @@ impl LeaderElection {
                 return match api.create(&PostParams::default(), &lease).await {
                     Ok(_) => Ok(true),
                     Err(err) if is_already_exists(&err) => Ok(false),
-                    Err(source) => Err(Error::kube("create", object, source)),
+                    Err(source) => Err(LeaseError::new("create", &object, source)),
                 };
             }
-            Err(source) => return Err(Error::kube("get", object, source)),
+            Err(source) => return Err(LeaseError::new("get", &object, source)),
         };
         let spec = existing.spec.clone().unwrap_or_default();
         let holder = spec.holder_identity.clone().unwrap_or_default();
@@ -142,7 +170,7 @@ impl LeaderElection {
         {
             Ok(_) => Ok(true),
             Err(err) if is_conflict(&err) => Ok(false),
-            Err(source) => Err(Error::kube("update", object, source)),
+            Err(source) => Err(LeaseError::new("update", &object, source)),
         }
     }
 }

@@ -1,13 +1,20 @@
-//! How Flotilla's clients reach API servers: HTTP/2 whenever the server offers it by ALPN, so one connection
-//! multiplexes every watch and write as client-go's does, and a client-side rate limit set by Karmada's flags
-//! (`--kube-api-qps`/`--kube-api-burst` for the control plane, `--cluster-api-qps`/`--cluster-api-burst` for
-//! members).
+//! How Flotilla's processes reach Kubernetes API servers: clients that speak HTTP/2 whenever the server offers it
+//! by ALPN, so one connection multiplexes every watch and write as client-go's does, with a client-side rate
+//! limit set by Karmada's flags (`--kube-api-qps`/`--kube-api-burst` for the control plane,
+//! `--cluster-api-qps`/`--cluster-api-burst` for members); leader election on a Lease ([`leader`]); and the text
+//! of an API server's refusals ([`api_error`]).
 //!
 //! kube's own builder speaks HTTP/1.1 only, so each request in flight beyond the pool's idle connections
 //! opens another TLS connection; against a real kube-apiserver that is a handshake per concurrent write. The
 //! stack here is kube's (base URI, credentials, extra headers, its retry of 429/503/504) over a connector that
 //! offers `h2` and `http/1.1`. HTTP/2 connections send keep-alive pings, as client-go's health check does, so
 //! a dead peer fails every stream on it instead of leaving watches hanging.
+//!
+//! Invariant: it knows nothing of Karmada and depends on no other Flotilla crate; what it does, it does for any
+//! API server.
+
+pub mod api_error;
+pub mod leader;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
