@@ -85,21 +85,6 @@ pub enum Error {
         /// The member cluster.
         cluster: String,
     },
-    /// A member's token controller did not fill a ServiceAccount token Secret in time (registration).
-    #[error(
-        "the member issued no token for ServiceAccount {namespace}/{service_account} within {}s: Secret \
-         {namespace}/{service_account} (type kubernetes.io/service-account-token) has no `token` (does the member \
-         run kube-controller-manager's ServiceAccount token controller?)",
-        .waited.as_secs()
-    )]
-    TokenNotIssued {
-        /// The member namespace.
-        namespace: String,
-        /// The ServiceAccount, and its token Secret's name.
-        service_account: String,
-        /// How long it was waited on.
-        waited: std::time::Duration,
-    },
     /// Several independent steps failed (e.g. one Work per cluster); each is reported.
     #[error("{}", join_errors(.0))]
     Multiple(Vec<Error>),
@@ -144,7 +129,6 @@ impl Error {
             Error::Waiting { .. } => "waiting",
             Error::Conflict { .. } => "member_conflict",
             Error::Schedule { .. } => "schedule",
-            Error::TokenNotIssued { .. } => "token_not_issued",
             Error::Panicked { .. } => "panicked",
             Error::Multiple(errors) => match errors.first() {
                 Some(first) if errors.iter().all(|e| e.category() == first.category()) => {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::Context;
 use flotilla_controllers::Options;
 use flotilla_controllers::agent::{self, AgentHandle};
-use flotilla_controllers::join::ReportSecrets;
+use flotilla_join::ReportSecrets;
 use flotilla_client::RateLimit;
 
 use super::controller_manager::parse_duration;

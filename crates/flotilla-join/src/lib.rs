@@ -18,7 +18,11 @@
 //! nothing; with new settings (a restarted member on another port, a rotated token) it updates the Secrets and the
 //! Cluster's connection fields in place and keeps everything else (taints, resource models, status, finalizers).
 //! A Secret that is not reported leaves the Cluster's reference to it as it was, as karmada-agent does.
+//!
+//! One implementation for `flotilla join`, `register`, `agent` and `up`. Invariant: it depends on `flotilla-api`
+//! only; no controller registers members, so the controllers never depend on it.
 
+mod error;
 pub mod member;
 
 use std::collections::BTreeMap;
@@ -35,7 +39,7 @@ use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result};
+pub use crate::error::{Error, Result};
 
 /// Which Secrets a registration reports to the control plane: karmada-agent's `--report-secrets`
 /// (`KubeCredentials`, `KubeImpersonator`, `None`; both by default, as `karmadactl join` always does).
