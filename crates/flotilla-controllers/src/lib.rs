@@ -17,7 +17,6 @@ pub mod error;
 pub(crate) mod events;
 pub mod features;
 pub(crate) mod interpreter;
-pub mod journey;
 pub mod manager;
 pub(crate) mod member;
 pub mod metrics;

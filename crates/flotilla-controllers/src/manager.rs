@@ -9,6 +9,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use flotilla_status_page::page::{Cache, Sources};
 use kube::Client;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -21,6 +22,7 @@ use crate::events::EventSink;
 use crate::features::Feature;
 use crate::interpreter::Interpreter;
 use crate::metrics::Metrics;
+use crate::runtime::Informer;
 use flotilla_client::leader::LeaderElection;
 
 /// How to run the manager.
@@ -28,7 +30,7 @@ use flotilla_client::leader::LeaderElection;
 pub struct ManagerOptions {
     /// Controller settings.
     pub controllers: Options,
-    /// Where to serve `/metrics`, `/healthz`, `/readyz` and the status page (`/`, [`crate::journey::page`]); port
+    /// Where to serve `/metrics`, `/healthz`, `/readyz` and the status page (`/`, [`flotilla_status_page::page`]); port
     /// 0 picks a free port; `None` serves nothing.
     pub admin_addr: Option<SocketAddr>,
     /// Lease-based leader election; `None` runs at once.
@@ -162,7 +164,7 @@ pub async fn start(
             .map_err(|source| ManagerError::Listen { addr, source })?;
         admin_addr = listener.local_addr().ok();
         let router = crate::admin::router(metrics, ready.clone())
-            .merge(crate::journey::page::router(&context));
+            .merge(flotilla_status_page::page::router(page_sources(&context)));
         let stop = shutdown.clone();
         tokio::spawn(async move {
             if let Err(err) =
@@ -185,6 +187,24 @@ pub async fn start(
         admin_addr,
         task,
     })
+}
+
+/// What the status page shows, from the informers the controllers share (started here if no controller started
+/// them yet).
+fn page_sources(ctx: &Context) -> Sources {
+    fn cache<K>(informer: &Informer<K>) -> Cache<K>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        Cache::new(informer.store(), informer.synced())
+    }
+    Sources {
+        bindings: cache(&ctx.informers.typed()),
+        cluster_bindings: cache(&ctx.informers.typed()),
+        works: cache(&ctx.informers.typed()),
+        journal: ctx.interpreter.journal(),
+        client: ctx.client.clone(),
+    }
 }
 
 async fn run(

@@ -5,6 +5,7 @@
 //! deterministic over the API types it is given, so the controllers, benchmarks and tests call it directly.
 //! Messages, reasons and tie-breaks are Karmada's, so results match Karmada's controllers for the same input.
 
+pub mod bindings;
 pub mod conditions;
 pub mod names;
 pub mod overrides;

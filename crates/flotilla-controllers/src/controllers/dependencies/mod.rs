@@ -22,7 +22,7 @@ use self::build::{
     recorded_dependencies, snapshot_of,
 };
 use crate::api::get_opt;
-use crate::bindings::{BindingObject, BindingRef};
+use crate::bindings::BindingRef;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference, reference_of};
@@ -31,6 +31,7 @@ use crate::objects;
 use crate::runtime::{Action, Change, Controller, Informer, Trigger};
 use crate::templates::{self, TemplateKey, with_type};
 use crate::update::{self, Edit, Part};
+use flotilla_core::bindings::Binding;
 use flotilla_core::names::depended_by_label_key;
 use flotilla_core::selector::label_selector_matches;
 

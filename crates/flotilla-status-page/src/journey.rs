@@ -1,7 +1,7 @@
 //! The journey of each template through the control plane, for people: the policy that claimed it, the
 //! scheduling result with replicas per cluster, each Work and its member object's health, the aggregated status,
 //! and, per interpreter operation, the layer that answered, its latency and its last error. `flotilla status`
-//! prints it; the controller manager serves it as a live page (`page`).
+//! prints it; the controller manager serves it as a live page ([`crate::page`]).
 //!
 //! Built from the bindings and Works alone (every binding names its template in `spec.resource` and carries
 //! its policy's claim annotations, and its Works carry its permanent id), so it needs no informer per template
@@ -10,7 +10,6 @@
 //! Guarantees: a journey is deterministic (clusters, Works and status items sorted by cluster) and [`snapshot`]
 //! sorts journeys by namespace, kind and name, so the page, the JSON endpoint and `flotilla status` agree.
 
-pub(crate) mod page;
 #[cfg(test)]
 mod tests;
 
@@ -24,7 +23,7 @@ use kube::core::ObjectMeta;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::bindings::BindingObject;
+use flotilla_core::bindings::Binding;
 
 /// Every journey at one moment.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -173,7 +172,7 @@ pub struct Operation {
 
 /// The journeys of every template bound by `bindings`, with their Works among `works` and, when `journal` is
 /// given, the interpreter's record of each.
-pub(crate) fn build<'a, B: BindingObject + 'a>(
+pub(crate) fn build<'a, B: Binding + 'a>(
     bindings: impl IntoIterator<Item = &'a B>,
     works: &[&Work],
     journal: Option<&Journal>,
@@ -204,7 +203,7 @@ pub fn snapshot(mut journeys: Vec<Journey>, interpreter: bool) -> Snapshot {
     }
 }
 
-fn journey<B: BindingObject>(binding: &B, works: &[&Work], journal: Option<&Journal>) -> Journey {
+fn journey<B: Binding>(binding: &B, works: &[&Work], journal: Option<&Journal>) -> Journey {
     let spec: &ResourceBindingSpec = binding.spec();
     let status: Option<&ResourceBindingStatus> = binding.status();
     let template = ObjectRef {

@@ -10,6 +10,7 @@
 //! are self-contained (inline script and style, nothing fetched from elsewhere) and render every value as text,
 //! never as markup. The page refreshes itself every two seconds.
 
+use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,12 +25,12 @@ use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use flotilla_interpreter::facade::Journal;
 use k8s_openapi::api::core::v1::Event;
 use kube::api::ListParams;
-use kube::{Api, Client};
+use kube::runtime::reflector::Store;
+use kube::{Api, Client, Resource};
 use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
 
-use super::{Snapshot, build, snapshot};
-use crate::context::Context;
-use crate::runtime::Informer;
+use crate::journey::{Snapshot, build, snapshot};
 
 /// How long a request waits for the informers' first sync before answering 503.
 const SYNC_PATIENCE: Duration = Duration::from_secs(10);
@@ -37,30 +38,63 @@ const SYNC_PATIENCE: Duration = Duration::from_secs(10);
 const PAGE: &str = include_str!("page.html");
 const EVENTS_PAGE: &str = include_str!("events.html");
 
+/// One kind of object as the page reads it: a kube-runtime reflector store that a watch keeps current (the
+/// controllers' informers share theirs), and the signal that turns true once the watch's first list is in it.
 #[derive(Clone)]
-struct PageState {
-    bindings: Arc<Informer<ResourceBinding>>,
-    cluster_bindings: Arc<Informer<ClusterResourceBinding>>,
-    works: Arc<Informer<Work>>,
-    journal: Option<Journal>,
-    client: Client,
+pub struct Cache<K: Resource + 'static>
+where
+    K::DynamicType: Eq + Hash + Clone,
+{
+    store: Store<K>,
+    synced: watch::Receiver<bool>,
 }
 
-/// The status page's routes over the informers of `ctx` (started here if no controller started them yet).
-pub(crate) fn router(ctx: &Context) -> Router {
-    let state = PageState {
-        bindings: ctx.informers.typed(),
-        cluster_bindings: ctx.informers.typed(),
-        works: ctx.informers.typed(),
-        journal: ctx.interpreter.journal(),
-        client: ctx.client.clone(),
-    };
+impl<K: Resource + Clone + 'static> Cache<K>
+where
+    K::DynamicType: Eq + Hash + Clone,
+{
+    /// The objects of `store`, synced once `synced` turns true.
+    pub fn new(store: Store<K>, synced: watch::Receiver<bool>) -> Self {
+        Cache { store, synced }
+    }
+
+    fn list(&self) -> Vec<Arc<K>> {
+        self.store.state()
+    }
+
+    async fn wait_synced(&self) {
+        let mut synced = self.synced.clone();
+        // A store whose watch stopped before its first list never syncs: wait, as for one still listing.
+        if synced.wait_for(|synced| *synced).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// What the page shows: the caches of bindings and Works, the interpreter's journal when there is one, and the
+/// client the Events listing asks the API server through.
+#[derive(Clone)]
+pub struct Sources {
+    /// ResourceBindings.
+    pub bindings: Cache<ResourceBinding>,
+    /// ClusterResourceBindings.
+    pub cluster_bindings: Cache<ClusterResourceBinding>,
+    /// Works.
+    pub works: Cache<Work>,
+    /// The interpreter's record of which layer answered, if it keeps one.
+    pub journal: Option<Journal>,
+    /// The control plane's client.
+    pub client: Client,
+}
+
+/// The status page's routes over `sources`.
+pub fn router(sources: Sources) -> Router {
     Router::new()
         .route("/", get(|| async { html(PAGE) }))
         .route("/events", get(|| async { html(EVENTS_PAGE) }))
         .route("/api/journeys", get(journeys))
         .route("/api/events", get(events))
-        .with_state(state)
+        .with_state(sources)
 }
 
 fn html(body: &'static str) -> Response {
@@ -87,7 +121,7 @@ fn failure(status: StatusCode, message: &str) -> Response {
     (status, [(CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-async fn journeys(State(state): State<PageState>) -> Response {
+async fn journeys(State(state): State<Sources>) -> Response {
     let synced = async {
         state.bindings.wait_synced().await;
         state.cluster_bindings.wait_synced().await;
@@ -102,7 +136,7 @@ async fn journeys(State(state): State<PageState>) -> Response {
     json(&current(&state))
 }
 
-fn current(state: &PageState) -> Snapshot {
+fn current(state: &Sources) -> Snapshot {
     let works = state.works.list();
     let works: Vec<&Work> = works.iter().map(Arc::as_ref).collect();
     let journal = state.journal.as_ref();
@@ -144,7 +178,7 @@ struct EventView {
     source: String,
 }
 
-async fn events(State(state): State<PageState>, Query(regarding): Query<Regarding>) -> Response {
+async fn events(State(state): State<Sources>, Query(regarding): Query<Regarding>) -> Response {
     if regarding.kind.is_empty() || regarding.name.is_empty() {
         return failure(
             StatusCode::BAD_REQUEST,
