@@ -15,9 +15,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::Context;
 use crate::error::Result;
-use crate::runtime::{Action, Controller};
+use crate::runtime::{Action, Controller, Informers, Runtime};
+use crate::shared::Shared;
 use crate::update::{Edit, Part};
 
 /// Name of the controller (metrics).
@@ -59,6 +59,27 @@ fn needs_normalising<K: Resource>(obj: &K, id_label: &str, finalizer: &str) -> b
     normalise(&mut meta, id_label, finalizer)
 }
 
+/// What the policy normaliser needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// How its reconciles run (workers, backoff, metrics).
+    pub runtime: Runtime,
+}
+
+impl Context {
+    /// The policy normaliser's context: its handles from `shared`.
+    pub(crate) fn new(shared: &Shared) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            runtime: shared.runtime.clone(),
+        }
+    }
+}
+
 /// Runs the normaliser until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     tokio::join!(
@@ -97,7 +118,7 @@ async fn normaliser<K>(
         + 'static,
 {
     let informer = ctx.informers.typed::<K>();
-    let runner = Controller::new(NAME, &informer, ctx).workers(WORKERS);
+    let runner = Controller::new(NAME, &informer, &ctx.runtime).workers(WORKERS);
     runner.reconcile_changes(&informer, move |change| {
         needs_normalising(change.object().as_ref(), id_label, finalizer)
     });

@@ -14,21 +14,18 @@ use std::time::Duration;
 use flotilla_api::names::labels::RETAIN_REPLICAS;
 use flotilla_api::policy::v1alpha1::ReplicaSchedulingType;
 use flotilla_api::work::v1alpha2::ResourceBinding;
+use flotilla_core::names::binding_name;
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::Api;
+use kube::{Api, Client};
 use tokio_util::sync::CancellationToken;
 
-use crate::context::Context;
 use crate::error::Result;
-use crate::runtime::{Action, Change, Controller, Informer};
+use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
+use crate::shared::Shared;
 use crate::update::{Edit, Part, update};
-use flotilla_core::names::binding_name;
 
 /// Name of the controller (metrics), as Karmada names it.
 pub(crate) const NAME: &str = "deployment-replicas-syncer";
-
-/// Karmada's name in `--controllers`.
-pub(crate) const CONTROLLER: &str = "deploymentReplicasSyncer";
 
 /// How soon a template whose status is not collected yet is looked at again (Karmada: 1 s).
 const WAIT_FOR_STATUS: Duration = Duration::from_secs(1);
@@ -131,6 +128,27 @@ pub(crate) fn step(deployment: &Deployment, binding: &ResourceBinding) -> Step {
     Step::Set(status)
 }
 
+/// What the deployment replicas syncer needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// How its reconciles run (workers, backoff, metrics).
+    pub runtime: Runtime,
+}
+
+impl Context {
+    /// The deployment replicas syncer's context: its handles from `shared`.
+    pub(crate) fn new(shared: &Shared) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            runtime: shared.runtime.clone(),
+        }
+    }
+}
+
 struct ReplicasSyncer {
     ctx: Context,
     deployments: Arc<Informer<Deployment>>,
@@ -148,7 +166,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         () = syncer.bindings.wait_synced() => {}
         () = shutdown.cancelled() => return,
     }
-    let runner = Controller::new(NAME, &syncer.deployments, &syncer.ctx);
+    let runner = Controller::new(NAME, &syncer.deployments, &syncer.ctx.runtime);
     runner.reconcile_changes(&syncer.deployments, relevant);
     runner
         .run(shutdown, syncer, |syncer, deployment| async move {

@@ -7,34 +7,16 @@
 //! yet, a cluster not ready) back off; errors caused by a terminating namespace are dropped; any other FitError
 //! waits for a change to the binding or to a Cluster's labels or spec, as in Karmada.
 
-use std::collections::BTreeMap;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
-use std::sync::Arc;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{annotations, events};
 use flotilla_api::work::v1alpha2::{
     ClusterResourceBinding, ResourceBinding, ResourceBindingSpec, ResourceBindingStatus,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
-use kube::core::object::{HasSpec, HasStatus};
-use kube::{Api, Resource, ResourceExt};
-use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
-
-use super::own_writes::OwnWrites;
-use super::queue::{QueueTiming, Retry, SchedulingQueue, retry_of};
-use crate::bindings::template_reference;
-use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::events::{EventRecorder, reference};
-use crate::features::Feature;
-use crate::runtime::reconcile::{observed, reconcile_span};
-use crate::runtime::{Action, Change, Informer};
-use crate::update;
+use flotilla_core::bindings::Binding;
 use flotilla_core::scheduler::core::{BindingRef, ErrorKind, ScheduleOptions, schedule_binding};
 use flotilla_core::scheduler::decision::{
     Decision, ScheduleReason, accepts, cluster_change_affects, cluster_update_trigger, decide,
@@ -44,13 +26,30 @@ use flotilla_core::scheduler::workload_affinity::{Assigning, WorkloadRules};
 use flotilla_core::scheduler::writeback::{
     condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
+use kube::{Api, Client, Resource, ResourceExt};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::own_writes::OwnWrites;
+use super::queue::{QueueTiming, Retry, SchedulingQueue, retry_of};
+use crate::bindings::template_reference;
+use crate::error::{Error, Result};
+use crate::events::{EventRecorder, EventSink, reference};
+use crate::features::{Feature, FeatureGates};
+use crate::options::Options;
+use crate::runtime::reconcile::{observed, reconcile_span};
+use crate::runtime::{Action, Change, Informer, Informers, Runtime};
+use crate::shared::Shared;
+use crate::update;
 
 /// Name of the controller (metrics; events report as `flotilla-scheduler`).
-pub const NAME: &str = "scheduler";
+pub(crate) const NAME: &str = "scheduler";
 
 /// A binding to schedule: namespace and name, namespace empty for a ClusterResourceBinding.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct BindingKey {
+pub(crate) struct BindingKey {
     /// Namespace; empty for a ClusterResourceBinding.
     pub namespace: String,
     /// Name.
@@ -67,18 +66,34 @@ impl fmt::Display for BindingKey {
     }
 }
 
-/// A ResourceBinding or ClusterResourceBinding, as the scheduler reads it.
-trait Binding:
-    Resource<DynamicType = ()>
-    + HasSpec<Spec = ResourceBindingSpec>
-    + HasStatus<Status = ResourceBindingStatus>
-{
+/// What the scheduler needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// Where its Events go.
+    pub events: EventSink,
+    /// How its reconciles run (workers, backoff, metrics).
+    pub runtime: Runtime,
+    /// Karmada's feature gates (`--feature-gates`).
+    pub feature_gates: FeatureGates,
+    /// The scheduler whose bindings it schedules (`default-scheduler`).
+    pub scheduler_name: String,
 }
-impl<K> Binding for K where
-    K: Resource<DynamicType = ()>
-        + HasSpec<Spec = ResourceBindingSpec>
-        + HasStatus<Status = ResourceBindingStatus>
-{
+
+impl Context {
+    /// The scheduler's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            events: shared.events.clone(),
+            runtime: shared.runtime.clone(),
+            feature_gates: options.feature_gates.clone(),
+            scheduler_name: options.scheduler_name.clone(),
+        }
+    }
 }
 
 struct Scheduler {
@@ -102,16 +117,15 @@ struct Scheduler {
 }
 
 /// Runs the scheduler until `shutdown` is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let scheduler = Arc::new(Scheduler {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.events.recorder(NAME),
         queue: SchedulingQueue::new(QueueTiming::default()),
         rb: ctx.informers.typed(),
         crb: ctx.informers.typed(),
         clusters: ctx.informers.typed(),
         options: ScheduleOptions {
             multiple_pod_templates: ctx
-                .options
                 .feature_gates
                 .enabled(Feature::MultiplePodTemplatesScheduling),
             ..ScheduleOptions::default()
@@ -133,7 +147,7 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         () = shutdown.cancelled() => return,
     }
     scheduler.watch();
-    let workers: Vec<_> = (0..scheduler.ctx.options.workers.max(1))
+    let workers: Vec<_> = (0..scheduler.ctx.runtime.workers.max(1))
         .map(|_| tokio::spawn(scheduler.clone().work()))
         .collect();
     shutdown.cancelled().await;
@@ -176,7 +190,7 @@ fn key_of<K: Resource>(binding: &K) -> BindingKey {
 
 impl Scheduler {
     fn scheduler_name(&self) -> &str {
-        &self.ctx.options.scheduler_name
+        &self.ctx.scheduler_name
     }
 
     fn watch(self: &Arc<Self>) {
@@ -302,9 +316,13 @@ impl Scheduler {
                 format!("ResourceBinding {key}")
             };
             let span = reconcile_span(NAME, &object);
-            let result = observed(NAME, self.ctx.metrics.clone(), self.reconcile(key.clone()))
-                .instrument(span)
-                .await;
+            let result = observed(
+                NAME,
+                self.ctx.runtime.metrics.clone(),
+                self.reconcile(key.clone()),
+            )
+            .instrument(span)
+            .await;
             match result {
                 Ok(_) => self.queue.forget(&key),
                 Err(err) => {
@@ -321,7 +339,10 @@ impl Scheduler {
                 }
             }
             self.queue.done(&key);
-            self.ctx.metrics.set_queue_depth(NAME, self.queue.len());
+            self.ctx
+                .runtime
+                .metrics
+                .set_queue_depth(NAME, self.queue.len());
         }
     }
 
@@ -440,11 +461,7 @@ impl Scheduler {
         // Workload groups (ResourceBindings only, as in Karmada): the group's view is taken and the result
         // written under one lock.
         let grouped = !cluster_scoped
-            && self
-                .ctx
-                .options
-                .feature_gates
-                .enabled(Feature::WorkloadAffinity)
+            && self.ctx.feature_gates.enabled(Feature::WorkloadAffinity)
             && binding.spec().workload_affinity_groups.is_some();
         let _group_turn = if grouped {
             Some(self.workload_groups.lock().await)

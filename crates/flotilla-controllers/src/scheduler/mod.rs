@@ -1,6 +1,6 @@
 //! The scheduler controller (controllers spec §4): which bindings it handles and when, its priority queue, and
 //! writing results back; the scheduling itself is `flotilla_core::scheduler`'s pure pipeline.
 
-pub mod controller;
+pub(crate) mod controller;
 mod own_writes;
-pub mod queue;
+pub(crate) mod queue;

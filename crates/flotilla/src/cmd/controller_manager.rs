@@ -9,7 +9,7 @@ use anyhow::Context;
 use flotilla_api::names::namespaces;
 use flotilla_api::policy::v1alpha1::PurgeMode;
 use flotilla_controllers::Options;
-use flotilla_controllers::context::compile_namespace_patterns;
+use flotilla_controllers::options::compile_namespace_patterns;
 use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
 use flotilla_client::leader::LeaderElection;

@@ -15,26 +15,54 @@ use flotilla_api::config::v1alpha1::InterpreterOperation;
 use flotilla_api::names::{events, eviction};
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use k8s_openapi::jiff::Timestamp;
-use kube::ResourceExt;
+use kube::{Client, ResourceExt};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use self::build::{Gates, Unhealthy, detect, evict, forget, split_by_health};
 use crate::bindings::{self, BindingObject, BindingRef, template_reference};
-use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, reference};
-use crate::features::Feature;
-use crate::interpreter::enabled;
-use crate::runtime::{Action, Change, Controller, Informer};
+use crate::events::{EventRecorder, EventSink, reference};
+use crate::features::{Feature, FeatureGates};
+use crate::interpreter::{Interpreter, enabled};
+use crate::options::Options;
+use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
+use crate::shared::Shared;
 use crate::update::{self, Edit, Part};
 
 /// Name of the controllers in logs and metrics (Karmada names the RB one so; the CRB one is
 /// `cluster-resource-binding-application-failover-controller`).
 pub(crate) const NAME: &str = eviction::PRODUCER_RB_APPLICATION_FAILOVER;
 
-/// Karmada's `--controllers` name of the pair.
-pub(crate) const CONTROLLER: &str = "applicationFailover";
+/// What the application failover controllers need.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// The resource interpreter.
+    pub interpreter: Arc<dyn Interpreter>,
+    /// Where its Events go.
+    pub events: EventSink,
+    /// How its reconciles run (workers, backoff, metrics).
+    pub runtime: Runtime,
+    /// Karmada's feature gates (`--feature-gates`).
+    pub feature_gates: FeatureGates,
+}
+
+impl Context {
+    /// The application failover controllers' context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            interpreter: shared.interpreter.clone(),
+            events: shared.events.clone(),
+            runtime: shared.runtime.clone(),
+            feature_gates: options.feature_gates.clone(),
+        }
+    }
+}
 
 struct ApplicationFailover {
     ctx: Context,
@@ -65,16 +93,20 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ApplicationFailover {
         rb: ctx.informers.typed(),
         crb: ctx.informers.typed(),
-        rb_recorder: ctx.recorder(eviction::PRODUCER_RB_APPLICATION_FAILOVER),
-        crb_recorder: ctx.recorder(eviction::PRODUCER_CRB_APPLICATION_FAILOVER),
+        rb_recorder: ctx
+            .events
+            .recorder(eviction::PRODUCER_RB_APPLICATION_FAILOVER),
+        crb_recorder: ctx
+            .events
+            .recorder(eviction::PRODUCER_CRB_APPLICATION_FAILOVER),
         unhealthy: Mutex::new(HashMap::new()),
         ctx,
     });
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.runtime);
     let crb = Controller::new(
         eviction::PRODUCER_CRB_APPLICATION_FAILOVER,
         &controller.crb,
-        &controller.ctx,
+        &controller.ctx.runtime,
     );
     rb.reconcile_changes(&controller.rb, relevant);
     crb.reconcile_changes(&controller.crb, relevant);
@@ -264,6 +296,6 @@ impl ApplicationFailover {
     }
 
     fn enabled(&self, feature: Feature) -> bool {
-        self.ctx.options.feature_gates.enabled(feature)
+        self.ctx.feature_gates.enabled(feature)
     }
 }

@@ -13,18 +13,58 @@ use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::policy::v1alpha1::{ClusterOverridePolicy, OverridePolicy, ResourceSelector};
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
-use kube::ResourceExt;
+use flotilla_core::selector::{TemplateRef, selectors_match};
+use kube::{Client, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::bindings;
-use crate::context::Context;
-use crate::events::EventRecorder;
-use crate::runtime::{self, Change, Controller, Informer, Trigger};
-use crate::templates::{TemplateKey, with_type};
-use flotilla_core::selector::{TemplateRef, selectors_match};
+use crate::events::{EventRecorder, EventSink};
+use crate::features::FeatureGates;
+use crate::interpreter::Interpreter;
+use crate::options::Options;
+use crate::resources::Resources;
+use crate::runtime::{self, Change, Controller, Informer, Informers, Runtime, Trigger};
+use crate::shared::Shared;
+use crate::templates::{TemplateKey, Templates, with_type};
 
 /// Name of the controller (metrics, events `flotilla-binding-controller`).
 pub(crate) const NAME: &str = "binding-controller";
+
+/// What the binding controller needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// The control plane's served resources.
+    pub resources: Resources,
+    /// Reads and writes templates.
+    pub templates: Templates,
+    /// The resource interpreter.
+    pub interpreter: Arc<dyn Interpreter>,
+    /// Where its Events go.
+    pub events: EventSink,
+    /// How its reconciles run (workers, backoff, metrics).
+    pub runtime: Runtime,
+    /// Karmada's feature gates (`--feature-gates`).
+    pub feature_gates: FeatureGates,
+}
+
+impl Context {
+    /// The binding controller's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            resources: shared.resources.clone(),
+            templates: shared.templates(),
+            interpreter: shared.interpreter.clone(),
+            events: shared.events.clone(),
+            runtime: shared.runtime.clone(),
+            feature_gates: options.feature_gates.clone(),
+        }
+    }
+}
 
 /// The binding controller's shared state.
 pub(crate) struct BindingController {
@@ -42,7 +82,7 @@ pub(crate) struct BindingController {
 /// is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(BindingController {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.events.recorder(NAME),
         rb: ctx.informers.typed(),
         crb: ctx.informers.typed(),
         works: ctx.informers.typed(),
@@ -61,8 +101,8 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         () = synced => {}
         () = shutdown.cancelled() => return,
     }
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx);
-    let crb = Controller::new(NAME, &controller.crb, &controller.ctx);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.runtime);
+    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.runtime);
     rb.reconcile_changes(&controller.rb, runtime::spec_changed);
     crb.reconcile_changes(&controller.crb, runtime::spec_changed);
     controller.watch_overrides(&rb.trigger(), &crb.trigger());

@@ -8,6 +8,8 @@ use flotilla_api::names::{annotations, events, finalizers};
 use flotilla_api::policy::v1alpha1::{ClusterOverridePolicy, OverridePolicy};
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use flotilla_core::names::cluster_of_execution_namespace;
+use flotilla_core::overrides::apply_overrides;
 use kube::ResourceExt;
 use serde_json::Value;
 
@@ -23,11 +25,9 @@ use crate::events::{reference, reference_of};
 use crate::features::Feature;
 use crate::interpreter::{enabled, revise_replica};
 use crate::runtime::Action;
-use crate::templates::{self, TemplateKey};
+use crate::templates::TemplateKey;
 use crate::update;
 use crate::works::{create_or_update_work, delete_work};
-use flotilla_core::names::cluster_of_execution_namespace;
-use flotilla_core::overrides::apply_overrides;
 
 /// How long to wait for a `Directly` purged cluster's Work to disappear.
 const DIRECT_PURGE_RECHECK: Duration = Duration::from_secs(5);
@@ -121,7 +121,7 @@ impl BindingController {
             },
             name: spec.resource.name.clone(),
         };
-        let Some(template) = templates::get(&self.ctx, &key).await? else {
+        let Some(template) = self.ctx.templates.get(&key).await? else {
             return Ok(Action::await_change());
         };
         let result = self.ensure_works(&binding, &id, &template).await;
@@ -271,7 +271,6 @@ impl BindingController {
         // After the overrides, as Karmada does: the preserved state wins over them.
         if self
             .ctx
-            .options
             .feature_gates
             .enabled(Feature::StatefulFailoverInjection)
         {

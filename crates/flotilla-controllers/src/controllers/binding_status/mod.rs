@@ -12,23 +12,24 @@ use flotilla_api::config::v1alpha1::InterpreterOperation;
 use flotilla_api::names::events;
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ClusterResourceBinding, ResourceBinding};
-use kube::ResourceExt;
+use flotilla_core::conditions::set_condition;
 use kube::core::TypeMeta;
+use kube::{Client, ResourceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use self::build::{aggregated_items, fully_applied, reports_pending};
 use crate::api::get_opt;
 use crate::bindings::{self, BindingObject, BindingRef};
-use crate::context::Context;
 use crate::controllers::binding::build::expected_clusters;
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, reference, reference_of};
-use crate::interpreter::{Answered, aggregate_status, enabled};
-use crate::runtime::{Action, Change, Controller, Informer};
+use crate::events::{EventRecorder, EventSink, reference, reference_of};
+use crate::interpreter::{Answered, Interpreter, aggregate_status, enabled};
+use crate::resources::Resources;
+use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
+use crate::shared::Shared;
 use crate::templates::{TemplateKey, with_type};
 use crate::update::{self, Edit, Part, Written};
-use flotilla_core::conditions::set_condition;
 
 /// Name of the controller (metrics, events `flotilla-binding-status-controller`).
 pub(crate) const NAME: &str = "binding-status-controller";
@@ -39,6 +40,36 @@ const COALESCE: Duration = Duration::from_millis(500);
 /// How long a binding's aggregation waits for an expected Work's first report (see
 /// [`build::reports_pending`]).
 const REPORT_PATIENCE: Duration = Duration::from_secs(3);
+
+/// What the binding status controller needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// The control plane's served resources.
+    pub resources: Resources,
+    /// The resource interpreter.
+    pub interpreter: Arc<dyn Interpreter>,
+    /// Where its Events go.
+    pub events: EventSink,
+    /// How its reconciles run (workers, backoff, metrics).
+    pub runtime: Runtime,
+}
+
+impl Context {
+    /// The binding status controller's context: its handles from `shared`.
+    pub(crate) fn new(shared: &Shared) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            resources: shared.resources.clone(),
+            interpreter: shared.interpreter.clone(),
+            events: shared.events.clone(),
+            runtime: shared.runtime.clone(),
+        }
+    }
+}
 
 struct BindingStatusController {
     ctx: Context,
@@ -65,7 +96,7 @@ fn binding_relevant<K: BindingObject>(change: &Change<'_, K>) -> bool {
 /// Runs the binding status controllers until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(BindingStatusController {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.events.recorder(NAME),
         rb: ctx.informers.typed(),
         crb: ctx.informers.typed(),
         works: ctx.informers.typed(),
@@ -78,8 +109,8 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         () = controller.works.wait_synced() => {}
         () = shutdown.cancelled() => return,
     }
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx);
-    let crb = Controller::new(NAME, &controller.crb, &controller.ctx);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.runtime);
+    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.runtime);
     rb.reconcile_changes(&controller.rb, binding_relevant);
     crb.reconcile_changes(&controller.crb, binding_relevant);
     let (rb_trigger, crb_trigger) = (rb.trigger(), crb.trigger());

@@ -13,11 +13,12 @@ use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use flotilla_api::names::{events, finalizers, labels, namespaces};
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use flotilla_client::api_error::{is_already_exists, is_not_found, kube_error_text};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::PostParams;
-use kube::{Api, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
 use self::build::{
@@ -25,19 +26,50 @@ use self::build::{
     ready_status,
 };
 use crate::api::get_opt;
-use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, reference};
-use crate::features::Feature;
-use crate::runtime::{Action, Change, Controller, Informer};
+use crate::events::{EventRecorder, EventSink, reference};
+use crate::features::{Feature, FeatureGates};
+use crate::member::Members;
+use crate::options::Options;
+use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
+use crate::shared::Shared;
 use crate::update::{self, Edit, Part};
-use flotilla_client::api_error::{is_already_exists, is_not_found, kube_error_text};
 
 /// Name of the controller (metrics, events `flotilla-cluster-controller`).
 pub(crate) const NAME: &str = "cluster-controller";
 
 /// How often an unjoining cluster is re-checked (Karmada: 10 s; shorter here, unjoin waits on it).
 const CLEANUP_POLL: Duration = Duration::from_secs(2);
+
+/// What the cluster controller needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// Clients and informers of member clusters.
+    pub members: Members,
+    /// Where its Events go.
+    pub events: EventSink,
+    /// How its reconciles run (workers, backoff, metrics).
+    pub runtime: Runtime,
+    /// Karmada's feature gates (`--feature-gates`).
+    pub feature_gates: FeatureGates,
+}
+
+impl Context {
+    /// The cluster controller's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            members: shared.members.clone(),
+            events: shared.events.clone(),
+            runtime: shared.runtime.clone(),
+            feature_gates: options.feature_gates.clone(),
+        }
+    }
+}
 
 struct ClusterController {
     ctx: Context,
@@ -50,13 +82,13 @@ struct ClusterController {
 /// Runs the cluster controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ClusterController {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.events.recorder(NAME),
         clusters: ctx.informers.typed(),
         rb: ctx.informers.typed(),
         crb: ctx.informers.typed(),
         ctx,
     });
-    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx);
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.runtime);
     let (trigger, members) = (runner.trigger(), controller.ctx.members.clone());
     controller.clusters.add_handler(move |change| match change {
         // A Cluster gone for good (its finalizer released): forget its client.
@@ -88,7 +120,6 @@ impl ClusterController {
         let slot = &taints;
         let default_models = self
             .ctx
-            .options
             .feature_gates
             .enabled(Feature::CustomizedClusterResourceModeling);
         let written = update::update(

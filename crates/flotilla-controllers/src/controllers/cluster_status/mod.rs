@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterStatus, ClusterSyncMode};
 use flotilla_api::names::{conditions as names, finalizers};
+use flotilla_core::conditions::{find, new_condition, set_condition};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{ListParams, Patch, PatchParams};
@@ -25,14 +26,57 @@ use self::build::{
     resource_summary,
 };
 use crate::api::get_opt;
-use crate::context::Context;
 use crate::discovery::discover;
 use crate::error::{Error, Result};
-use crate::runtime::{Action, Change, Controller, Informer};
-use flotilla_core::conditions::{find, new_condition, set_condition};
+use crate::member::Members;
+use crate::options::Options;
+use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
+use crate::shared::Shared;
 
 /// Name of the controller (metrics).
 pub(crate) const NAME: &str = "cluster-status-controller";
+
+/// What the cluster status controller needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// Clients and informers of member clusters.
+    pub members: Members,
+    /// How its reconciles run (workers, backoff, metrics).
+    pub runtime: Runtime,
+    /// How often cluster status is collected (`--cluster-status-update-frequency`).
+    pub cluster_status_update_frequency: Duration,
+    /// Timeout of the health probe of a member.
+    pub member_request_timeout: Duration,
+    /// How long a cluster must look healthy before Ready turns True again (`--cluster-success-threshold`).
+    pub cluster_success_threshold: Duration,
+    /// How long a cluster must look unhealthy before Ready turns False (`--cluster-failure-threshold`).
+    pub cluster_failure_threshold: Duration,
+    /// How long a Pull cluster's Lease lasts (agent `--cluster-lease-duration`).
+    pub cluster_lease_duration: Duration,
+    /// The fraction of the Lease duration after which it is renewed (`--cluster-lease-renew-interval-fraction`).
+    pub cluster_lease_renew_interval_fraction: f64,
+}
+
+impl Context {
+    /// The cluster status controller's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            members: shared.members.clone(),
+            runtime: shared.runtime.clone(),
+            cluster_status_update_frequency: options.cluster_status_update_frequency,
+            member_request_timeout: options.member_request_timeout,
+            cluster_success_threshold: options.cluster_success_threshold,
+            cluster_failure_threshold: options.cluster_failure_threshold,
+            cluster_lease_duration: options.cluster_lease_duration,
+            cluster_lease_renew_interval_fraction: options.cluster_lease_renew_interval_fraction,
+        }
+    }
+}
 
 struct ClusterStatusController {
     ctx: Context,
@@ -51,7 +95,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         shutdown: shutdown.clone(),
         ctx,
     });
-    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx);
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.runtime);
     let (trigger, this) = (runner.trigger(), Arc::downgrade(&controller));
     controller.clusters.add_handler(move |change| match change {
         Change::Added(cluster) => trigger.reconcile(cluster),
@@ -104,7 +148,7 @@ pub(crate) async fn probe(client: &Client, timeout: Duration) -> Probe {
 
 impl ClusterStatusController {
     async fn reconcile(&self, name: &str) -> Result<Action> {
-        let frequency = self.ctx.options.cluster_status_update_frequency;
+        let frequency = self.ctx.cluster_status_update_frequency;
         let cluster = match self.clusters.get("", name) {
             Some(cluster) => cluster.as_ref().clone(),
             None => match get_opt(Api::<Cluster>::all(self.ctx.client.clone()), name).await? {
@@ -149,19 +193,19 @@ impl ClusterStatusController {
                 return Ok(Action::requeue(frequency));
             }
         };
-        let probed = probe(&member.client, self.ctx.options.member_request_timeout).await;
+        let probed = probe(&member.client, self.ctx.member_request_timeout).await;
         let ready = self.adjust(name, ready_condition(probed), stored_ready.as_ref());
         let ready_true = ready.status == "True";
         set_condition(&mut status.conditions, ready);
         if probed == Probe::Healthy && ready_true {
             if cluster.spec.sync_mode == ClusterSyncMode::Pull {
-                // The agent's heartbeat, from the first time its member is seen healthy (§9.3).
-                let options = &self.ctx.options;
+                // The agent's heartbeat, from the first time its member is seen healthy and Ready: the control
+                // plane's health monitor turns Ready Unknown when it lapses.
                 self.leases.ensure_started(
                     &self.ctx.client,
                     &cluster,
-                    options.cluster_lease_duration,
-                    options.cluster_lease_renew_interval_fraction,
+                    self.ctx.cluster_lease_duration,
+                    self.ctx.cluster_lease_renew_interval_fraction,
                     &self.shutdown,
                 );
             }
@@ -172,14 +216,13 @@ impl ClusterStatusController {
     }
 
     fn adjust(&self, name: &str, observed: Condition, stored: Option<&Condition>) -> Condition {
-        let options = &self.ctx.options;
         self.thresholds.adjust(
             name,
             observed,
             stored,
             tokio::time::Instant::now(),
-            options.cluster_success_threshold,
-            options.cluster_failure_threshold,
+            self.ctx.cluster_success_threshold,
+            self.ctx.cluster_failure_threshold,
         )
     }
 

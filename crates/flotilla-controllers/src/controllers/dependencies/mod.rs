@@ -12,8 +12,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
 use flotilla_api::names::{annotations, events, finalizers};
 use flotilla_api::work::v1alpha2::{ResourceBinding, ResourceBindingSpec};
+use flotilla_core::bindings::Binding;
+use flotilla_core::names::depended_by_label_key;
+use flotilla_core::selector::label_selector_matches;
 use kube::api::DynamicObject;
-use kube::{Api, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -23,20 +26,51 @@ use self::build::{
 };
 use crate::api::get_opt;
 use crate::bindings::BindingRef;
-use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, reference, reference_of};
-use crate::interpreter::{enabled, get_dependencies};
+use crate::events::{EventRecorder, EventSink, reference, reference_of};
+use crate::interpreter::{Interpreter, enabled, get_dependencies};
 use crate::objects;
-use crate::runtime::{Action, Change, Controller, Informer, Trigger};
-use crate::templates::{self, TemplateKey, with_type};
+use crate::resources::Resources;
+use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime, Trigger};
+use crate::shared::Shared;
+use crate::templates::{TemplateKey, Templates, with_type};
 use crate::update::{self, Edit, Part};
-use flotilla_core::bindings::Binding;
-use flotilla_core::names::depended_by_label_key;
-use flotilla_core::selector::label_selector_matches;
 
 /// Name of the controller (metrics, events `flotilla-dependencies-distributor`).
 pub(crate) const NAME: &str = "dependencies-distributor";
+
+/// What the dependencies distributor needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// The control plane's served resources.
+    pub resources: Resources,
+    /// Reads and writes templates.
+    pub templates: Templates,
+    /// The resource interpreter.
+    pub interpreter: Arc<dyn Interpreter>,
+    /// Where its Events go.
+    pub events: EventSink,
+    /// How its reconciles run (workers, backoff, metrics).
+    pub runtime: Runtime,
+}
+
+impl Context {
+    /// The dependencies distributor's context: its handles from `shared`.
+    pub(crate) fn new(shared: &Shared) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            resources: shared.resources.clone(),
+            templates: shared.templates(),
+            interpreter: shared.interpreter.clone(),
+            events: shared.events.clone(),
+            runtime: shared.runtime.clone(),
+        }
+    }
+}
 
 struct Distributor {
     ctx: Context,
@@ -63,10 +97,10 @@ fn rb_relevant(change: &Change<'_, ResourceBinding>) -> bool {
 /// Runs the distributor until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let rb = ctx.informers.typed::<ResourceBinding>();
-    let runner = Controller::new(NAME, &rb, &ctx);
+    let runner = Controller::new(NAME, &rb, &ctx.runtime);
     runner.reconcile_changes(&rb, rb_relevant);
     let controller = Arc::new(Distributor {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.events.recorder(NAME),
         trigger: runner.trigger(),
         rb,
         watched: Mutex::default(),
@@ -155,7 +189,10 @@ impl Distributor {
             namespace: namespace.clone(),
             name: resource.name.clone(),
         };
-        let template = templates::get(&self.ctx, &template_key)
+        let template = self
+            .ctx
+            .templates
+            .get(&template_key)
             .await?
             .ok_or_else(|| {
                 Error::waiting(format!("template {template_key} of {}", rb.describe()))

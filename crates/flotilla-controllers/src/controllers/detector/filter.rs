@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_api::names::{annotations, labels};
 use kube::api::DynamicObject;
+use regex::Regex;
 use serde_json::Value;
 
-use crate::context::{Options, namespace_skipped};
 use crate::discovery::ServedResource;
 
 /// API groups never propagated (Karmada's own and events).
@@ -88,15 +88,24 @@ pub(crate) fn watchable(resource: &ServedResource, skipped: &SkippedApis) -> boo
         && !skipped.skips(resource)
 }
 
+/// Whether objects in `namespace` are never propagated: reserved namespaces (`karmada-system`,
+/// `karmada-cluster`, `karmada-es-*`) and those matching a pattern of `skipped`
+/// (`--skipped-propagating-namespaces`).
+pub(crate) fn namespace_skipped(skipped: &[Regex], namespace: &str) -> bool {
+    !namespace.is_empty()
+        && (flotilla_api::names::namespaces::is_reserved(namespace)
+            || skipped.iter().any(|re| re.is_match(namespace)))
+}
+
 /// Whether a template event passes the detector's event filter: not in a reserved or skipped namespace, and
 /// not the API server's own `kube-system/ConfigMap/extension-apiserver-authentication`.
 pub(crate) fn template_event_passes(
-    options: &Options,
+    skipped: &[Regex],
     kind: &str,
     namespace: &str,
     name: &str,
 ) -> bool {
-    if namespace_skipped(options, namespace) {
+    if namespace_skipped(skipped, namespace) {
         return false;
     }
     !(kind == "ConfigMap"

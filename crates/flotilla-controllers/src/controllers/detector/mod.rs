@@ -17,6 +17,7 @@ mod tests;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use flotilla_api::policy::v1alpha1::{
     ActivationPreference, ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy,
@@ -27,7 +28,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{ApiResource, DynamicObject};
 use kube::core::object::HasSpec;
 use kube::runtime::reflector::ObjectRef;
-use kube::{Resource, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
+use regex::Regex;
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -36,12 +38,15 @@ use self::filter::{
     Claim, SkippedApis, claim_of, template_event_passes, update_is_significant, watchable,
 };
 use self::referenced::ReferencedVersions;
-use crate::context::Context;
 use crate::error::Result;
-use crate::events::EventRecorder;
-use crate::features::Feature;
-use crate::runtime::{self, Action, Change, Controller, Informer, Trigger};
-use crate::templates::{TemplateKey, with_type};
+use crate::events::{EventRecorder, EventSink};
+use crate::features::{Feature, FeatureGates};
+use crate::interpreter::Interpreter;
+use crate::options::Options;
+use crate::resources::Resources;
+use crate::runtime::{self, Action, Change, Controller, Informer, Informers, Runtime, Trigger};
+use crate::shared::Shared;
+use crate::templates::{TemplateKey, Templates, with_type};
 
 /// Name of the controller (metrics, events `flotilla-resource-detector`).
 pub(crate) const NAME: &str = "resource-detector";
@@ -89,6 +94,52 @@ struct Watched {
     task: JoinHandle<()>,
 }
 
+/// What the resource detector needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// The control plane's served resources.
+    pub resources: Resources,
+    /// Reads and writes templates.
+    pub templates: Templates,
+    /// The resource interpreter.
+    pub interpreter: Arc<dyn Interpreter>,
+    /// Where its Events go.
+    pub events: EventSink,
+    /// How its reconciles run (workers, backoff, metrics).
+    pub runtime: Runtime,
+    /// Karmada's feature gates (`--feature-gates`).
+    pub feature_gates: FeatureGates,
+    /// Namespaces whose templates are never propagated, beyond the reserved ones
+    /// (`--skipped-propagating-namespaces`).
+    pub skipped_propagating_namespaces: Vec<Regex>,
+    /// APIs never propagated beyond Karmada's own (`--skipped-propagating-apis`).
+    pub skipped_propagating_apis: String,
+    /// How often it runs discovery again (CRD changes trigger it sooner).
+    pub discovery_interval: Duration,
+}
+
+impl Context {
+    /// The resource detector's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            resources: shared.resources.clone(),
+            templates: shared.templates(),
+            interpreter: shared.interpreter.clone(),
+            events: shared.events.clone(),
+            runtime: shared.runtime.clone(),
+            feature_gates: options.feature_gates.clone(),
+            skipped_propagating_namespaces: options.skipped_propagating_namespaces.clone(),
+            skipped_propagating_apis: options.skipped_propagating_apis.clone(),
+            discovery_interval: options.discovery_interval,
+        }
+    }
+}
+
 /// The detector's shared state.
 pub(crate) struct Detector {
     ctx: Context,
@@ -113,12 +164,12 @@ pub(crate) struct Detector {
 /// Runs the detector until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let detector = Arc::new(Detector {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.events.recorder(NAME),
         waiting: Mutex::default(),
         referenced: ReferencedVersions::default(),
         lazy: Mutex::default(),
-        permits: Arc::new(Semaphore::new(ctx.options.workers.max(1))),
-        skipped: SkippedApis::parse(&ctx.options.skipped_propagating_apis),
+        permits: Arc::new(Semaphore::new(ctx.runtime.workers.max(1))),
+        skipped: SkippedApis::parse(&ctx.skipped_propagating_apis),
         watched: Mutex::default(),
         pp: ctx.informers.typed(),
         cpp: ctx.informers.typed(),
@@ -128,8 +179,8 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         crb: ctx.informers.typed(),
         ctx,
     });
-    let pp = Controller::new(POLICY_CONTROLLER, &detector.pp, &detector.ctx).workers(2);
-    let cpp = Controller::new(POLICY_CONTROLLER, &detector.cpp, &detector.ctx).workers(2);
+    let pp = Controller::new(POLICY_CONTROLLER, &detector.pp, &detector.ctx.runtime).workers(2);
+    let cpp = Controller::new(POLICY_CONTROLLER, &detector.cpp, &detector.ctx.runtime).workers(2);
     pp.reconcile_changes(&detector.pp, |change| {
         policy_relevant(
             change,
@@ -144,7 +195,6 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     });
     if detector
         .ctx
-        .options
         .feature_gates
         .enabled(Feature::PropagationPolicyPreemption)
     {
@@ -287,7 +337,7 @@ impl Detector {
             }
             self.sync_watches(&shutdown);
             tokio::select! {
-                () = tokio::time::sleep(self.ctx.options.discovery_interval) => {}
+                () = tokio::time::sleep(self.ctx.discovery_interval) => {}
                 () = crd_changed.notified() => {}
                 () = shutdown.cancelled() => return,
             }
@@ -322,7 +372,8 @@ impl Detector {
                 continue;
             }
             let informer = self.ctx.informers.dynamic(&resource);
-            let runner = Controller::new(NAME, &informer, &self.ctx).permits(self.permits.clone());
+            let runner =
+                Controller::new(NAME, &informer, &self.ctx.runtime).permits(self.permits.clone());
             let trigger = runner.trigger();
             let detector = Arc::downgrade(self);
             let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
@@ -369,7 +420,12 @@ impl Detector {
         let obj = change.object();
         let namespace = obj.namespace().unwrap_or_default();
         let name = obj.name_any();
-        if !template_event_passes(&self.ctx.options, kind, &namespace, &name) {
+        if !template_event_passes(
+            &self.ctx.skipped_propagating_namespaces,
+            kind,
+            &namespace,
+            &name,
+        ) {
             return;
         }
         let key = TemplateKey {

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use flotilla_api::names::{finalizers, labels};
 use flotilla_api::policy::v1alpha1::{ClusterPropagationPolicy, PropagationPolicy};
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding, ResourceBindingSpec};
+use flotilla_client::api_error::is_not_found;
+use flotilla_core::selector::{TemplateRef, selectors_match};
 use kube::api::ListParams;
 use kube::core::object::HasSpec;
 use kube::{Api, Resource, ResourceExt};
@@ -19,10 +21,8 @@ use super::{Detector, PolicyKey};
 use crate::api::get_opt;
 use crate::error::{Error, Result};
 use crate::runtime::Action;
-use crate::templates::{self, with_type};
+use crate::templates::with_type;
 use crate::update;
-use flotilla_client::api_error::is_not_found;
-use flotilla_core::selector::{TemplateRef, selectors_match};
 
 impl Detector {
     /// Reconciles one policy: cleanup on deletion, else §3.5.
@@ -123,7 +123,7 @@ impl Detector {
         let derived = self.derived_bindings(&chosen.claim);
         for (binding_namespace, binding_name, resource, cluster_scoped) in derived {
             let key = template_key_of(&resource, &binding_namespace);
-            let Some(mut template) = templates::get(&self.ctx, &key).await? else {
+            let Some(mut template) = self.ctx.templates.get(&key).await? else {
                 continue;
             };
             if selectors_match(
@@ -134,7 +134,7 @@ impl Detector {
                 continue;
             }
             if remove_claim(&mut template, &chosen.claim) {
-                templates::update(&self.ctx, &template).await?;
+                self.ctx.templates.update(&template).await?;
             }
             if cluster_scoped {
                 remove_binding_claim::<ClusterResourceBinding>(
@@ -158,7 +158,7 @@ impl Detector {
         let waiting: Vec<_> = self.waiting().iter().cloned().collect();
         let mut matching = Vec::new();
         for key in waiting {
-            if let Some(template) = templates::get(&self.ctx, &key).await?
+            if let Some(template) = self.ctx.templates.get(&key).await?
                 && selectors_match(
                     &chosen.spec.resource_selectors,
                     &TemplateRef::from_value(&template),

@@ -7,6 +7,9 @@ use flotilla_api::policy::v1alpha1::{
     PropagationSpec,
 };
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use flotilla_core::names::binding_name;
+use flotilla_core::scheduler::defaults::default_propagation_spec;
+use flotilla_core::selector::{TemplateRef, select_policy, selectors_match};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::Value;
@@ -25,11 +28,8 @@ use crate::features::Feature;
 use crate::interpreter::{self, enabled};
 use crate::objects;
 use crate::runtime::Action;
-use crate::templates::{self, TemplateKey};
+use crate::templates::TemplateKey;
 use crate::update::{self, Edit, Part};
-use flotilla_core::names::binding_name;
-use flotilla_core::scheduler::defaults::default_propagation_spec;
-use flotilla_core::selector::{TemplateRef, select_policy, selectors_match};
 
 /// A chosen policy: its claim, defaulted spec and activation preference.
 pub(super) struct Chosen {
@@ -92,7 +92,7 @@ fn policy_id<K: Resource>(policy: &K, label: &str) -> Option<String> {
 impl Detector {
     /// §3.2: find the template's policy and apply it.
     pub(super) async fn reconcile_template(&self, item: TemplateItem) -> Result<Action> {
-        let Some(template) = templates::get(&self.ctx, &item.key).await? else {
+        let Some(template) = self.ctx.templates.get(&item.key).await? else {
             self.waiting().remove(&item.key);
             self.referenced.forget(&item.key);
             return Ok(Action::await_change());
@@ -273,7 +273,7 @@ impl Detector {
                 .await?;
         }
         if remove_claim(&mut template, claim) {
-            templates::update(&self.ctx, &template).await?;
+            self.ctx.templates.update(&template).await?;
         }
         Ok(())
     }
@@ -282,7 +282,7 @@ impl Detector {
     async fn apply(&self, mut template: Value, chosen: &Chosen, lazy: bool) -> Result<Action> {
         let reference = reference_of(&template);
         if claim_template(&mut template, &chosen.claim) {
-            template = templates::update(&self.ctx, &template).await?;
+            template = self.ctx.templates.update(&template).await?;
         }
         if lazy && chosen.lazy {
             return Ok(Action::await_change());
@@ -326,13 +326,7 @@ impl Detector {
             priority,
             cluster_scoped,
         );
-        if !cluster_scoped
-            && self
-                .ctx
-                .options
-                .feature_gates
-                .enabled(Feature::WorkloadAffinity)
-        {
+        if !cluster_scoped && self.ctx.feature_gates.enabled(Feature::WorkloadAffinity) {
             desired.1.workload_affinity_groups =
                 workload_affinity_groups(template, &chosen.spec.placement);
         }
@@ -373,7 +367,6 @@ impl Detector {
         let reference = reference_of(template);
         if self
             .ctx
-            .options
             .feature_gates
             .enabled(Feature::MultiplePodTemplatesScheduling)
             && enabled(

@@ -5,6 +5,9 @@ use std::sync::Arc;
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{annotations, conditions as names, events, finalizers};
 use flotilla_api::work::v1alpha1::{Work, WorkStatus};
+use flotilla_client::api_error::is_not_found;
+use flotilla_core::conditions::{cluster_ready, new_condition, set_condition};
+use flotilla_core::names::cluster_of_execution_namespace;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{Api, ResourceExt};
@@ -17,12 +20,8 @@ use crate::api::get_opt;
 use crate::error::{Error, Result};
 use crate::events::reference;
 use crate::member::Member;
-use crate::objects;
 use crate::runtime::Action;
-use crate::update;
-use flotilla_client::api_error::is_not_found;
-use flotilla_core::conditions::{cluster_ready, new_condition, set_condition};
-use flotilla_core::names::cluster_of_execution_namespace;
+use crate::{objects, update};
 
 /// The template a manifest came from, for events: same identity, uid from `resourcetemplate.karmada.io/uid`.
 fn template_reference(manifest: &Value) -> ObjectReference {
@@ -108,7 +107,7 @@ impl ExecutionController {
         if suspended || !ready {
             // Posted whether or not they differ from the informer's copy, which may lag behind an earlier
             // post: the work status controller compares with what it last wrote.
-            self.ctx.work_conditions.post(key.clone(), conditions);
+            self.ctx.conditions.post(key.clone(), conditions);
             if suspended {
                 return Ok(Action::await_change());
             }
@@ -119,7 +118,7 @@ impl ExecutionController {
         let member = match self.ctx.members.get(&cluster).await {
             Ok(member) => member,
             Err(err) => {
-                self.ctx.work_conditions.post(key.clone(), conditions);
+                self.ctx.conditions.post(key.clone(), conditions);
                 return Err(err);
             }
         };
@@ -196,7 +195,7 @@ impl ExecutionController {
         // Posted even when the informer's copy shows them already: that copy may predate an earlier post (a
         // failed apply's `Applied=False`, say) which this result must replace.
         set_condition(&mut conditions, condition);
-        self.ctx.work_conditions.post(key, conditions);
+        self.ctx.conditions.post(key, conditions);
         let result = Error::aggregate(errors);
         match &result {
             Ok(()) => self.recorder.normal(

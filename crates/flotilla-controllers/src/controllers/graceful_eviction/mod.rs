@@ -12,17 +12,43 @@ use std::time::Duration;
 
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use k8s_openapi::jiff::Timestamp;
+use kube::Client;
 use tokio_util::sync::CancellationToken;
 
 use self::build::{assess, next_check};
 use crate::bindings::{self, BindingObject, BindingRef};
-use crate::context::Context;
 use crate::error::Result;
-use crate::runtime::{Action, Change, Controller, Informer};
+use crate::options::Options;
+use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
+use crate::shared::Shared;
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (Karmada's `graceful-eviction-controller`).
 pub(crate) const NAME: &str = "graceful-eviction-controller";
+
+/// What the graceful eviction controller needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// How its reconciles run (workers, backoff, metrics).
+    pub runtime: Runtime,
+    /// How long a graceful eviction task without `gracePeriodSeconds` lasts (`--graceful-eviction-timeout`).
+    pub graceful_eviction_timeout: Duration,
+}
+
+impl Context {
+    /// The graceful eviction controller's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            runtime: shared.runtime.clone(),
+            graceful_eviction_timeout: options.graceful_eviction_timeout,
+        }
+    }
+}
 
 struct GracefulEvictionController {
     ctx: Context,
@@ -49,8 +75,8 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         crb: ctx.informers.typed(),
         ctx,
     });
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx);
-    let crb = Controller::new(NAME, &controller.crb, &controller.ctx);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.runtime);
+    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.runtime);
     rb.reconcile_changes(&controller.rb, relevant);
     crb.reconcile_changes(&controller.crb, relevant);
     bindings::run_both(
@@ -93,7 +119,7 @@ impl GracefulEvictionController {
         {
             return Ok(Action::await_change());
         }
-        let timeout = self.ctx.options.graceful_eviction_timeout;
+        let timeout = self.ctx.graceful_eviction_timeout;
         let now = Timestamp::now();
         let api = B::api(&self.ctx.client, namespace);
         let written = update::update(

@@ -21,23 +21,23 @@ use flotilla_api::config::v1alpha1::InterpreterOperation;
 use flotilla_api::names::{annotations, conditions as names, events};
 use flotilla_api::work::v1alpha1::{ManifestStatus, ResourceIdentifier, Work};
 use flotilla_api::work::v1alpha2::ResourceHealth;
+use flotilla_core::conditions::{cluster_ready, is_true};
+use flotilla_core::names::cluster_of_execution_namespace;
 use kube::api::{Patch, PatchParams};
-use kube::{Api, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, reference};
-use crate::interpreter::{enabled, interpret_health, reflect_status};
-use crate::member::Member;
+use crate::events::{EventRecorder, EventSink, reference};
+use crate::interpreter::{Interpreter, enabled, interpret_health, reflect_status};
+use crate::member::{Member, Members};
 use crate::objects;
-use crate::runtime::{Action, Change, Controller, Informer};
+use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
+use crate::shared::Shared;
 use crate::templates::with_type;
-use flotilla_core::conditions::{cluster_ready, is_true};
-use flotilla_core::names::cluster_of_execution_namespace;
 
-pub(crate) use self::outbox::ConditionOutbox;
+pub(crate) use self::outbox::{ConditionOutbox, ConditionPoster, handover};
 use super::execution::WorkKey;
 
 /// Name of the controller (metrics, events `flotilla-work-status-controller`).
@@ -45,6 +45,39 @@ pub(crate) const NAME: &str = "work-status-controller";
 
 /// How long changes of a Work's member objects are gathered before their status is reflected.
 const COALESCE: Duration = Duration::from_millis(300);
+
+/// What the work status controller needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers (Works, Clusters).
+    pub informers: Informers,
+    /// Reflects member status and health (InterpretStatus, InterpretHealth).
+    pub interpreter: Arc<dyn Interpreter>,
+    /// The members whose objects it reads.
+    pub members: Members,
+    /// Where its Events go.
+    pub events: EventSink,
+    /// How its reconciles run.
+    pub runtime: Runtime,
+    /// The execution controller's conditions, on their way to the Works.
+    pub conditions: ConditionOutbox,
+}
+
+impl Context {
+    /// The work status controller's context, receiving the conditions posted to `conditions`' poster.
+    pub(crate) fn new(shared: &Shared, conditions: ConditionOutbox) -> Self {
+        Context {
+            client: shared.client.clone(),
+            informers: shared.informers.clone(),
+            interpreter: shared.interpreter.clone(),
+            members: shared.members.clone(),
+            events: shared.events.clone(),
+            runtime: shared.runtime.clone(),
+            conditions,
+        }
+    }
+}
 
 struct WorkStatusController {
     ctx: Context,
@@ -56,7 +89,7 @@ struct WorkStatusController {
 /// Runs the work status controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(WorkStatusController {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.events.recorder(NAME),
         works: ctx.informers.typed(),
         clusters: ctx.informers.typed(),
         ctx,
@@ -64,9 +97,9 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     // One pool of permits, unlike the execution controller's one per member: reconciles here read the member
     // informers' caches, so a slow member does not hold them, and while they wait for a permit more of a
     // member object's changes gather into one reflection (per-member pools cost writes under load).
-    let runner = Controller::new(NAME, &controller.works, &controller.ctx);
+    let runner = Controller::new(NAME, &controller.works, &controller.ctx.runtime);
     let trigger = runner.trigger();
-    controller.ctx.work_conditions.attach(trigger.clone());
+    controller.ctx.conditions.attach(trigger.clone());
     controller
         .ctx
         .members
@@ -171,19 +204,18 @@ impl WorkStatusController {
             name: work.name_any(),
         };
         if work.metadata.deletion_timestamp.is_some() {
-            self.ctx.work_conditions.forget(&key);
+            self.ctx.conditions.forget(&key);
             return Ok(Action::await_change());
         }
-        let posted = self.ctx.work_conditions.take(&key);
+        let posted = self.ctx.conditions.take(&key);
         let current = work.status.clone().unwrap_or_default();
-        let conditions = posted.filter(|posted| {
-            *posted != self.ctx.work_conditions.current(&key, &current.conditions)
-        });
+        let conditions = posted
+            .filter(|posted| *posted != self.ctx.conditions.current(&key, &current.conditions));
         let reflected = match self.reflect(work, &current.manifest_statuses).await {
             Ok(reflected) => reflected,
             Err(err) => {
                 if let Some(conditions) = conditions {
-                    self.ctx.work_conditions.restore(key, conditions);
+                    self.ctx.conditions.restore(key, conditions);
                 }
                 return Err(err);
             }
@@ -205,12 +237,12 @@ impl WorkStatusController {
             .await;
         if let Err(source) = written {
             if let Some(conditions) = conditions {
-                self.ctx.work_conditions.restore(key.clone(), conditions);
+                self.ctx.conditions.restore(key.clone(), conditions);
             }
             return Err(Error::kube("patch status of", key.to_string(), source));
         }
         if let Some(conditions) = conditions {
-            self.ctx.work_conditions.wrote(key, conditions);
+            self.ctx.conditions.wrote(key, conditions);
         }
         if let Some((_, notes)) = reflected {
             let work_ref = reference(work);

@@ -1,79 +1,16 @@
-//! The state every controller shares: the control-plane client, events, metrics, the interpreter, shared
-//! informers, member-cluster access, discovery, and the options the manager was started with.
+//! The controller manager's settings: karmada-controller-manager's flags, by Karmada's names and with its
+//! defaults. Each controller's `Context::new` takes from them only the settings that controller uses, so no
+//! controller holds the others'.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_api::policy::v1alpha1::PurgeMode;
-use kube::Client;
+use flotilla_client::RateLimit;
 use regex::Regex;
 
-use crate::controllers::work_status::ConditionOutbox;
 use crate::enabled_controllers::ControllerSelection;
-use crate::events::{EventRecorder, EventSink};
 use crate::features::FeatureGates;
-use crate::interpreter::Interpreter;
-use crate::member::Members;
-use crate::metrics::Metrics;
-use crate::resources::Resources;
-use crate::runtime::{Backoff, Informers};
-use flotilla_client::RateLimit;
-
-/// Everything a controller needs, shared by all of them (cheap to clone: every field is a handle).
-#[derive(Clone)]
-pub struct Context {
-    /// Client of the control-plane API server (the "karmada-apiserver").
-    pub client: Client,
-    /// Where events go; [`Context::recorder`] gives a controller its reporter.
-    pub events: EventSink,
-    /// Metrics of every controller, in the registry `/metrics` serves.
-    pub metrics: Metrics,
-    /// The resource interpreter (every layer, in precedence order).
-    pub interpreter: Arc<dyn Interpreter>,
-    /// Informers on the control plane, shared between controllers.
-    pub informers: Informers,
-    /// Served resources of the control plane (discovery), refreshed as CRDs come and go.
-    pub resources: Resources,
-    /// Clients and informers of member clusters.
-    pub members: Members,
-    /// How the manager was configured.
-    pub options: Arc<Options>,
-    /// Work conditions from the execution controller, written by the work status controller.
-    pub(crate) work_conditions: ConditionOutbox,
-}
-
-impl Context {
-    /// A context over `client`; `events` decides where events go.
-    pub fn new(
-        client: Client,
-        interpreter: Arc<dyn Interpreter>,
-        events: EventSink,
-        metrics: Metrics,
-        options: Options,
-    ) -> Self {
-        let options = Arc::new(options);
-        Context {
-            informers: Informers::new(client.clone(), "control-plane"),
-            resources: Resources::new(client.clone()),
-            members: Members::new(
-                client.clone(),
-                options.member_request_timeout,
-                options.cluster_api,
-            ),
-            client,
-            events,
-            metrics,
-            interpreter,
-            options,
-            work_conditions: ConditionOutbox::default(),
-        }
-    }
-
-    /// An event recorder reporting as `flotilla-<controller>`.
-    pub fn recorder(&self, controller: &str) -> EventRecorder {
-        self.events.recorder(controller)
-    }
-}
+use crate::runtime::Backoff;
 
 /// Settings of the controller manager; [`Options::default`] gives Karmada's defaults.
 #[derive(Clone, Debug)]
@@ -179,37 +116,4 @@ pub fn compile_namespace_patterns(patterns: &[String]) -> Result<Vec<Regex>, reg
 fn default_skipped_namespaces() -> Vec<Regex> {
     // A constant pattern: compiling it cannot fail, and if it somehow did, skipping nothing is the safe side.
     compile_namespace_patterns(&["kube-.*".to_owned()]).unwrap_or_default()
-}
-
-/// Whether objects in `namespace` are never propagated: reserved namespaces (`karmada-system`,
-/// `karmada-cluster`, `karmada-es-*`) and those matching a skip pattern.
-pub fn namespace_skipped(options: &Options, namespace: &str) -> bool {
-    !namespace.is_empty()
-        && (flotilla_api::names::namespaces::is_reserved(namespace)
-            || options
-                .skipped_propagating_namespaces
-                .iter()
-                .any(|re| re.is_match(namespace)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_skips_kube_namespaces_and_reserved_ones_only() {
-        let options = Options::default();
-        for ns in [
-            "kube-system",
-            "kube-public",
-            "karmada-system",
-            "karmada-cluster",
-            "karmada-es-m1",
-        ] {
-            assert!(namespace_skipped(&options, ns), "{ns}");
-        }
-        for ns in ["", "default", "app", "my-kube-x"] {
-            assert!(!namespace_skipped(&options, ns), "{ns}");
-        }
-    }
 }
