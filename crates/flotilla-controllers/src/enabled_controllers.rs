@@ -1,4 +1,4 @@
-//! Karmada's `--controllers` (controllers spec §0): which of karmada-controller-manager's controllers run.
+//! Karmada's `--controllers`: which of karmada-controller-manager's controllers run.
 //! Entries are `*` (every controller on by default), `name` (enable) and `-name` (disable); the first entry
 //! naming a controller decides it, and without one a controller runs only under `*` and when it is on by
 //! default. Karmada checks no names, so neither does this.

@@ -1,5 +1,8 @@
-//! Karmada's controllers (controllers spec): resource detector, scheduler, binding, execution, work status,
-//! binding status, dependencies distributor and cluster controllers.
+//! Karmada's controllers: resource detector, scheduler, binding, execution, work status, binding status,
+//! dependencies distributor and cluster controllers (`controllers`, `scheduler`), the controller manager that
+//! runs them (`manager`) and the Pull-mode agent (`agent`), on a controller runtime of their own (`runtime`).
+//! What they decide without I/O is `flotilla_core`'s; each controller's `Context` holds what it uses, taken from
+//! the process's shared handles and the manager's [`Options`].
 //!
 //! Invariants: controllers reach the API only through kube clients and the interpreter facade; they never
 //! depend on the embedded API server crate, so they run unchanged against a real kube-apiserver.

@@ -1,4 +1,4 @@
-//! Names Karmada derives from objects (controllers spec §2): binding names, Work names, execution namespaces and
+//! Names Karmada derives from objects (its `pkg/util/names`): binding names, Work names, execution namespaces and
 //! the dependency reference key.
 //!
 //! Invariants: every function here is pure and total; the hashes are FNV-1a-32 over the exact ASCII input and

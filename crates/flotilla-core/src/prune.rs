@@ -1,6 +1,6 @@
-//! Manifest normalisation ("prune irrelevant fields", controllers spec §6.2, interpreter spec §3.9): what is
-//! removed from an object before it goes into a Work, and from an observed member object before comparing it
-//! with the desired one.
+//! Manifest normalisation (Karmada's "prune irrelevant fields"): what is removed from an object before it goes
+//! into a Work, and from an observed member object before comparing it with the desired one: the metadata the
+//! API server owns, `status`, and per kind the fields a member's controllers fill in.
 //!
 //! Keyed by kind name only (group and version are ignored), as Karmada does.
 

@@ -1,4 +1,4 @@
-//! Matching templates to policies and clusters to affinities (controllers spec §3.3, §4.7).
+//! Matching templates to policies and clusters to affinities, as Karmada's `pkg/util/selector.go` does.
 //!
 //! Invariants: pure functions over API types; an invalid selector never panics and never matches (Karmada
 //! treats selector parse errors as "no match"); label selectors use kube-core's evaluation with Kubernetes'
@@ -105,7 +105,7 @@ pub fn label_selector_matches(selector: &LabelSelector, labels: &BTreeMap<String
     compile_label_selector(selector).is_some_and(|s| s.matches(labels))
 }
 
-/// How one resource selector matches a template (controllers spec §3.3).
+/// How one resource selector matches a template.
 ///
 /// Guarantees: `MisMatch` unless apiVersion and kind are equal and the selector namespace (when set) equals
 /// the template's; a non-empty `name` decides alone (`MatchName` or `MisMatch`); a nil label selector gives
@@ -151,7 +151,7 @@ pub fn selectors_match(selectors: &[ResourceSelector], template: &TemplateRef) -
 }
 
 /// Chooses the propagation policy for a template among candidates of one kind (PPs of the template's
-/// namespace, or CPPs), as Karmada does (controllers spec §3.3).
+/// namespace, or CPPs), as Karmada does.
 ///
 /// Guarantees: policies that do not match are ignored; the highest `spec.priority` wins, then the highest
 /// implicit priority, then the byte-wise smallest `metadata.name`. Deterministic whatever the input order.
@@ -196,7 +196,8 @@ pub fn cluster_zones(cluster: &Cluster) -> Vec<&str> {
     }
 }
 
-/// Whether a cluster matches an affinity (Karmada's `ClusterMatches`, controllers spec §4.7).
+/// Whether a cluster matches an affinity (Karmada's `ClusterMatches`, used by the affinity filter, static
+/// weights, override target clusters and taint policies).
 ///
 /// Guarantees, all ANDed: the cluster is not in `exclude`; the label selector (if any, and valid) matches the
 /// cluster's labels; every `zone` field expression matches `spec.zones` (`In`: some zone listed, `NotIn`: no

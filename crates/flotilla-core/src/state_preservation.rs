@@ -1,4 +1,4 @@
-//! `statePreservation` (controllers spec §9.8): the rules' Kubernetes JSONPath templates evaluated against the
+//! `statePreservation` of application failover: the rules' Kubernetes JSONPath templates evaluated against the
 //! status a member reported for the failed copy, giving the labels the new copy is created with.
 //!
 //! A rule's `jsonPath` is a Kubernetes JSONPath template (`{.replicas}`, `{.conditions[?(@.type=="Ready")].status}`,

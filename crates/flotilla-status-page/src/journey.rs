@@ -1,7 +1,7 @@
 //! The journey of each template through the control plane, for people: the policy that claimed it, the
 //! scheduling result with replicas per cluster, each Work and its member object's health, the aggregated status,
 //! and, per interpreter operation, the layer that answered, its latency and its last error. `flotilla status`
-//! prints it; the controller manager serves it as a live page ([`crate::page`]).
+//! prints it; the controller manager serves it as a live page (the `page` module).
 //!
 //! Built from the bindings and Works alone (every binding names its template in `spec.resource` and carries
 //! its policy's claim annotations, and its Works carry its permanent id), so it needs no informer per template

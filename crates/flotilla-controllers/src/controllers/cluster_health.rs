@@ -1,4 +1,4 @@
-//! The health monitor of Pull clusters (controllers spec §9.3, part of Karmada's cluster controller): every
+//! The health monitor of Pull clusters (part of Karmada's cluster controller): every
 //! `--cluster-monitor-period`, a Pull cluster whose Ready condition has not changed and whose Lease
 //! `karmada-cluster/<cluster>` has not been renewed within the grace period (`--cluster-monitor-grace-period`;
 //! `--cluster-startup-grace-period` from its creation while it never posted a status) gets Ready `Unknown`:

@@ -1,4 +1,4 @@
-//! The namespace sync controller (controllers spec §10.1): every namespace of the control plane, except
+//! The namespace sync controller: every namespace of the control plane, except
 //! reserved, `default`, skipped and opted-out ones, goes to every member cluster through a Work owned by the
 //! Namespace (so deleting the namespace garbage-collects its Works), with ClusterOverridePolicies applied.
 

@@ -1,5 +1,5 @@
 //! The policy normaliser: what Karmada's mutating webhook does to PropagationPolicies and
-//! ClusterPropagationPolicies on CREATE (controllers spec §1.9), done as a controller because Flotilla has no
+//! ClusterPropagationPolicies on CREATE, done as a controller because Flotilla has no
 //! admission webhook: a permanent-id label (a new UUID) and the policy controller's finalizer.
 //!
 //! Invariant: the detector never applies a policy without a permanent id, so nothing acts on a policy before

@@ -272,7 +272,7 @@ where
         }
     }
 
-    /// Concurrent reconciles, instead of the manager's `workers` option.
+    /// Concurrent reconciles, instead of the runtime's `workers`.
     #[must_use]
     pub fn workers(mut self, workers: usize) -> Self {
         self.workers = workers.max(1);
@@ -464,7 +464,9 @@ fn describe<K: Resource>(key: &ObjectRef<K>) -> String {
 }
 
 /// Whether a change asks for a sync of a spec-driven controller: creation, a spec change (generation), or
-/// the start of deletion (which generation-filtered controllers must see, controllers spec pipeline notes).
+/// the start of deletion. Karmada's controllers react to generation changes, and a deletion reaches them because
+/// setting `deletionTimestamp` on an object with finalizers bumps its generation on a real kube-apiserver; a
+/// filter of our own must count that start of deletion as a trigger too.
 pub fn spec_changed<K: kube::Resource>(change: &Change<'_, K>) -> bool {
     match change {
         Change::Added(_) => true,

@@ -1,7 +1,8 @@
 //! The scheduler controller: watches ResourceBindings, ClusterResourceBindings and Clusters, decides which
-//! bindings need scheduling (§4.1, §4.2), runs the pure pipeline and writes the result back (§4.9).
+//! bindings need scheduling (`flotilla_core::scheduler::decision`), runs the pure pipeline and writes the result
+//! back (`flotilla_core::scheduler::writeback`).
 //!
-//! Retries go through the scheduler's priority queue (§4.1, [`super::queue`]): capacity shortfalls
+//! Retries go through the scheduler's priority queue ([`super::queue`]): capacity shortfalls
 //! (`Unschedulable`) wait in the unschedulable queue (at most 5 minutes, or until a binding or Cluster event
 //! requeues them); scheduler errors and FitErrors that can clear up on their own (a member not serving the kind
 //! yet, a cluster not ready) back off; errors caused by a terminating namespace are dropped; any other FitError
@@ -104,7 +105,7 @@ struct Scheduler {
     crb: Arc<Informer<ClusterResourceBinding>>,
     clusters: Arc<Informer<Cluster>>,
     options: ScheduleOptions<'static>,
-    /// Bindings requeued because a member started serving their kind: scheduled even when §4.2 alone would
+    /// Bindings requeued because a member started serving their kind: scheduled even when the decision alone would
     /// leave them (a Divided result computed while that member lacked the kind is redone once).
     forced: Mutex<HashSet<BindingKey>>,
     /// The generations the scheduler's own result patches produced (not triggers; see [`OwnWrites`]).
@@ -307,7 +308,8 @@ impl Scheduler {
     }
 
     /// One worker: takes keys until the queue closes, reconciles each (with the span, metrics and logs of
-    /// every reconcile) and routes failures (§4.1 "Queue").
+    /// every reconcile) and routes failures: to the backoff or unschedulable queue, dropped, or waiting for a
+    /// change (`super::queue::retry_of`).
     async fn work(self: Arc<Self>) {
         while let Some(key) = self.queue.next().await {
             let object = if key.namespace.is_empty() {

@@ -1,4 +1,4 @@
-//! The scheduler controller (controllers spec §4): which bindings it handles and when, its priority queue, and
+//! The scheduler controller: which bindings it handles and when, its priority queue, and
 //! writing results back; the scheduling itself is `flotilla_core::scheduler`'s pure pipeline.
 
 pub(crate) mod controller;

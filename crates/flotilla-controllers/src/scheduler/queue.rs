@@ -1,4 +1,4 @@
-//! The scheduler's queue (controllers spec §4.1 "Queue"), Karmada's `PriorityBasedScheduling` queue: an active
+//! The scheduler's queue, Karmada's `PriorityBasedScheduling` queue: an active
 //! queue ordered by the binding's `spec.schedulePriority.priority` (higher first, first-in first-out among
 //! equals), a backoff queue for failed attempts (1 s doubling to 10 s per binding) and an unschedulable queue
 //! for `Unschedulable` results, flushed back to the active queue after at most 5 minutes.

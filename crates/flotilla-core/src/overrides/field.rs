@@ -1,4 +1,4 @@
-//! The field overrider (controllers spec §5.4 step 4.6): JSON-patch a JSON or YAML document held in a string
+//! The field overrider, the last of a rule's overriders: JSON-patch a JSON or YAML document held in a string
 //! field, such as a ConfigMap key.
 
 use flotilla_api::policy::v1alpha1::{FieldOverrider, PatchOperation};

@@ -1,4 +1,4 @@
-//! Container image references and the image overrider (controllers spec §5.4 step 4.1).
+//! Container image references and the image overrider, the first of a rule's overriders.
 //!
 //! An image is `[registry/]repository[:tag|@digest]`, validated against the distribution reference grammar.
 //! The first path segment is a registry only if it contains `.` or `:` or is `localhost` (no `docker.io`

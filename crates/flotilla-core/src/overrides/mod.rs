@@ -1,4 +1,4 @@
-//! The override manager (controllers spec §5.4): applies ClusterOverridePolicies, then the object's
+//! The override manager (Karmada's `ApplyOverridePolicies`): applies ClusterOverridePolicies, then the object's
 //! namespace's OverridePolicies, to one copy of a template for one cluster.
 //!
 //! Invariants: pure (the caller lists the policies and the Cluster); every overrider becomes RFC 6902

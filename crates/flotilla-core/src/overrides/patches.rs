@@ -1,5 +1,5 @@
-//! The JSON-patch operations each overrider emits (controllers spec §5.4 step 4): command, args, labels,
-//! annotations and plaintext. Images live in `image.rs`, string-field documents in `field.rs`.
+//! The JSON-patch operations each overrider of a rule emits, in Karmada's order after the image overrider:
+//! command, args, labels, annotations and plaintext. Images live in `image.rs`, string-field documents in `field.rs`.
 
 use flotilla_api::policy::v1alpha1::{
     CommandArgsOverrider, LabelAnnotationOverrider, OverriderOperator, PlaintextOverrider,

@@ -1,5 +1,6 @@
-//! Replica assignment (controllers spec §4.5): Duplicated, StaticWeight, DynamicWeight and Aggregated over
-//! the selected clusters, with Fresh/Steady modes and overflow tiers.
+//! Replica assignment: Duplicated, StaticWeight, DynamicWeight and Aggregated over the selected clusters, with
+//! Fresh/Steady modes and overflow tiers. Only workloads (replicas or replica requirements) take part; every
+//! selected cluster of anything else is written without replicas.
 
 use std::collections::BTreeMap;
 
@@ -229,7 +230,10 @@ fn static_weight(
     webster_targets(replicas, &weights, uid)
 }
 
-/// Dynamic weights and Aggregated (controllers spec §4.5 "Dynamic strategies").
+/// Dynamic weights and Aggregated. Fresh (a reschedule was requested) divides all replicas by each cluster's
+/// allocatable plus what it holds; Steady keeps what is scheduled and divides only a scale-up by allocatable
+/// replicas, or a scale-down in proportion to the current result. Aggregated first keeps the shortest prefix of
+/// clusters (those holding replicas first) whose weights cover the target.
 fn dynamic(
     clusters: &[Candidate<'_>],
     replicas: i32,

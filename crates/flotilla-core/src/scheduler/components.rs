@@ -1,4 +1,4 @@
-//! Scheduling of multi-template workloads (gate `MultiplePodTemplatesScheduling`, controllers spec §4.8): when
+//! Scheduling of multi-template workloads (gate `MultiplePodTemplatesScheduling`): when
 //! a binding carries components and its placement holds it to exactly one cluster, each cluster's estimate is
 //! how many complete sets of the components it can hold (Karmada's general estimator,
 //! `MaxAvailableComponentSets`), the workload needs one set, and every target records the components.

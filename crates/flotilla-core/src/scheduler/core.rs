@@ -1,5 +1,5 @@
-//! The scheduling pipeline for one binding (controllers spec §4.3, §4.6): filter, score, estimate, order,
-//! select, assign; and the iteration over `clusterAffinities` terms.
+//! The scheduling pipeline for one binding: filter, score, estimate, order, select, assign; and the iteration
+//! over `clusterAffinities` terms.
 
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -111,7 +111,8 @@ fn overflow_order(cluster: &Cluster, placement: &Placement, affinity_name: &str)
 }
 
 /// One scheduling attempt with one placement (already defaulted) and term (`affinity_name`, empty without
-/// terms), over a snapshot of every Cluster (`Cluster`s or `Arc<Cluster>`s; controllers spec §4.3).
+/// terms), over a snapshot of every Cluster (`Cluster`s or `Arc<Cluster>`s). Unhealthy clusters stay in (their
+/// taints say so); deleting ones are left out.
 ///
 /// # Errors
 /// [`ScheduleError`] with Karmada's message: a FitError, a selection or assignment failure.
@@ -219,8 +220,8 @@ pub fn schedule_once<C: Borrow<Cluster>>(
             target.components = components::target_components(&spec.components);
         }
     }
-    // Flotilla keeps a Duplicated workload scaled to zero on its clusters (controllers spec §0), which is
-    // what empty-workload propagation does.
+    // Karmada gives a Duplicated workload scaled to zero an empty result, which removes its member objects;
+    // Flotilla keeps it on its clusters at zero replicas, which is what empty-workload propagation does.
     let keep_zero =
         options.enable_empty_workload_propagation || (is_duplicated && spec.replicas == 0);
     if keep_zero {
@@ -257,7 +258,7 @@ impl BindingRef<'_> {
     }
 }
 
-/// The result of scheduling a binding, ready to be written back (controllers spec §4.9).
+/// The result of scheduling a binding, ready to be written back.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     /// The placement used (defaulted), for the `policy.karmada.io/applied-placement` annotation.
@@ -273,8 +274,8 @@ pub struct Outcome {
 }
 
 /// Schedules a binding: defaults its placement in memory, then runs [`schedule_once`] with the inline
-/// affinity, or with each `clusterAffinities` term from the observed one onwards until one succeeds
-/// (controllers spec §4.6).
+/// affinity, or with each `clusterAffinities` term from the observed one (the first after a reschedule request)
+/// onwards until one succeeds; it never goes back to an earlier term by itself.
 ///
 /// Guarantees: pure and deterministic. A FitError patches an empty result; with terms, only when every term
 /// failed and the first failure was a FitError (the observed term name is then kept). Any other failure leaves

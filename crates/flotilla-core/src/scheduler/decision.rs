@@ -1,5 +1,5 @@
 //! Which bindings the scheduler handles, when a binding needs a full schedule, and which Cluster changes
-//! requeue which bindings (controllers spec §4.1, §4.2).
+//! requeue which bindings, as Karmada's scheduler decides them (`doScheduleBinding` and its event handlers).
 
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -42,7 +42,8 @@ fn scheduler_matches(scheduler_name: &str, spec: &ResourceBindingSpec) -> bool {
     wanted == scheduler_name && spec.suspension.as_ref().and_then(|s| s.scheduling) != Some(true)
 }
 
-/// Why a binding gets a full schedule (the first of §4.2's conditions that holds).
+/// Why a binding gets a full schedule: the first of these, in this order, that holds. A Divided workload whose
+/// placement and replicas are unchanged is not rescheduled, so new or changed clusters never redistribute it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScheduleReason {
     /// The placement differs from `policy.karmada.io/applied-placement` (or that annotation is missing).
@@ -72,7 +73,7 @@ pub enum Decision {
     Nothing,
 }
 
-/// Decides what a binding needs (controllers spec §4.2). `clusters` is the current Cluster snapshot (for
+/// Decides what a binding needs (Karmada's `doScheduleBinding`). `clusters` is the current Cluster snapshot (for
 /// terminating targets). A missing placement is decided as a schedule, which then reports the error.
 pub fn decide<C: Borrow<Cluster>>(
     spec: &ResourceBindingSpec,

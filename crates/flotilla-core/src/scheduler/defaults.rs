@@ -1,4 +1,4 @@
-//! The defaults Karmada's mutating admission webhook applies to policies (controllers spec §1.9), as pure
+//! The defaults Karmada's mutating admission webhook applies to policies, as pure
 //! functions: Flotilla has no webhook, so the detector applies them when it reads a policy and the scheduler
 //! applies them in memory to every placement it reads.
 //!

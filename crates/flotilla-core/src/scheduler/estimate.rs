@@ -1,4 +1,4 @@
-//! Available-replica estimation with Karmada's general estimator (controllers spec §4.8): how many more
+//! Available-replica estimation with Karmada's general estimator: how many more
 //! replicas of a workload each cluster can hold, from `status.resourceSummary` and, when present, the
 //! cluster's resource models.
 

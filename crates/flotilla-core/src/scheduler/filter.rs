@@ -1,4 +1,4 @@
-//! Filter plugins (controllers spec §4.3 step 2) and the FitError they add up to.
+//! The filter plugins (every one must pass for a cluster to be feasible) and the FitError they add up to.
 //!
 //! Karmada runs its plugins in Go map order, so which failing plugin's reason is recorded for a cluster is
 //! unspecified there; here the order is fixed (APIEnablement, TaintToleration, ClusterAffinity,
@@ -196,8 +196,8 @@ pub struct FitError {
 
 impl FitError {
     /// Whether every failure may clear up without any change to the binding or to a Cluster's labels or
-    /// spec: a member not (yet) serving the kind, or a cluster not ready or unreachable. Such bindings are
-    /// retried with backoff (controllers spec §0).
+    /// spec: a member not (yet) serving the kind, or a cluster not ready or unreachable. Karmada waits for such
+    /// a change; Flotilla retries such bindings with backoff, so they schedule once the cause clears up.
     pub fn is_transient(&self) -> bool {
         !self.diagnosis.is_empty()
             && self.diagnosis.values().all(|reason| {

@@ -1,4 +1,4 @@
-//! The scheduler's pure pipeline (controllers spec §4): which bindings it handles and when, scheduling itself
+//! The scheduler's pure pipeline, Karmada's scheduler without its I/O: which bindings it handles and when, scheduling itself
 //! (filter, score, estimate, order, select with spread constraints, assign replicas), what it writes back, and
 //! the in-memory defaults Karmada's admission webhook would have applied.
 //!

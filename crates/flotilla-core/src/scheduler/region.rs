@@ -1,4 +1,4 @@
-//! The group search behind the region spread algorithm (controllers spec §4.4 step 4): a depth-first
+//! The group search behind the region spread algorithm (choosing the regions): a depth-first
 //! enumeration of region subsets that satisfy the region and cluster constraints, and the choice among them.
 
 /// One region: its name, its cluster count (value) and its score (weight).

@@ -1,5 +1,5 @@
-//! Cluster selection with spread constraints (controllers spec §4.3 step 5, §4.4): ordering feasible
-//! clusters, then the cluster and region algorithms.
+//! Cluster selection with spread constraints: ordering feasible clusters (overflow tier, score, available
+//! replicas, name), then the cluster and region algorithms.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -80,7 +80,8 @@ fn ignores_resources(placement: &Placement) -> bool {
         .is_none_or(|s| s.replica_scheduling_type == ReplicaSchedulingType::Duplicated)
 }
 
-/// Selects clusters among the ordered candidates (controllers spec §4.4).
+/// Selects clusters among the ordered candidates: all of them without spread constraints or with static
+/// weights, else by the region algorithm when a `region` constraint exists, else by the `cluster` one.
 ///
 /// # Errors
 /// [`SelectError`] when the spread constraints cannot be met.

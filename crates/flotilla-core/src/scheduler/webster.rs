@@ -1,5 +1,5 @@
-//! Webster (Sainte-Laguë) apportionment, the divider behind every weighted replica strategy (controllers spec
-//! §4.5).
+//! Webster (Sainte-Laguë) apportionment, the divider behind every weighted replica strategy (static weights,
+//! dynamic weights, Aggregated).
 //!
 //! Seats go one at a time to the party with the greatest `votes / (2 * seats + 1)`, computed in IEEE-754
 //! double precision as Go does. Ties go to the party with fewer seats, then by name: ascending when the

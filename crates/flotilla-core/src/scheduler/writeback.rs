@@ -1,5 +1,6 @@
-//! What the scheduler writes back after an attempt (controllers spec §4.9), as pure functions: the result
-//! patch, the status patch with the `Scheduled` condition, event messages.
+//! What the scheduler writes back after an attempt, as pure functions: the result patch (`spec.clusters` and the
+//! `policy.karmada.io/applied-placement` annotation, only when they change), the status patch with the
+//! `Scheduled` condition, event messages.
 
 use flotilla_api::names::{annotations, conditions};
 use flotilla_api::work::v1alpha2::{ResourceBindingStatus, TargetCluster};

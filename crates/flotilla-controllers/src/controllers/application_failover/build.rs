@@ -1,4 +1,4 @@
-//! Pure steps of application failover (controllers spec §9.8): which clusters hold an unhealthy copy, how long
+//! Pure steps of application failover: which clusters hold an unhealthy copy, how long
 //! each has been unhealthy, and the graceful eviction task that moves the binding away from one.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,4 +1,4 @@
-//! Application failover (controllers spec §9.8; Karmada's `applicationFailover` controllers, gate `Failover`):
+//! Application failover (Karmada's `applicationFailover` controllers):
 //! a binding with `spec.failover.application` leaves a cluster where its copy has been `Unhealthy` for longer
 //! than `decisionConditions.tolerationSeconds`, through a graceful eviction task; the scheduler then places
 //! it elsewhere (the `ClusterEviction` filter keeps the failed cluster out) and the binding controller carries

@@ -1,5 +1,5 @@
-//! The binding controllers for ResourceBindings and ClusterResourceBindings (controllers spec §5.1–§5.3): one
-//! Work per target cluster, with replicas revised and overrides applied; orphan Works removed; on deletion,
+//! The binding controllers for ResourceBindings and ClusterResourceBindings, triggered by a binding's spec
+//! changes and by the override policies that select its template: one Work per target cluster, with replicas revised and overrides applied; orphan Works removed; on deletion,
 //! every Work removed before the binding's finalizer.
 
 pub(crate) mod build;

@@ -1,4 +1,5 @@
-//! The binding reconcile (controllers spec §5.2) and ensuring Works (§5.3).
+//! The binding reconcile (orphan Works removed, then the template fetched and its Works ensured) and ensuring
+//! Works.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -162,7 +163,8 @@ impl BindingController {
         update::remove_finalizer(&api, &what, binding, B::finalizer()).await
     }
 
-    /// §5.3: one Work per target cluster; errors are collected so other clusters still get theirs.
+    /// One Work per target cluster (`spec.clusters`, then the `requiredBy` clusters not already there); errors
+    /// are collected so other clusters still get theirs.
     async fn ensure_works<B: BindingObject>(
         &self,
         binding: &B,

@@ -1,4 +1,4 @@
-//! The binding status controllers (controllers spec §7.3): Works → `status.aggregatedStatus` and
+//! The binding status controllers: Works → `status.aggregatedStatus` and
 //! `FullyApplied` of ResourceBindings and ClusterResourceBindings → AggregateStatus → the template's status.
 
 pub(crate) mod build;
@@ -269,7 +269,8 @@ impl BindingStatusController {
         Ok(Action::await_change())
     }
 
-    /// §7.3 step 3: AggregateStatus into the template's status (live read, status subresource write).
+    /// AggregateStatus into the template's status (live read, status subresource write), when the interpreter
+    /// has the hook for its kind and the status changes.
     async fn update_template_status(
         &self,
         key: &TemplateKey,

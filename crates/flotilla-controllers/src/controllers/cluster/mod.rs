@@ -1,4 +1,4 @@
-//! The cluster controller (controllers spec §9.1, §9.3): the execution namespace and finalizer of every
+//! The cluster controller: the execution namespace and finalizer of every
 //! Cluster, NoSchedule taints following its Ready condition, and the orderly removal of an unjoined cluster
 //! (execution namespace first, then waiting until no binding lists it).
 
@@ -233,7 +233,8 @@ impl ClusterController {
         Ok(())
     }
 
-    /// §9.1 "cluster deleting": execution namespace gone, no binding targeting the cluster, then release it.
+    /// An unjoined cluster: its execution namespace deleted and gone, then no binding targeting the cluster any
+    /// more (the scheduler takes a deleting cluster out), then its finalizer released.
     async fn remove(&self, api: &Api<Cluster>, cluster: Cluster) -> Result<Action> {
         let name = cluster.name_any();
         if !cluster

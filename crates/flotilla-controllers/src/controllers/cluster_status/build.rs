@@ -1,4 +1,4 @@
-//! Pure steps of the cluster status controller (controllers spec §9.2): the Ready condition from a health
+//! Pure steps of the cluster status controller: the Ready condition from a health
 //! probe with Karmada's flip thresholds, API enablements, and node and resource summaries.
 
 use std::collections::{BTreeMap, HashMap};

@@ -1,4 +1,4 @@
-//! The cluster status controller (controllers spec §9.2): for every Push cluster with credentials, every
+//! The cluster status controller: for every Push cluster with credentials, every
 //! `--cluster-status-update-frequency`, probe the member's health, keep the Ready condition (with flip
 //! thresholds), and while it is ready collect its version, API enablements, nodes and resources.
 

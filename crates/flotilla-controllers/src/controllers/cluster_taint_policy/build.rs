@@ -1,5 +1,6 @@
-//! Pure steps of the ClusterTaintPolicy controller (controllers spec §9.5): which taints a Cluster should
-//! carry given its conditions and the policies targeting it.
+//! Pure steps of the ClusterTaintPolicy controller: which taints a Cluster should carry given its conditions and
+//! the policies targeting it (in creation order: a policy's taints added when its `addOnConditions` match, then
+//! removed when its `removeOnConditions` match; taints compared by key and effect).
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::policy::v1alpha1::{

@@ -1,4 +1,4 @@
-//! The ClusterTaintPolicy controller (controllers spec §9.5, gate `Failover`): keeps each Cluster's taints in
+//! The ClusterTaintPolicy controller (gate `Failover`): keeps each Cluster's taints in
 //! line with the ClusterTaintPolicies targeting it as its status conditions change. This is where NoExecute
 //! taints come from; the taint manager evicts on them.
 

@@ -1,4 +1,4 @@
-//! The dependencies distributor (controllers spec §8): for ResourceBindings with `propagateDeps`, the
+//! The dependencies distributor (feature gate `PropagateDeps`): for ResourceBindings with `propagateDeps`, the
 //! objects the template depends on (InterpretDependency) get attached bindings whose `requiredBy` carries the
 //! independent binding's clusters, so the binding controller sends them along.
 
@@ -418,7 +418,8 @@ impl Distributor {
         Ok(())
     }
 
-    /// §8.2 step 7: every dependency object gets its attached binding.
+    /// Every dependency object (by name, or every object its label selector matches) gets its attached binding;
+    /// errors are collected.
     async fn attach_all(
         self: &Arc<Self>,
         rb: &ResourceBinding,

@@ -1,4 +1,6 @@
-//! What the detector watches and which template events it acts on (controllers spec §3.1, §3.8, §10.3). Pure.
+//! What the detector watches (the preferred version of every resource that can be listed, watched and deleted,
+//! except Karmada's own groups, events, Leases and `--skipped-propagating-apis`) and which template events it
+//! acts on. Pure.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -128,7 +130,7 @@ pub(crate) fn update_is_significant(old: &DynamicObject, new: &DynamicObject) ->
     strip(old) != strip(new)
 }
 
-/// Lazy activation (§3.8): whether two versions of a template are equal apart from what Karmada itself writes
+/// Lazy activation: whether two versions of a template are equal apart from what Karmada itself writes
 /// (status, managedFields, resourceVersion, generation, and `*.karmada.io*` labels and annotations other than
 /// the user's `namespace.karmada.io/skip-auto-propagation`), i.e. whether the change came from Karmada.
 pub(crate) fn changed_by_karmada(old: &DynamicObject, new: &DynamicObject) -> bool {
@@ -159,7 +161,8 @@ pub(crate) fn changed_by_karmada(old: &DynamicObject, new: &DynamicObject) -> bo
     strip(old) == strip(new)
 }
 
-/// The claim a template carries, if any (controllers spec §3.2 steps 3–4).
+/// The claim a template carries, if any: a PropagationPolicy's (its namespace and name annotations and
+/// permanent-id label all set) before a ClusterPropagationPolicy's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Claim {
     /// Claimed by PropagationPolicy `namespace/name` with permanent id `id`.

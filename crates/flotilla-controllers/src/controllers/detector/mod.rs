@@ -1,6 +1,6 @@
-//! The resource detector (controllers spec §3): watches every propagatable resource of the control plane,
+//! The resource detector: watches every propagatable resource of the control plane,
 //! matches templates to PropagationPolicies and ClusterPropagationPolicies, claims them and keeps their
-//! ResourceBindings and ClusterResourceBindings current; reacts to policy changes (§3.5) and deletions (§3.6).
+//! ResourceBindings and ClusterResourceBindings current; reacts to policy changes and deletions.
 //!
 //! Invariants: a policy without a permanent id is never applied (the policy normaliser gives every policy one
 //! before anything else acts on it); the detector never touches a binding's `clusters`, `requiredBy`,
@@ -53,7 +53,7 @@ pub(crate) const NAME: &str = "resource-detector";
 const POLICY_CONTROLLER: &str = "propagation-policy";
 
 /// One template to reconcile; `lazy` marks a change Karmada itself made to a template of a Lazy policy
-/// (§3.8), which only claims.
+/// (`activationPreference: Lazy`), which only claims: the binding follows the policy at the user's next change.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct TemplateItem {
     /// The template.
@@ -147,7 +147,7 @@ pub(crate) struct Detector {
     waiting: Mutex<HashSet<TemplateKey>>,
     /// The template version each binding names (see [`referenced`]).
     referenced: ReferencedVersions,
-    /// Whether every request of a template since its last reconcile was a Lazy-only change (§3.8).
+    /// Whether every request of a template since its last reconcile was a Lazy-only change.
     lazy: Mutex<HashMap<TemplateKey, bool>>,
     /// Template reconciles of every kind share the detector's worker count, as one queue would.
     permits: Arc<Semaphore>,

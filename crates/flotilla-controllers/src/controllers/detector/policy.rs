@@ -1,4 +1,4 @@
-//! Policy reconcile: creation and update (controllers spec §3.5) and deletion with the policy finalizer (§3.6).
+//! Policy reconcile: creation and update, and deletion with the policy finalizer.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -25,7 +25,7 @@ use crate::templates::with_type;
 use crate::update;
 
 impl Detector {
-    /// Reconciles one policy: cleanup on deletion, else §3.5.
+    /// Reconciles one policy: cleanup on deletion, else `handle_policy_change`.
     pub(super) async fn reconcile_policy(&self, key: PolicyKey) -> Result<Action> {
         match &key.namespace {
             Some(namespace) => {
@@ -118,7 +118,9 @@ impl Detector {
         Ok(Action::await_change())
     }
 
-    /// §3.5: release bindings the policy no longer selects, refresh the others, and pick up waiting templates.
+    /// Releases bindings the policy no longer selects (their templates' claims go, the bindings and Works stay),
+    /// refreshes the others, and picks up waiting templates. A new or higher-priority policy takes no template
+    /// another policy claimed, unless it preempts.
     async fn handle_policy_change(&self, chosen: &Chosen) -> Result<()> {
         let derived = self.derived_bindings(&chosen.claim);
         for (binding_namespace, binding_name, resource, cluster_scoped) in derived {
@@ -237,7 +239,8 @@ impl Detector {
         }
     }
 
-    /// §3.6: remove the policy's claim from every template it claimed (and their bindings).
+    /// Removes the policy's claim from every template it claimed (and their bindings), each only while it is
+    /// still this policy's; bindings, Works and member objects stay, and another policy may claim the template.
     async fn cleanup_deleted_policy(&self, chosen: &Chosen) -> Result<()> {
         let (label, id) = match &chosen.claim {
             Claim::Namespaced { id, .. } => (labels::PROPAGATION_POLICY_PERMANENT_ID, id),

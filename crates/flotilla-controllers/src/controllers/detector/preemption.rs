@@ -1,4 +1,4 @@
-//! Policy preemption (controllers spec §3.7, feature gate `PropagationPolicyPreemption`): a policy with
+//! Policy preemption (feature gate `PropagationPolicyPreemption`): a policy with
 //! `spec.preemption: Always` claims the templates its selectors name from a policy of strictly lower priority
 //! (a PropagationPolicy also from any ClusterPropagationPolicy). The claim is all it writes: the template's
 //! update then applies the new policy to the same binding, as for any claimed template.

@@ -1,4 +1,4 @@
-//! Template reconcile (controllers spec §3.2) and applying a policy (§3.4).
+//! Template reconcile (finding the template's policy) and applying a policy (claim, then binding).
 
 use flotilla_api::config::v1alpha1::InterpreterOperation;
 use flotilla_api::names::{events, labels};
@@ -90,7 +90,9 @@ fn policy_id<K: Resource>(policy: &K, label: &str) -> Option<String> {
 }
 
 impl Detector {
-    /// §3.2: find the template's policy and apply it.
+    /// Finds the template's policy and applies it: the policy its claim names, else the best matching
+    /// PropagationPolicy of its namespace, else the best ClusterPropagationPolicy (a PropagationPolicy always
+    /// wins over a ClusterPropagationPolicy); a template no policy matches waits in the waiting list.
     pub(super) async fn reconcile_template(&self, item: TemplateItem) -> Result<Action> {
         let Some(template) = self.ctx.templates.get(&item.key).await? else {
             self.waiting().remove(&item.key);
@@ -190,7 +192,8 @@ impl Detector {
         Ok(())
     }
 
-    /// §3.2 for a template that already carries a claim.
+    /// A template that already carries a claim: the claimed policy is applied while it exists and still selects
+    /// the template; a policy gone for good has its claim removed.
     async fn apply_claimed(&self, template: Value, claim: &Claim, lazy: bool) -> Result<Action> {
         let chosen = match claim {
             Claim::Namespaced {
@@ -278,7 +281,7 @@ impl Detector {
         Ok(())
     }
 
-    /// §3.4: claim the template, then create or update its binding.
+    /// Claims the template, then creates or updates its binding (a Lazy-only change stops after the claim).
     async fn apply(&self, mut template: Value, chosen: &Chosen, lazy: bool) -> Result<Action> {
         let reference = reference_of(&template);
         if claim_template(&mut template, &chosen.claim) {

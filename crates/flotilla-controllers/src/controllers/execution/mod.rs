@@ -1,8 +1,8 @@
-//! The execution controller (controllers spec §6): applies each Work's manifest to its member cluster through
-//! the object watcher, decides the `Applied` and `Dispatching` conditions (the work status controller writes
-//! them with the member objects' first status: `work_status::ConditionOutbox`), deletes (or detaches) member
-//! objects when the Work goes, and corrects drift: member changes to what a Work owns, and deletions of member
-//! objects, bring the Work back for another sync (§6.5).
+//! The execution controller: applies each Work's manifest to its member cluster through
+//! the object watcher, decides the `Applied` and `Dispatching` conditions (it posts them through its
+//! `work_status::ConditionPoster`; the work status controller writes them with the member objects' first
+//! status), deletes (or detaches) member objects when the Work goes, and corrects drift: member changes to what a
+//! Work owns, and deletions of member objects, bring the Work back for another sync.
 
 pub(crate) mod build;
 mod reconcile;
@@ -139,7 +139,9 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         .await;
 }
 
-/// §6.5: the Work to re-sync for a member change, if the change is not Flotilla's own and not status-only.
+/// The Work to re-sync for a member change, if the object is Flotilla's (managed, with its Work's annotations),
+/// the change is not Flotilla's own write (its recorded version) and not status-only (equal after pruning); a
+/// deletion always re-syncs, which recreates the object.
 fn drifted(
     cluster: &str,
     api_version: &str,

@@ -1,4 +1,5 @@
-//! The execution reconcile (controllers spec §6.3).
+//! The execution reconcile: release a deleted Work once its member objects are cleaned up (or detached), decide
+//! `Dispatching`, then apply every manifest of a Work whose cluster is ready and decide `Applied`.
 
 use std::sync::Arc;
 
@@ -127,7 +128,8 @@ impl ExecutionController {
             .map(|()| Action::await_change())
     }
 
-    /// §6.3 steps 6–8: apply every manifest, then record `Applied` (with `Dispatching`): the
+    /// Applies every manifest (create when the member lacks it, else update), then records `Applied` (with
+    /// `Dispatching`): the
     /// work status controller writes them together with the member objects' first status.
     async fn sync(
         &self,
@@ -240,7 +242,8 @@ impl ExecutionController {
         result
     }
 
-    /// §6.3 step 2: clean the member (or detach what is preserved), then release the Work.
+    /// A Work being deleted: clean the member (or detach what is preserved; a cluster not ready blocks the
+    /// cleanup unless it is being deleted itself), then release the Work.
     async fn finalize(
         &self,
         api: &Api<Work>,

@@ -1,4 +1,4 @@
-//! The object watcher (controllers spec §6.4): creates, updates and deletes member objects, and remembers what
+//! The object watcher (Karmada's `objectwatcher`): creates, updates and deletes member objects, and remembers what
 //! it last wrote (resourceVersion and manifest fingerprint per member object) so that its own writes are not
 //! mistaken for drift and unchanged Works cause no writes.
 
@@ -183,7 +183,8 @@ impl ObjectWatcher {
         format!("{} in cluster {}", describe(manifest), member.cluster)
     }
 
-    /// Updates `observed` to `manifest`, keeping what the member owns (§6.4 Update).
+    /// Updates `observed` to `manifest`, keeping what the member owns: the ownership check, the generic
+    /// retention, the interpreter's Retain, and no write when nothing differs.
     ///
     /// # Errors
     /// As [`ObjectWatcher::apply`].

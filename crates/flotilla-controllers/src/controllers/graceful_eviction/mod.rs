@@ -1,4 +1,4 @@
-//! The graceful eviction controller (controllers spec §9.7; always started, as in Karmada): stamps new
+//! The graceful eviction controller (always started, as in Karmada): stamps new
 //! graceful eviction tasks and removes them when they time out, when `suppressDeletion` turns false, or when
 //! the binding's new placement is healthy. A removed task lets the binding controller delete the evicted
 //! cluster's Work.

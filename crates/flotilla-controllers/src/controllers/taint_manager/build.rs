@@ -1,4 +1,4 @@
-//! Pure steps of the taint manager (controllers spec §9.6): whether and when a binding leaves a cluster with
+//! Pure steps of the taint manager: whether and when a binding leaves a cluster with
 //! NoExecute taints, and the eviction itself.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! The taint manager (controllers spec §9.6; gate `Failover`, `--enable-taint-manager`,
+//! The taint manager (gate `Failover`, `--enable-taint-manager`,
 //! `--enable-no-execute-taint-eviction`): bindings leave a cluster whose NoExecute taints they do not
 //! tolerate, at once or when their `tolerationSeconds` run out, through a graceful eviction task; the scheduler
 //! then places the replicas on the remaining clusters.

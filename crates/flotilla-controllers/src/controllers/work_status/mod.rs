@@ -1,4 +1,4 @@
-//! The work status controller (controllers spec §7.1): member object changes → InterpretStatus and
+//! The work status controller: member object changes → InterpretStatus and
 //! InterpretHealth → the owning Work's `status.manifestStatuses`.
 //!
 //! It reconciles Works: a member object's change (found through the Work annotations Flotilla puts on every
@@ -8,8 +8,9 @@
 //! hook sees every one.
 //!
 //! It is also the one writer of a Work's status in its process: the execution controller's `Applied` and
-//! `Dispatching` conditions reach the Work through its [`ConditionOutbox`], together with the first status of
-//! the objects that apply created.
+//! `Dispatching` conditions reach the Work through its [`ConditionOutbox`] (the execution controller holds the
+//! other end, a [`ConditionPoster`], both made by [`handover`]), together with the first status of the objects
+//! that apply created.
 
 mod outbox;
 
@@ -407,7 +408,8 @@ fn same_object(status: &ManifestStatus, manifest: &Value) -> bool {
         && id.name == objects::name(manifest)
 }
 
-/// The identifier of the manifest `observed` belongs to (§7.1 step 5).
+/// The identifier of the manifest `observed` belongs to: the index of the Work's manifest with its apiVersion,
+/// kind, namespace and name, and its group, version and kind (`resource` left empty).
 ///
 /// # Errors
 /// `Invalid` when no manifest of the Work has the object's apiVersion, kind, namespace and name.

@@ -1,4 +1,4 @@
-//! `clusterAffinities` term iteration and overflow tiers (controllers spec §4.5, §4.6).
+//! `clusterAffinities` term iteration and overflow tiers.
 
 use flotilla_api::policy::v1alpha1::{ClusterAffinityTerm, OverflowClusterAffinity, Placement};
 use flotilla_api::work::v1alpha2::ResourceBindingStatus;

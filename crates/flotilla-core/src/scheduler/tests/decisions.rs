@@ -1,4 +1,4 @@
-//! Acceptance (§4.1), the per-binding decision (§4.2) and cluster-event requeueing.
+//! Acceptance (which bindings the scheduler handles), the per-binding decision and cluster-event requeueing.
 
 use std::collections::BTreeMap;
 

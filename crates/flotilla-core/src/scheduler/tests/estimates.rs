@@ -1,4 +1,4 @@
-//! The general estimator (controllers spec §4.8).
+//! The general estimator: available replicas from a cluster's resource summary or resource models.
 
 use flotilla_api::cluster::v1alpha1::{
     AllocatableModeling, Cluster, ResourceModel, ResourceModelRange, ResourceSummary,

@@ -1,4 +1,5 @@
-//! Every worked example of controllers spec §4.10, through the whole pipeline.
+//! Worked examples of replica division (static, dynamic and aggregated, first schedules, scale-ups and
+//! scale-downs), each as Karmada's scheduler answers it, through the whole pipeline.
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::policy::v1alpha1::Placement;
