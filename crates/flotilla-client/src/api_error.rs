@@ -1,5 +1,30 @@
-//! What an API server's refusal says: the status codes callers act on, and errors as sentences a person reads
-//! (an API error by its message and reason, never as kube's debug dump of the whole `Status`).
+//! What an API server's refusal says: a failed call named by its action and object, the status codes callers act
+//! on, and errors as sentences a person reads (an API error by its message and reason, never as kube's debug dump
+//! of the whole `Status`).
+
+/// A call to an API server that failed: what was attempted, on which object.
+#[derive(Debug, thiserror::Error)]
+#[error("failed to {action} {object}")]
+pub struct CallError {
+    /// What was attempted: `get`, `create`, `update`...
+    pub action: &'static str,
+    /// `Kind namespace/name`, and where when it matters.
+    pub object: String,
+    /// The client error.
+    #[source]
+    pub source: kube::Error,
+}
+
+impl CallError {
+    /// `action` on `object` failed with `source`.
+    pub fn new(action: &'static str, object: impl Into<String>, source: kube::Error) -> Self {
+        CallError {
+            action,
+            object: object.into(),
+            source,
+        }
+    }
+}
 
 /// The error and every source, joined by `: ` (for conditions, Events and logs): sentences a person reads, so an
 /// API error is shown by its message and reason ([`kube_error_text`]), never as a debug dump.

@@ -12,31 +12,7 @@ use kube::api::PostParams;
 use kube::{Api, Client};
 use tokio::time::Instant;
 
-use crate::api_error::{error_chain, is_already_exists, is_conflict, is_not_found};
-
-/// A read or write of the Lease that failed; conflicts and lost races are not errors (the next attempt
-/// decides).
-#[derive(Debug, thiserror::Error)]
-#[error("failed to {action} {object}")]
-pub struct LeaseError {
-    /// What was attempted: `get`, `create` or `update`.
-    pub action: &'static str,
-    /// `Lease namespace/name`.
-    pub object: String,
-    /// The client error.
-    #[source]
-    pub source: kube::Error,
-}
-
-impl LeaseError {
-    fn new(action: &'static str, object: &str, source: kube::Error) -> Self {
-        LeaseError {
-            action,
-            object: object.to_owned(),
-            source,
-        }
-    }
-}
+use crate::api_error::{CallError, error_chain, is_already_exists, is_conflict, is_not_found};
 
 /// Lease timings and identity.
 #[derive(Clone, Debug)]
@@ -71,8 +47,8 @@ impl LeaderElection {
     /// Waits until this process holds the lease.
     ///
     /// # Errors
-    /// Only errors other than conflicts and races are returned; those are retried.
-    pub async fn acquire(&self, client: &Client) -> Result<(), LeaseError> {
+    /// A read or write of the Lease that failed otherwise than by a conflict or a lost race (those are retried).
+    pub async fn acquire(&self, client: &Client) -> Result<(), CallError> {
         let mut observed = Observed::default();
         loop {
             match self.try_acquire_or_renew(client, &mut observed).await {
@@ -109,7 +85,7 @@ impl LeaderElection {
         &self,
         client: &Client,
         observed: &mut Observed,
-    ) -> Result<bool, LeaseError> {
+    ) -> Result<bool, CallError> {
         let api: Api<Lease> = Api::namespaced(client.clone(), &self.namespace);
         let object = format!("Lease {}/{}", self.namespace, self.name);
         let now = MicroTime(Timestamp::now());
@@ -134,10 +110,10 @@ impl LeaderElection {
                 return match api.create(&PostParams::default(), &lease).await {
                     Ok(_) => Ok(true),
                     Err(err) if is_already_exists(&err) => Ok(false),
-                    Err(source) => Err(LeaseError::new("create", &object, source)),
+                    Err(source) => Err(CallError::new("create", object, source)),
                 };
             }
-            Err(source) => return Err(LeaseError::new("get", &object, source)),
+            Err(source) => return Err(CallError::new("get", object, source)),
         };
         let spec = existing.spec.clone().unwrap_or_default();
         let holder = spec.holder_identity.clone().unwrap_or_default();
@@ -170,7 +146,7 @@ impl LeaderElection {
         {
             Ok(_) => Ok(true),
             Err(err) if is_conflict(&err) => Ok(false),
-            Err(source) => Err(LeaseError::new("update", &object, source)),
+            Err(source) => Err(CallError::new("update", object, source)),
         }
     }
 }

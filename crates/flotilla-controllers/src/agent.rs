@@ -100,6 +100,6 @@ async fn run(shared: Shared, options: Options, shutdown: CancellationToken) {
     for task in tasks {
         let _ = task.await;
     }
-    shared.informers.shutdown();
+    shared.control.informers.shutdown();
     shared.members.shutdown();
 }

@@ -20,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::controllers::{
     self, application_failover, binding, binding_status, cluster, cluster_health, cluster_status,
-    cluster_taint_policy, dependencies, detector, execution, graceful_eviction, namespace_sync,
-    policy_normaliser, replicas_syncer, taint_manager, unified_auth, work_status,
+    dependencies, detector, execution, graceful_eviction, namespace_sync, taint_manager,
+    work_status,
 };
 use crate::events::EventSink;
 use crate::features::Feature;
@@ -207,11 +207,11 @@ fn page_sources(shared: &Shared) -> Sources {
         Cache::new(informer.store(), informer.synced())
     }
     Sources {
-        bindings: cache(&shared.informers.typed()),
-        cluster_bindings: cache(&shared.informers.typed()),
-        works: cache(&shared.informers.typed()),
+        bindings: cache(&shared.control.informers.typed()),
+        cluster_bindings: cache(&shared.control.informers.typed()),
+        works: cache(&shared.control.informers.typed()),
         journal: shared.interpreter.journal(),
-        client: shared.client.clone(),
+        client: shared.control.client.clone(),
     }
 }
 
@@ -225,13 +225,13 @@ async fn run(
     let mut lost = None;
     if let Some(election) = election {
         tokio::select! {
-            result = election.acquire(&shared.client) => {
+            result = election.acquire(&shared.control.client) => {
                 result.map_err(|err| ManagerError::LeaderElection(error_chain(&err)))?;
             }
             () = shutdown.cancelled() => return Ok(()),
         }
         tracing::info!(identity = %election.identity, "became leader");
-        let client = shared.client.clone();
+        let client = shared.control.client.clone();
         let stop = shutdown.clone();
         lost = Some(tokio::spawn(async move {
             election.hold(&client).await;
@@ -268,7 +268,7 @@ async fn run(
             &mut tasks,
             controllers::cluster_taint_policy::NAME,
             Box::pin(controllers::cluster_taint_policy::run(
-                cluster_taint_policy::Context::new(&shared),
+                shared.control.clone(),
                 shutdown.clone(),
             )),
         );
@@ -303,7 +303,7 @@ async fn run(
         &mut tasks,
         controllers::policy_normaliser::NAME,
         Box::pin(controllers::policy_normaliser::run(
-            policy_normaliser::Context::new(&shared),
+            shared.control.clone(),
             shutdown.clone(),
         )),
     );
@@ -331,7 +331,7 @@ async fn run(
             &mut tasks,
             controllers::unified_auth::NAME,
             Box::pin(controllers::unified_auth::run(
-                unified_auth::Context::new(&shared),
+                shared.control.clone(),
                 shutdown.clone(),
             )),
         );
@@ -417,7 +417,7 @@ async fn run(
                 &mut tasks,
                 controllers::replicas_syncer::NAME,
                 Box::pin(controllers::replicas_syncer::run(
-                    replicas_syncer::Context::new(&shared),
+                    shared.control.clone(),
                     shutdown.clone(),
                 )),
             );
@@ -430,7 +430,7 @@ async fn run(
     for task in tasks {
         let _ = task.await;
     }
-    shared.informers.shutdown();
+    shared.control.informers.shutdown();
     shared.members.shutdown();
     if let Some(lost) = lost {
         let leadership_lost = lost.is_finished();

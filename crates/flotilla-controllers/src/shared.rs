@@ -15,23 +15,31 @@ use crate::resources::Resources;
 use crate::runtime::{Informers, Runtime};
 use crate::templates::Templates;
 
+/// What every controller works with: the control plane's client and its shared informers, where Events go, and
+/// how reconciles run (cheap to clone: each is a handle).
+#[derive(Clone)]
+pub(crate) struct ControlPlane {
+    /// Client of the control-plane API server (the "karmada-apiserver").
+    pub client: Client,
+    /// Informers on the control plane, shared between controllers.
+    pub informers: Informers,
+    /// Where Events go.
+    pub events: EventSink,
+    /// How reconciles run: workers, backoff, metrics.
+    pub runtime: Runtime,
+}
+
 /// The handles every controller of a process draws from (cheap to clone: each is a handle).
 #[derive(Clone)]
 pub(crate) struct Shared {
-    /// Client of the control-plane API server (the "karmada-apiserver").
-    pub client: Client,
-    /// Where Events go.
-    pub events: EventSink,
+    /// The control plane.
+    pub control: ControlPlane,
     /// The resource interpreter (every layer, in precedence order).
     pub interpreter: Arc<dyn Interpreter>,
-    /// Informers on the control plane, shared between controllers.
-    pub informers: Informers,
     /// Served resources of the control plane (discovery), refreshed as CRDs come and go.
     pub resources: Resources,
     /// Clients and informers of member clusters.
     pub members: Members,
-    /// How reconciles run: workers, backoff, metrics.
-    pub runtime: Runtime,
 }
 
 impl Shared {
@@ -45,20 +53,22 @@ impl Shared {
         options: &Options,
     ) -> Self {
         Shared {
-            informers: Informers::new(client.clone(), "control-plane"),
             resources: Resources::new(client.clone()),
             members: Members::new(
                 client.clone(),
                 options.member_request_timeout,
                 options.cluster_api,
             ),
-            runtime: Runtime {
-                workers: options.workers,
-                backoff: options.backoff,
-                metrics,
+            control: ControlPlane {
+                informers: Informers::new(client.clone(), "control-plane"),
+                runtime: Runtime {
+                    workers: options.workers,
+                    backoff: options.backoff,
+                    metrics,
+                },
+                client,
+                events,
             },
-            client,
-            events,
             interpreter,
         }
     }
@@ -66,7 +76,7 @@ impl Shared {
     /// Templates of any kind, through these informers and served resources.
     pub(crate) fn templates(&self) -> Templates {
         Templates {
-            informers: self.informers.clone(),
+            informers: self.control.informers.clone(),
             resources: self.resources.clone(),
         }
     }

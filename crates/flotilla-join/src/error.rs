@@ -1,5 +1,7 @@
 //! What registering a member can fail with; variants name the action that failed and the object it failed on.
 
+use flotilla_client::api_error::CallError;
+
 /// Result of registration steps.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -7,16 +9,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A call to an API server failed.
-    #[error("failed to {action} {object}")]
-    Kube {
-        /// What was attempted, e.g. `get`, `create`.
-        action: &'static str,
-        /// `Kind namespace/name`, and where.
-        object: String,
-        /// The client error.
-        #[source]
-        source: kube::Error,
-    },
+    #[error(transparent)]
+    Kube(#[from] CallError),
     /// A member's token controller did not fill a ServiceAccount token Secret in time (registration).
     #[error(
         "the member issued no token for ServiceAccount {namespace}/{service_account} within {}s: Secret \
@@ -41,10 +35,6 @@ impl Error {
         object: impl Into<String>,
         source: kube::Error,
     ) -> Self {
-        Error::Kube {
-            action,
-            object: object.into(),
-            source,
-        }
+        Error::Kube(CallError::new(action, object, source))
     }
 }

@@ -20,7 +20,8 @@
 //! A Secret that is not reported leaves the Cluster's reference to it as it was, as karmada-agent does.
 //!
 //! One implementation for `flotilla join`, `register`, `agent` and `up`. Invariant: it depends on `flotilla-api`
-//! only; no controller registers members, so the controllers never depend on it.
+//! and `flotilla-client` (a failed call's error) only; no controller registers members, so the controllers never
+//! depend on it.
 
 mod error;
 pub mod member;

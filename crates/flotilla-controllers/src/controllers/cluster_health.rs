@@ -48,8 +48,8 @@ impl Context {
     /// The health monitor's context: its handles from `shared`, its settings from `options`.
     pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
+            client: shared.control.client.clone(),
+            informers: shared.control.informers.clone(),
             cluster_monitor_period: options.cluster_monitor_period,
             cluster_monitor_grace_period: options.cluster_monitor_grace_period,
             cluster_startup_grace_period: options.cluster_startup_grace_period,

@@ -11,7 +11,7 @@ use flotilla_core::names::work_name;
 use flotilla_core::overrides::apply_overrides;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::{Client, ResourceExt};
+use kube::ResourceExt;
 use regex::Regex;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -20,8 +20,8 @@ use super::detector::filter::namespace_skipped;
 use crate::error::{Error, Result};
 use crate::objects;
 use crate::options::Options;
-use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
-use crate::shared::Shared;
+use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::works::{DesiredWork, create_or_update_work, owned_work};
 
 /// Name of the controller (metrics).
@@ -65,12 +65,8 @@ pub(crate) fn namespace_work(
 
 /// What the namespace sync controller needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
+    /// The control plane (Namespaces, Clusters, ClusterOverridePolicies; the Works it writes), its reconciles.
+    pub control: ControlPlane,
     /// Namespaces never propagated beyond the reserved ones (`--skipped-propagating-namespaces`).
     pub skipped_propagating_namespaces: Vec<Regex>,
 }
@@ -79,9 +75,7 @@ impl Context {
     /// The namespace sync controller's context: its handles from `shared`, its settings from `options`.
     pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
-            runtime: shared.runtime.clone(),
+            control: shared.control.clone(),
             skipped_propagating_namespaces: options.skipped_propagating_namespaces.clone(),
         }
     }
@@ -97,16 +91,20 @@ struct NamespaceSync {
 /// Runs the namespace sync controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(NamespaceSync {
-        namespaces: ctx.informers.typed(),
-        clusters: ctx.informers.typed(),
-        cop: ctx.informers.typed(),
+        namespaces: ctx.control.informers.typed(),
+        clusters: ctx.control.informers.typed(),
+        cop: ctx.control.informers.typed(),
         ctx,
     });
     tokio::select! {
         () = async { controller.clusters.wait_synced().await; controller.cop.wait_synced().await } => {}
         () = shutdown.cancelled() => return,
     }
-    let runner = Controller::new(NAME, &controller.namespaces, &controller.ctx.runtime);
+    let runner = Controller::new(
+        NAME,
+        &controller.namespaces,
+        &controller.ctx.control.runtime,
+    );
     runner.reconcile_changes(&controller.namespaces, |_| true);
     let (trigger, this) = (runner.trigger(), Arc::downgrade(&controller));
     controller.clusters.add_handler(move |change| {
@@ -178,9 +176,13 @@ impl NamespaceSync {
                 source,
             })?;
             let desired = namespace_work(&namespace, &cluster.name_any(), manifest, annotations);
-            if let Err(err) =
-                create_or_update_work(&self.ctx.client, &desired, finalizers::EXECUTION, false)
-                    .await
+            if let Err(err) = create_or_update_work(
+                &self.ctx.control.client,
+                &desired,
+                finalizers::EXECUTION,
+                false,
+            )
+            .await
             {
                 errors.push(err);
             }

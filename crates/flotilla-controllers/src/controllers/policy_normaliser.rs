@@ -16,8 +16,8 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
-use crate::runtime::{Action, Controller, Informers, Runtime};
-use crate::shared::Shared;
+use crate::runtime::{Action, Controller};
+use crate::shared::ControlPlane;
 use crate::update::{Edit, Part};
 
 /// Name of the controller (metrics).
@@ -59,29 +59,8 @@ fn needs_normalising<K: Resource>(obj: &K, id_label: &str, finalizer: &str) -> b
     normalise(&mut meta, id_label, finalizer)
 }
 
-/// What the policy normaliser needs.
-pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
-}
-
-impl Context {
-    /// The policy normaliser's context: its handles from `shared`.
-    pub(crate) fn new(shared: &Shared) -> Self {
-        Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
-            runtime: shared.runtime.clone(),
-        }
-    }
-}
-
 /// Runs the normaliser until `shutdown` is cancelled.
-pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: ControlPlane, shutdown: CancellationToken) {
     tokio::join!(
         normaliser::<PropagationPolicy>(
             &ctx,
@@ -102,7 +81,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
 
 /// Normalises the policies of one kind (each reached through `api`) until `shutdown` is cancelled.
 async fn normaliser<K>(
-    ctx: &Context,
+    ctx: &ControlPlane,
     shutdown: CancellationToken,
     id_label: &'static str,
     finalizer: &'static str,

@@ -16,12 +16,12 @@ use flotilla_api::policy::v1alpha1::ReplicaSchedulingType;
 use flotilla_api::work::v1alpha2::ResourceBinding;
 use flotilla_core::names::binding_name;
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::{Api, Client};
+use kube::Api;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
-use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
-use crate::shared::Shared;
+use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::ControlPlane;
 use crate::update::{Edit, Part, update};
 
 /// Name of the controller (metrics), as Karmada names it.
@@ -128,35 +128,14 @@ pub(crate) fn step(deployment: &Deployment, binding: &ResourceBinding) -> Step {
     Step::Set(status)
 }
 
-/// What the deployment replicas syncer needs.
-pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
-}
-
-impl Context {
-    /// The deployment replicas syncer's context: its handles from `shared`.
-    pub(crate) fn new(shared: &Shared) -> Self {
-        Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
-            runtime: shared.runtime.clone(),
-        }
-    }
-}
-
 struct ReplicasSyncer {
-    ctx: Context,
+    ctx: ControlPlane,
     deployments: Arc<Informer<Deployment>>,
     bindings: Arc<Informer<ResourceBinding>>,
 }
 
 /// Runs the syncer until `shutdown` is cancelled.
-pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: ControlPlane, shutdown: CancellationToken) {
     let syncer = Arc::new(ReplicasSyncer {
         deployments: ctx.informers.typed(),
         bindings: ctx.informers.typed(),

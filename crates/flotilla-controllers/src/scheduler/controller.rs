@@ -29,7 +29,7 @@ use flotilla_core::scheduler::writeback::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Resource, ResourceExt};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -37,12 +37,12 @@ use super::own_writes::OwnWrites;
 use super::queue::{QueueTiming, Retry, SchedulingQueue, retry_of};
 use crate::bindings::template_reference;
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, EventSink, reference};
+use crate::events::{EventRecorder, reference};
 use crate::features::{Feature, FeatureGates};
 use crate::options::Options;
 use crate::runtime::reconcile::{observed, reconcile_span};
-use crate::runtime::{Action, Change, Informer, Informers, Runtime};
-use crate::shared::Shared;
+use crate::runtime::{Action, Change, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::update;
 
 /// Name of the controller (metrics; events report as `flotilla-scheduler`).
@@ -69,15 +69,9 @@ impl fmt::Display for BindingKey {
 
 /// What the scheduler needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
-    /// Karmada's feature gates (`--feature-gates`).
+    /// The control plane (bindings and Clusters), its Events; its worker count and metrics.
+    pub control: ControlPlane,
+    /// Feature gates: multiple pod templates, workload affinity.
     pub feature_gates: FeatureGates,
     /// The scheduler whose bindings it schedules (`default-scheduler`).
     pub scheduler_name: String,
@@ -87,10 +81,7 @@ impl Context {
     /// The scheduler's context: its handles from `shared`, its settings from `options`.
     pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
+            control: shared.control.clone(),
             feature_gates: options.feature_gates.clone(),
             scheduler_name: options.scheduler_name.clone(),
         }
@@ -120,11 +111,11 @@ struct Scheduler {
 /// Runs the scheduler until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let scheduler = Arc::new(Scheduler {
-        recorder: ctx.events.recorder(NAME),
+        recorder: ctx.control.events.recorder(NAME),
         queue: SchedulingQueue::new(QueueTiming::default()),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
-        clusters: ctx.informers.typed(),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
+        clusters: ctx.control.informers.typed(),
         options: ScheduleOptions {
             multiple_pod_templates: ctx
                 .feature_gates
@@ -148,7 +139,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         () = shutdown.cancelled() => return,
     }
     scheduler.watch();
-    let workers: Vec<_> = (0..scheduler.ctx.runtime.workers.max(1))
+    let workers: Vec<_> = (0..scheduler.ctx.control.runtime.workers.max(1))
         .map(|_| tokio::spawn(scheduler.clone().work()))
         .collect();
     shutdown.cancelled().await;
@@ -320,7 +311,7 @@ impl Scheduler {
             let span = reconcile_span(NAME, &object);
             let result = observed(
                 NAME,
-                self.ctx.runtime.metrics.clone(),
+                self.ctx.control.runtime.metrics.clone(),
                 self.reconcile(key.clone()),
             )
             .instrument(span)
@@ -342,6 +333,7 @@ impl Scheduler {
             }
             self.queue.done(&key);
             self.ctx
+                .control
                 .runtime
                 .metrics
                 .set_queue_depth(NAME, self.queue.len());
@@ -389,9 +381,9 @@ impl Scheduler {
         let resource = ApiResource::erase::<K>(&());
         match binding.meta().namespace.as_deref() {
             Some(ns) if !ns.is_empty() => {
-                Api::namespaced_with(self.ctx.client.clone(), ns, &resource)
+                Api::namespaced_with(self.ctx.control.client.clone(), ns, &resource)
             }
-            _ => Api::all_with(self.ctx.client.clone(), &resource),
+            _ => Api::all_with(self.ctx.control.client.clone(), &resource),
         }
     }
 

@@ -15,19 +15,19 @@ use flotilla_api::config::v1alpha1::InterpreterOperation;
 use flotilla_api::names::{events, eviction};
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use k8s_openapi::jiff::Timestamp;
-use kube::{Client, ResourceExt};
+use kube::ResourceExt;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use self::build::{Gates, Unhealthy, detect, evict, forget, split_by_health};
 use crate::bindings::{self, BindingObject, BindingRef, template_reference};
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, EventSink, reference};
+use crate::events::{EventRecorder, reference};
 use crate::features::{Feature, FeatureGates};
 use crate::interpreter::{Interpreter, enabled};
 use crate::options::Options;
-use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
-use crate::shared::Shared;
+use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::update::{self, Edit, Part};
 
 /// Name of the controllers in logs and metrics (Karmada names the RB one so; the CRB one is
@@ -36,17 +36,11 @@ pub(crate) const NAME: &str = eviction::PRODUCER_RB_APPLICATION_FAILOVER;
 
 /// What the application failover controllers need.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// The resource interpreter.
+    /// The control plane (bindings), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Whether a kind's health can be told (an InterpretHealth hook), which failover needs.
     pub interpreter: Arc<dyn Interpreter>,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
-    /// Karmada's feature gates (`--feature-gates`).
+    /// Feature gates: `GracefulEviction` and `StatefulFailoverInjection` shape the eviction.
     pub feature_gates: FeatureGates,
 }
 
@@ -54,11 +48,8 @@ impl Context {
     /// The application failover controllers' context: its handles from `shared`, its settings from `options`.
     pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
+            control: shared.control.clone(),
             interpreter: shared.interpreter.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
             feature_gates: options.feature_gates.clone(),
         }
     }
@@ -91,22 +82,24 @@ fn relevant<K: BindingObject>(change: &Change<'_, K>) -> bool {
 /// Runs both controllers until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ApplicationFailover {
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
         rb_recorder: ctx
+            .control
             .events
             .recorder(eviction::PRODUCER_RB_APPLICATION_FAILOVER),
         crb_recorder: ctx
+            .control
             .events
             .recorder(eviction::PRODUCER_CRB_APPLICATION_FAILOVER),
         unhealthy: Mutex::new(HashMap::new()),
         ctx,
     });
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.runtime);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.control.runtime);
     let crb = Controller::new(
         eviction::PRODUCER_CRB_APPLICATION_FAILOVER,
         &controller.crb,
-        &controller.ctx.runtime,
+        &controller.ctx.control.runtime,
     );
     rb.reconcile_changes(&controller.rb, relevant);
     crb.reconcile_changes(&controller.crb, relevant);
@@ -232,7 +225,10 @@ impl ApplicationFailover {
             graceful_eviction: self.enabled(Feature::GracefulEviction),
             stateful_failover_injection: self.enabled(Feature::StatefulFailoverInjection),
         };
-        let api = B::api(&self.ctx.client, &binding.namespace().unwrap_or_default());
+        let api = B::api(
+            &self.ctx.control.client,
+            &binding.namespace().unwrap_or_default(),
+        );
         let what = binding.describe();
         let written = update::update(
             &api,

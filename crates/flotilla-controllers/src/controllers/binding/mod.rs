@@ -14,17 +14,17 @@ use flotilla_api::policy::v1alpha1::{ClusterOverridePolicy, OverridePolicy, Reso
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use flotilla_core::selector::{TemplateRef, selectors_match};
-use kube::{Client, ResourceExt};
+use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::bindings;
-use crate::events::{EventRecorder, EventSink};
+use crate::events::EventRecorder;
 use crate::features::FeatureGates;
 use crate::interpreter::Interpreter;
 use crate::options::Options;
 use crate::resources::Resources;
-use crate::runtime::{self, Change, Controller, Informer, Informers, Runtime, Trigger};
-use crate::shared::Shared;
+use crate::runtime::{self, Change, Controller, Informer, Trigger};
+use crate::shared::{ControlPlane, Shared};
 use crate::templates::{TemplateKey, Templates, with_type};
 
 /// Name of the controller (metrics, events `flotilla-binding-controller`).
@@ -32,21 +32,15 @@ pub(crate) const NAME: &str = "binding-controller";
 
 /// What the binding controller needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// The control plane's served resources.
+    /// The control plane (bindings, Works, Clusters, override policies; the Works it writes).
+    pub control: ControlPlane,
+    /// Served resources, to find a template's cached copy when override policies change.
     pub resources: Resources,
-    /// Reads and writes templates.
+    /// Where each binding's template is read.
     pub templates: Templates,
-    /// The resource interpreter.
+    /// Revises each cluster's replicas in its copy of the template (ReviseReplica).
     pub interpreter: Arc<dyn Interpreter>,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
-    /// Karmada's feature gates (`--feature-gates`).
+    /// Feature gates: `StatefulFailoverInjection` puts a failed-over copy's preserved state on its labels.
     pub feature_gates: FeatureGates,
 }
 
@@ -54,13 +48,10 @@ impl Context {
     /// The binding controller's context: its handles from `shared`, its settings from `options`.
     pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
+            control: shared.control.clone(),
             resources: shared.resources.clone(),
             templates: shared.templates(),
             interpreter: shared.interpreter.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
             feature_gates: options.feature_gates.clone(),
         }
     }
@@ -82,13 +73,13 @@ pub(crate) struct BindingController {
 /// is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(BindingController {
-        recorder: ctx.events.recorder(NAME),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
-        works: ctx.informers.typed(),
-        clusters: ctx.informers.typed(),
-        op: ctx.informers.typed(),
-        cop: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
+        works: ctx.control.informers.typed(),
+        clusters: ctx.control.informers.typed(),
+        op: ctx.control.informers.typed(),
+        cop: ctx.control.informers.typed(),
         ctx,
     });
     let synced = async {
@@ -101,8 +92,8 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         () = synced => {}
         () = shutdown.cancelled() => return,
     }
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.runtime);
-    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.runtime);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.control.runtime);
+    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.control.runtime);
     rb.reconcile_changes(&controller.rb, runtime::spec_changed);
     crb.reconcile_changes(&controller.crb, runtime::spec_changed);
     controller.watch_overrides(&rb.trigger(), &crb.trigger());
@@ -196,7 +187,12 @@ impl BindingController {
             .ctx
             .resources
             .get_by_api_version(&key.api_version, &key.kind)
-            .and_then(|served| self.ctx.informers.dynamic_if_started(&served.resource))
+            .and_then(|served| {
+                self.ctx
+                    .control
+                    .informers
+                    .dynamic_if_started(&served.resource)
+            })
             .and_then(|informer| informer.get(&key.namespace, &key.name));
         match cached {
             Some(obj) => selectors_match(

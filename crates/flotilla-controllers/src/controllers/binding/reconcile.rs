@@ -57,7 +57,7 @@ impl BindingController {
     ) -> Result<Action> {
         let binding = match cached {
             Some(binding) => binding,
-            None => match get_opt(B::api(&self.ctx.client, namespace), name).await? {
+            None => match get_opt(B::api(&self.ctx.control.client, namespace), name).await? {
                 Some(binding) => binding,
                 None => return Ok(Action::await_change()),
             },
@@ -71,7 +71,7 @@ impl BindingController {
         if binding.meta().deletion_timestamp.is_some() {
             for work in self.works_of::<B>(&id) {
                 delete_work(
-                    &self.ctx.client,
+                    &self.ctx.control.client,
                     &work.namespace().unwrap_or_default(),
                     &work.name_any(),
                 )
@@ -91,7 +91,7 @@ impl BindingController {
             };
             if !expected.contains(cluster)
                 && let Err(err) =
-                    delete_work(&self.ctx.client, &work_namespace, &work.name_any()).await
+                    delete_work(&self.ctx.control.client, &work_namespace, &work.name_any()).await
             {
                 cleanup_errors.push(err);
             }
@@ -158,7 +158,10 @@ impl BindingController {
     }
 
     async fn remove_finalizer<B: BindingObject>(&self, binding: B) -> Result<()> {
-        let api = B::api(&self.ctx.client, &binding.namespace().unwrap_or_default());
+        let api = B::api(
+            &self.ctx.control.client,
+            &binding.namespace().unwrap_or_default(),
+        );
         let what = binding.describe();
         update::remove_finalizer(&api, &what, binding, B::finalizer()).await
     }
@@ -289,7 +292,7 @@ impl BindingController {
             })?;
         let known_absent = self.works.get(&desired.namespace, &desired.name).is_none();
         create_or_update_work(
-            &self.ctx.client,
+            &self.ctx.control.client,
             &desired,
             finalizers::EXECUTION,
             known_absent,

@@ -13,8 +13,8 @@ use flotilla_api::names::events;
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ClusterResourceBinding, ResourceBinding};
 use flotilla_core::conditions::set_condition;
+use kube::ResourceExt;
 use kube::core::TypeMeta;
-use kube::{Client, ResourceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -23,11 +23,11 @@ use crate::api::get_opt;
 use crate::bindings::{self, BindingObject, BindingRef};
 use crate::controllers::binding::build::expected_clusters;
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, EventSink, reference, reference_of};
+use crate::events::{EventRecorder, reference, reference_of};
 use crate::interpreter::{Answered, Interpreter, aggregate_status, enabled};
 use crate::resources::Resources;
-use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
-use crate::shared::Shared;
+use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::templates::{TemplateKey, with_type};
 use crate::update::{self, Edit, Part, Written};
 
@@ -43,30 +43,21 @@ const REPORT_PATIENCE: Duration = Duration::from_secs(3);
 
 /// What the binding status controller needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// The control plane's served resources.
+    /// The control plane (bindings and Works; the statuses it writes), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Served resources, to write a template's status through its own API.
     pub resources: Resources,
-    /// The resource interpreter.
+    /// Folds the members' status into the template's (AggregateStatus).
     pub interpreter: Arc<dyn Interpreter>,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
 }
 
 impl Context {
     /// The binding status controller's context: its handles from `shared`.
     pub(crate) fn new(shared: &Shared) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
+            control: shared.control.clone(),
             resources: shared.resources.clone(),
             interpreter: shared.interpreter.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
         }
     }
 }
@@ -96,10 +87,10 @@ fn binding_relevant<K: BindingObject>(change: &Change<'_, K>) -> bool {
 /// Runs the binding status controllers until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(BindingStatusController {
-        recorder: ctx.events.recorder(NAME),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
-        works: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
+        works: ctx.control.informers.typed(),
         ctx,
     });
     // A binding's status is computed from the cached Works: aggregating before they are listed would write
@@ -109,8 +100,8 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         () = controller.works.wait_synced() => {}
         () = shutdown.cancelled() => return,
     }
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.runtime);
-    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.runtime);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.control.runtime);
+    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.control.runtime);
     rb.reconcile_changes(&controller.rb, binding_relevant);
     crb.reconcile_changes(&controller.crb, binding_relevant);
     let (rb_trigger, crb_trigger) = (rb.trigger(), crb.trigger());
@@ -167,7 +158,7 @@ impl BindingStatusController {
         namespace: &str,
         name: &str,
     ) -> Result<Action> {
-        let api = B::api(&self.ctx.client, namespace);
+        let api = B::api(&self.ctx.control.client, namespace);
         let Some(binding) = (match cached {
             Some(binding) => Some(binding),
             None => get_opt(api.clone(), name).await?,

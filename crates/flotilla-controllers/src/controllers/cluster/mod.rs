@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::PostParams;
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
 use self::build::{
@@ -27,12 +27,12 @@ use self::build::{
 };
 use crate::api::get_opt;
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, EventSink, reference};
+use crate::events::{EventRecorder, reference};
 use crate::features::{Feature, FeatureGates};
 use crate::member::Members;
 use crate::options::Options;
-use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
-use crate::shared::Shared;
+use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (metrics, events `flotilla-cluster-controller`).
@@ -43,17 +43,11 @@ const CLEANUP_POLL: Duration = Duration::from_secs(2);
 
 /// What the cluster controller needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// Clients and informers of member clusters.
+    /// The control plane (Clusters, bindings, execution namespaces), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Member clients, forgotten when their Cluster goes.
     pub members: Members,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
-    /// Karmada's feature gates (`--feature-gates`).
+    /// Feature gates: `CustomizedClusterResourceModeling` gives new Clusters Karmada's default models.
     pub feature_gates: FeatureGates,
 }
 
@@ -61,11 +55,8 @@ impl Context {
     /// The cluster controller's context: its handles from `shared`, its settings from `options`.
     pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
+            control: shared.control.clone(),
             members: shared.members.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
             feature_gates: options.feature_gates.clone(),
         }
     }
@@ -82,13 +73,13 @@ struct ClusterController {
 /// Runs the cluster controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ClusterController {
-        recorder: ctx.events.recorder(NAME),
-        clusters: ctx.informers.typed(),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        clusters: ctx.control.informers.typed(),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
         ctx,
     });
-    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.runtime);
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.control.runtime);
     let (trigger, members) = (runner.trigger(), controller.ctx.members.clone());
     controller.clusters.add_handler(move |change| match change {
         // A Cluster gone for good (its finalizer released): forget its client.
@@ -104,7 +95,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
 
 impl ClusterController {
     async fn reconcile(&self, name: &str) -> Result<Action> {
-        let api: Api<Cluster> = Api::all(self.ctx.client.clone());
+        let api: Api<Cluster> = Api::all(self.ctx.control.client.clone());
         let Some(cluster) = get_opt(api.clone(), name).await? else {
             self.ctx.members.remove(name);
             return Ok(Action::await_change());
@@ -179,7 +170,7 @@ impl ClusterController {
 
     async fn ensure_execution_space(&self, cluster: &Cluster) -> Result<()> {
         let name = namespaces::execution_space(&cluster.name_any());
-        let api: Api<Namespace> = Api::all(self.ctx.client.clone());
+        let api: Api<Namespace> = Api::all(self.ctx.control.client.clone());
         if get_opt(api.clone(), &name).await?.is_some() {
             return Ok(());
         }
@@ -218,7 +209,7 @@ impl ClusterController {
     /// Removes the execution finalizer from every Work in `space`, without member cleanup (Karmada's
     /// `deleteFinalizerForWorks`). Done at every pass, so Works written meanwhile are released too.
     async fn release_works(&self, space: &str) -> Result<()> {
-        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), space);
+        let api: Api<Work> = Api::namespaced(self.ctx.control.client.clone(), space);
         let works = api
             .list(&Default::default())
             .await
@@ -251,7 +242,7 @@ impl ClusterController {
             // released, so that the execution namespace and then the Cluster can go.
             self.release_works(&space).await?;
         }
-        let namespaces_api: Api<Namespace> = Api::all(self.ctx.client.clone());
+        let namespaces_api: Api<Namespace> = Api::all(self.ctx.control.client.clone());
         if let Some(ns) = get_opt(namespaces_api.clone(), &space).await? {
             if ns.metadata.deletion_timestamp.is_none() {
                 match namespaces_api.delete(&space, &Default::default()).await {

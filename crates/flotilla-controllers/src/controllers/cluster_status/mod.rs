@@ -30,22 +30,18 @@ use crate::discovery::discover;
 use crate::error::{Error, Result};
 use crate::member::Members;
 use crate::options::Options;
-use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
-use crate::shared::Shared;
+use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 
 /// Name of the controller (metrics).
 pub(crate) const NAME: &str = "cluster-status-controller";
 
 /// What the cluster status controller needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// Clients and informers of member clusters.
+    /// The control plane (Clusters and their status; Leases of Pull clusters) and its reconciles.
+    pub control: ControlPlane,
+    /// Member clients, which the status is collected through.
     pub members: Members,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
     /// How often cluster status is collected (`--cluster-status-update-frequency`).
     pub cluster_status_update_frequency: Duration,
     /// Timeout of the health probe of a member.
@@ -64,10 +60,8 @@ impl Context {
     /// The cluster status controller's context: its handles from `shared`, its settings from `options`.
     pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
+            control: shared.control.clone(),
             members: shared.members.clone(),
-            runtime: shared.runtime.clone(),
             cluster_status_update_frequency: options.cluster_status_update_frequency,
             member_request_timeout: options.member_request_timeout,
             cluster_success_threshold: options.cluster_success_threshold,
@@ -89,13 +83,13 @@ struct ClusterStatusController {
 /// Runs the cluster status controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ClusterStatusController {
-        clusters: ctx.informers.typed(),
+        clusters: ctx.control.informers.typed(),
         thresholds: Thresholds::default(),
         leases: lease::Leases::default(),
         shutdown: shutdown.clone(),
         ctx,
     });
-    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.runtime);
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.control.runtime);
     let (trigger, this) = (runner.trigger(), Arc::downgrade(&controller));
     controller.clusters.add_handler(move |change| match change {
         Change::Added(cluster) => trigger.reconcile(cluster),
@@ -151,13 +145,15 @@ impl ClusterStatusController {
         let frequency = self.ctx.cluster_status_update_frequency;
         let cluster = match self.clusters.get("", name) {
             Some(cluster) => cluster.as_ref().clone(),
-            None => match get_opt(Api::<Cluster>::all(self.ctx.client.clone()), name).await? {
-                Some(cluster) => cluster,
-                None => {
-                    self.thresholds.forget(name);
-                    return Ok(Action::await_change());
+            None => {
+                match get_opt(Api::<Cluster>::all(self.ctx.control.client.clone()), name).await? {
+                    Some(cluster) => cluster,
+                    None => {
+                        self.thresholds.forget(name);
+                        return Ok(Action::await_change());
+                    }
                 }
-            },
+            }
         };
         // The control plane collects Push clusters with credentials, an agent its own (Pull) cluster.
         if cluster.metadata.deletion_timestamp.is_some()
@@ -202,7 +198,7 @@ impl ClusterStatusController {
                 // The agent's heartbeat, from the first time its member is seen healthy and Ready: the control
                 // plane's health monitor turns Ready Unknown when it lapses.
                 self.leases.ensure_started(
-                    &self.ctx.client,
+                    &self.ctx.control.client,
                     &cluster,
                     self.ctx.cluster_lease_duration,
                     self.ctx.cluster_lease_renew_interval_fraction,
@@ -275,7 +271,7 @@ impl ClusterStatusController {
         if current == status {
             return Ok(());
         }
-        let api: Api<Cluster> = Api::all(self.ctx.client.clone());
+        let api: Api<Cluster> = Api::all(self.ctx.control.client.clone());
         // A merge patch only adds and replaces; what disappeared, at any depth (the CPU of a member whose
         // pods are all gone), is sent as null so that it is removed.
         let new = serde_json::to_value(status).unwrap_or_default();

@@ -13,52 +13,28 @@ use flotilla_api::names::events;
 use flotilla_api::policy::v1alpha1::ClusterTaintPolicy;
 use flotilla_core::selector::cluster_matches;
 use k8s_openapi::jiff::Timestamp;
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
 use self::build::{policy_taints, taints_message};
 use crate::error::Result;
-use crate::events::{EventRecorder, EventSink, reference};
-use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime, spec_changed};
-use crate::shared::Shared;
+use crate::events::{EventRecorder, reference};
+use crate::runtime::{Action, Change, Controller, Informer, spec_changed};
+use crate::shared::ControlPlane;
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (Karmada's `cluster-taint-policy-controller`).
 pub(crate) const NAME: &str = "cluster-taint-policy-controller";
 
-/// What the ClusterTaintPolicy controller needs.
-pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
-}
-
-impl Context {
-    /// The ClusterTaintPolicy controller's context: its handles from `shared`.
-    pub(crate) fn new(shared: &Shared) -> Self {
-        Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
-        }
-    }
-}
-
 struct TaintPolicyController {
-    ctx: Context,
+    ctx: ControlPlane,
     recorder: EventRecorder,
     clusters: Arc<Informer<Cluster>>,
     policies: Arc<Informer<ClusterTaintPolicy>>,
 }
 
 /// Runs the controller until `shutdown` is cancelled.
-pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: ControlPlane, shutdown: CancellationToken) {
     let controller = Arc::new(TaintPolicyController {
         recorder: ctx.events.recorder(NAME),
         clusters: ctx.informers.typed(),

@@ -16,7 +16,7 @@ use flotilla_core::bindings::Binding;
 use flotilla_core::names::depended_by_label_key;
 use flotilla_core::selector::label_selector_matches;
 use kube::api::DynamicObject;
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, ResourceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -27,12 +27,12 @@ use self::build::{
 use crate::api::get_opt;
 use crate::bindings::BindingRef;
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, EventSink, reference, reference_of};
+use crate::events::{EventRecorder, reference, reference_of};
 use crate::interpreter::{Interpreter, enabled, get_dependencies};
 use crate::objects;
 use crate::resources::Resources;
-use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime, Trigger};
-use crate::shared::Shared;
+use crate::runtime::{Action, Change, Controller, Informer, Trigger};
+use crate::shared::{ControlPlane, Shared};
 use crate::templates::{TemplateKey, Templates, with_type};
 use crate::update::{self, Edit, Part};
 
@@ -41,33 +41,24 @@ pub(crate) const NAME: &str = "dependencies-distributor";
 
 /// What the dependencies distributor needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// The control plane's served resources.
+    /// The control plane (bindings; the attached bindings it writes), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Served resources, to watch the kinds dependencies are of.
     pub resources: Resources,
-    /// Reads and writes templates.
+    /// Where an independent binding's template is read.
     pub templates: Templates,
-    /// The resource interpreter.
+    /// A template's dependencies (InterpretDependency).
     pub interpreter: Arc<dyn Interpreter>,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
 }
 
 impl Context {
     /// The dependencies distributor's context: its handles from `shared`.
     pub(crate) fn new(shared: &Shared) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
+            control: shared.control.clone(),
             resources: shared.resources.clone(),
             templates: shared.templates(),
             interpreter: shared.interpreter.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
         }
     }
 }
@@ -96,11 +87,11 @@ fn rb_relevant(change: &Change<'_, ResourceBinding>) -> bool {
 
 /// Runs the distributor until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
-    let rb = ctx.informers.typed::<ResourceBinding>();
-    let runner = Controller::new(NAME, &rb, &ctx.runtime);
+    let rb = ctx.control.informers.typed::<ResourceBinding>();
+    let runner = Controller::new(NAME, &rb, &ctx.control.runtime);
     runner.reconcile_changes(&rb, rb_relevant);
     let controller = Arc::new(Distributor {
-        recorder: ctx.events.recorder(NAME),
+        recorder: ctx.control.events.recorder(NAME),
         trigger: runner.trigger(),
         rb,
         watched: Mutex::default(),
@@ -122,7 +113,7 @@ impl Distributor {
         kind: &str,
     ) -> Option<Arc<Informer<DynamicObject>>> {
         let served = self.ctx.resources.get_by_api_version(api_version, kind)?;
-        let informer = self.ctx.informers.dynamic(&served.resource);
+        let informer = self.ctx.control.informers.dynamic(&served.resource);
         let key = format!("{api_version}/{kind}");
         if self
             .watched
@@ -173,7 +164,8 @@ impl Distributor {
         let BindingRef::Namespaced { namespace, name } = key else {
             return Ok(Action::await_change());
         };
-        let api: Api<ResourceBinding> = Api::namespaced(self.ctx.client.clone(), &namespace);
+        let api: Api<ResourceBinding> =
+            Api::namespaced(self.ctx.control.client.clone(), &namespace);
         let Some(rb) = get_opt(api.clone(), &name).await? else {
             return Ok(Action::await_change());
         };
@@ -349,14 +341,19 @@ impl Distributor {
         self.ctx
             .resources
             .get_by_api_version(&resource.api_version, &resource.kind)
-            .and_then(|served| self.ctx.informers.dynamic_if_started(&served.resource))
+            .and_then(|served| {
+                self.ctx
+                    .control
+                    .informers
+                    .dynamic_if_started(&served.resource)
+            })
             .and_then(|informer| informer.get(&resource.namespace, &resource.name))
             .map(|obj| obj.labels().clone())
             .unwrap_or_default()
     }
 
     async fn detach_one(&self, namespace: &str, attached: &str, independent: &str) -> Result<()> {
-        let api: Api<ResourceBinding> = Api::namespaced(self.ctx.client.clone(), namespace);
+        let api: Api<ResourceBinding> = Api::namespaced(self.ctx.control.client.clone(), namespace);
         let what = format!("ResourceBinding {namespace}/{attached}");
         update::update(
             &api,
@@ -390,7 +387,7 @@ impl Distributor {
         let mut referrers = Vec::new();
         for snapshot in &binding.spec.required_by {
             let api: Api<ResourceBinding> =
-                Api::namespaced(self.ctx.client.clone(), &snapshot.namespace);
+                Api::namespaced(self.ctx.control.client.clone(), &snapshot.namespace);
             match get_opt(api, &snapshot.name).await? {
                 Some(referrer) => referrers.push(referrer.spec),
                 None if attaching => {
@@ -476,7 +473,8 @@ impl Distributor {
         let desired = &desired_attached(rb, id, dependency);
         let namespace = rb.namespace().unwrap_or_default();
         let name = desired.name_any();
-        let api: Api<ResourceBinding> = Api::namespaced(self.ctx.client.clone(), &namespace);
+        let api: Api<ResourceBinding> =
+            Api::namespaced(self.ctx.control.client.clone(), &namespace);
         let what = format!("ResourceBinding {namespace}/{name}");
         let create = || {
             let mut created = desired.clone();

@@ -28,7 +28,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{ApiResource, DynamicObject};
 use kube::core::object::HasSpec;
 use kube::runtime::reflector::ObjectRef;
-use kube::{Client, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
 use regex::Regex;
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinHandle;
@@ -39,13 +39,13 @@ use self::filter::{
 };
 use self::referenced::ReferencedVersions;
 use crate::error::Result;
-use crate::events::{EventRecorder, EventSink};
+use crate::events::EventRecorder;
 use crate::features::{Feature, FeatureGates};
 use crate::interpreter::Interpreter;
 use crate::options::Options;
 use crate::resources::Resources;
-use crate::runtime::{self, Action, Change, Controller, Informer, Informers, Runtime, Trigger};
-use crate::shared::Shared;
+use crate::runtime::{self, Action, Change, Controller, Informer, Trigger};
+use crate::shared::{ControlPlane, Shared};
 use crate::templates::{TemplateKey, Templates, with_type};
 
 /// Name of the controller (metrics, events `flotilla-resource-detector`).
@@ -96,21 +96,15 @@ struct Watched {
 
 /// What the resource detector needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// The control plane's served resources.
+    /// The control plane (policies, bindings, every propagatable resource), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Served resources: what the detector watches, refreshed by discovery.
     pub resources: Resources,
-    /// Reads and writes templates.
+    /// Where templates are read and claimed.
     pub templates: Templates,
-    /// The resource interpreter.
+    /// Replicas and components of a template for its binding (InterpretReplica, InterpretComponent).
     pub interpreter: Arc<dyn Interpreter>,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
-    /// Karmada's feature gates (`--feature-gates`).
+    /// Feature gates: policy preemption, workload affinity, multiple pod templates.
     pub feature_gates: FeatureGates,
     /// Namespaces whose templates are never propagated, beyond the reserved ones
     /// (`--skipped-propagating-namespaces`).
@@ -125,13 +119,10 @@ impl Context {
     /// The resource detector's context: its handles from `shared`, its settings from `options`.
     pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
+            control: shared.control.clone(),
             resources: shared.resources.clone(),
             templates: shared.templates(),
             interpreter: shared.interpreter.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
             feature_gates: options.feature_gates.clone(),
             skipped_propagating_namespaces: options.skipped_propagating_namespaces.clone(),
             skipped_propagating_apis: options.skipped_propagating_apis.clone(),
@@ -164,23 +155,33 @@ pub(crate) struct Detector {
 /// Runs the detector until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let detector = Arc::new(Detector {
-        recorder: ctx.events.recorder(NAME),
+        recorder: ctx.control.events.recorder(NAME),
         waiting: Mutex::default(),
         referenced: ReferencedVersions::default(),
         lazy: Mutex::default(),
-        permits: Arc::new(Semaphore::new(ctx.runtime.workers.max(1))),
+        permits: Arc::new(Semaphore::new(ctx.control.runtime.workers.max(1))),
         skipped: SkippedApis::parse(&ctx.skipped_propagating_apis),
         watched: Mutex::default(),
-        pp: ctx.informers.typed(),
-        cpp: ctx.informers.typed(),
-        op: ctx.informers.typed(),
-        cop: ctx.informers.typed(),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
+        pp: ctx.control.informers.typed(),
+        cpp: ctx.control.informers.typed(),
+        op: ctx.control.informers.typed(),
+        cop: ctx.control.informers.typed(),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
         ctx,
     });
-    let pp = Controller::new(POLICY_CONTROLLER, &detector.pp, &detector.ctx.runtime).workers(2);
-    let cpp = Controller::new(POLICY_CONTROLLER, &detector.cpp, &detector.ctx.runtime).workers(2);
+    let pp = Controller::new(
+        POLICY_CONTROLLER,
+        &detector.pp,
+        &detector.ctx.control.runtime,
+    )
+    .workers(2);
+    let cpp = Controller::new(
+        POLICY_CONTROLLER,
+        &detector.cpp,
+        &detector.ctx.control.runtime,
+    )
+    .workers(2);
     pp.reconcile_changes(&detector.pp, |change| {
         policy_relevant(
             change,
@@ -326,7 +327,11 @@ impl Detector {
     /// per watchable resource.
     async fn discovery_loop(self: Arc<Self>, shutdown: CancellationToken) {
         let crd_changed = Arc::new(Notify::new());
-        let crds = self.ctx.informers.typed::<CustomResourceDefinition>();
+        let crds = self
+            .ctx
+            .control
+            .informers
+            .typed::<CustomResourceDefinition>();
         crds.add_handler({
             let notify = crd_changed.clone();
             move |_| notify.notify_one()
@@ -363,7 +368,7 @@ impl Detector {
             let keep = wanted.contains_key(key);
             if !keep {
                 entry.stop.cancel();
-                self.ctx.informers.stop_dynamic(&entry.resource);
+                self.ctx.control.informers.stop_dynamic(&entry.resource);
             }
             keep
         });
@@ -371,9 +376,9 @@ impl Detector {
             if watched.contains_key(&key) {
                 continue;
             }
-            let informer = self.ctx.informers.dynamic(&resource);
-            let runner =
-                Controller::new(NAME, &informer, &self.ctx.runtime).permits(self.permits.clone());
+            let informer = self.ctx.control.informers.dynamic(&resource);
+            let runner = Controller::new(NAME, &informer, &self.ctx.control.runtime)
+                .permits(self.permits.clone());
             let trigger = runner.trigger();
             let detector = Arc::downgrade(self);
             let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());

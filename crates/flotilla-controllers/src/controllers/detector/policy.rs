@@ -34,7 +34,7 @@ impl Detector {
                     None => {
                         get_opt(
                             Api::<PropagationPolicy>::namespaced(
-                                self.ctx.client.clone(),
+                                self.ctx.control.client.clone(),
                                 namespace,
                             ),
                             &key.name,
@@ -52,7 +52,10 @@ impl Detector {
                 let chosen = id
                     .filter(|id| !id.is_empty())
                     .map(|id| Chosen::pp(&policy, id));
-                let api = Api::<PropagationPolicy>::namespaced(self.ctx.client.clone(), namespace);
+                let api = Api::<PropagationPolicy>::namespaced(
+                    self.ctx.control.client.clone(),
+                    namespace,
+                );
                 self.reconcile_policy_object(policy, chosen, api, finalizers::PROPAGATION_POLICY)
                     .await
             }
@@ -61,7 +64,7 @@ impl Detector {
                     Some(policy) => Some(policy.as_ref().clone()),
                     None => {
                         get_opt(
-                            Api::<ClusterPropagationPolicy>::all(self.ctx.client.clone()),
+                            Api::<ClusterPropagationPolicy>::all(self.ctx.control.client.clone()),
                             &key.name,
                         )
                         .await?
@@ -77,7 +80,7 @@ impl Detector {
                 let chosen = id
                     .filter(|id| !id.is_empty())
                     .map(|id| Chosen::cpp(&policy, id));
-                let api = Api::<ClusterPropagationPolicy>::all(self.ctx.client.clone());
+                let api = Api::<ClusterPropagationPolicy>::all(self.ctx.control.client.clone());
                 self.reconcile_policy_object(
                     policy,
                     chosen,
@@ -140,7 +143,7 @@ impl Detector {
             }
             if cluster_scoped {
                 remove_binding_claim::<ClusterResourceBinding>(
-                    &self.ctx.client,
+                    &self.ctx.control.client,
                     "",
                     &binding_name,
                     &chosen.claim,
@@ -148,7 +151,7 @@ impl Detector {
                 .await?;
             } else {
                 remove_binding_claim::<ResourceBinding>(
-                    &self.ctx.client,
+                    &self.ctx.control.client,
                     &binding_namespace,
                     &binding_name,
                     &chosen.claim,

@@ -204,7 +204,7 @@ impl Detector {
                     None => {
                         get_opt(
                             Api::<PropagationPolicy>::namespaced(
-                                self.ctx.client.clone(),
+                                self.ctx.control.client.clone(),
                                 namespace,
                             ),
                             name,
@@ -227,7 +227,7 @@ impl Detector {
                     Some(policy) => Some(policy.as_ref().clone()),
                     None => {
                         get_opt(
-                            Api::<ClusterPropagationPolicy>::all(self.ctx.client.clone()),
+                            Api::<ClusterPropagationPolicy>::all(self.ctx.control.client.clone()),
                             name,
                         )
                         .await?
@@ -269,11 +269,21 @@ impl Detector {
         let name = binding_name(objects::kind(&template), objects::name(&template));
         let namespace = objects::namespace(&template).to_owned();
         if namespace.is_empty() {
-            remove_binding_claim::<ClusterResourceBinding>(&self.ctx.client, "", &name, claim)
-                .await?;
+            remove_binding_claim::<ClusterResourceBinding>(
+                &self.ctx.control.client,
+                "",
+                &name,
+                claim,
+            )
+            .await?;
         } else {
-            remove_binding_claim::<ResourceBinding>(&self.ctx.client, &namespace, &name, claim)
-                .await?;
+            remove_binding_claim::<ResourceBinding>(
+                &self.ctx.control.client,
+                &namespace,
+                &name,
+                claim,
+            )
+            .await?;
         }
         if remove_claim(&mut template, claim) {
             self.ctx.templates.update(&template).await?;
@@ -340,7 +350,7 @@ impl Detector {
         let wrote = if cluster_scoped {
             let known_absent = self.crb.get("", name).is_none();
             upsert_binding::<ClusterResourceBinding>(
-                &self.ctx.client,
+                &self.ctx.control.client,
                 desired,
                 &chosen.claim,
                 objects::uid(template),
@@ -351,7 +361,7 @@ impl Detector {
             let namespace = desired.0.namespace.as_deref().unwrap_or_default();
             let known_absent = self.rb.get(namespace, name).is_none();
             upsert_binding::<ResourceBinding>(
-                &self.ctx.client,
+                &self.ctx.control.client,
                 desired,
                 &chosen.claim,
                 objects::uid(template),
@@ -449,7 +459,7 @@ impl Detector {
                 ),
             ));
         }
-        let api: Api<PriorityClass> = Api::all(self.ctx.client.clone());
+        let api: Api<PriorityClass> = Api::all(self.ctx.control.client.clone());
         match get_opt(api, &priority.priority_class_name).await? {
             Some(class) => Ok(Some(class.value.unwrap_or_default())),
             None => Err(Error::waiting(format!(

@@ -16,17 +16,17 @@ use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{annotations, labels};
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_core::prune::prune_irrelevant_fields;
+use kube::ResourceExt;
 use kube::api::DynamicObject;
-use kube::{Client, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
 use self::watcher::{ObjectWatcher, RecordKey};
 use super::work_status::ConditionPoster;
-use crate::events::{EventRecorder, EventSink};
+use crate::events::EventRecorder;
 use crate::interpreter::Interpreter;
 use crate::member::Members;
-use crate::runtime::{self, Change, Controller, Informer, Informers, Runtime};
-use crate::shared::Shared;
+use crate::runtime::{self, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::templates::with_type;
 
 /// Name of the controller (metrics, events `flotilla-execution-controller`).
@@ -49,18 +49,12 @@ impl std::fmt::Display for WorkKey {
 
 /// What the execution controller needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers (Works, Clusters).
-    pub informers: Informers,
+    /// The control plane (Works and Clusters), its Events and reconciles.
+    pub control: ControlPlane,
     /// Keeps the fields members own when it updates their objects (Retain, through the object watcher).
     pub interpreter: Arc<dyn Interpreter>,
     /// The members it applies to.
     pub members: Members,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run.
-    pub runtime: Runtime,
     /// Where the conditions it decides go: the work status controller writes them.
     pub conditions: ConditionPoster,
 }
@@ -69,12 +63,9 @@ impl Context {
     /// The execution controller's context, posting the conditions it decides to `conditions`.
     pub(crate) fn new(shared: &Shared, conditions: ConditionPoster) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
+            control: shared.control.clone(),
             interpreter: shared.interpreter.clone(),
             members: shared.members.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
             conditions,
         }
     }
@@ -92,9 +83,9 @@ pub(crate) struct ExecutionController {
 /// Runs the execution controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ExecutionController {
-        recorder: ctx.events.recorder(NAME),
-        works: ctx.informers.typed(),
-        clusters: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        works: ctx.control.informers.typed(),
+        clusters: ctx.control.informers.typed(),
         watcher: Arc::new(ObjectWatcher::new(ctx.interpreter.clone())),
         ctx,
     });
@@ -104,7 +95,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     }
     // Works live in their member's execution namespace: each member gets its own turns, so a member that
     // answers slowly does not hold the Works of the others.
-    let runner = Controller::new(NAME, &controller.works, &controller.ctx.runtime)
+    let runner = Controller::new(NAME, &controller.works, &controller.ctx.control.runtime)
         .per_partition(|work| work.namespace.clone().unwrap_or_default());
     runner.reconcile_changes(&controller.works, runtime::spec_changed);
     let trigger = runner.trigger();

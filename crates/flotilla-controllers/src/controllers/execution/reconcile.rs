@@ -38,7 +38,7 @@ fn template_reference(manifest: &Value) -> ObjectReference {
 
 impl ExecutionController {
     pub(super) async fn reconcile(&self, key: WorkKey) -> Result<Action> {
-        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &key.namespace);
+        let api: Api<Work> = Api::namespaced(self.ctx.control.client.clone(), &key.namespace);
         let work = match self.works.get(&key.namespace, &key.name) {
             Some(work) => work.as_ref().clone(),
             None => match get_opt(api.clone(), &key.name).await? {
@@ -54,9 +54,12 @@ impl ExecutionController {
         }
         let cluster = match self.clusters.get("", cluster_name) {
             Some(cluster) => Some(cluster),
-            None => get_opt(Api::<Cluster>::all(self.ctx.client.clone()), cluster_name)
-                .await?
-                .map(Arc::new),
+            None => get_opt(
+                Api::<Cluster>::all(self.ctx.control.client.clone()),
+                cluster_name,
+            )
+            .await?
+            .map(Arc::new),
         };
         // A Pull cluster's Works are its agent's (on the control plane), another cluster's not an agent's.
         if cluster

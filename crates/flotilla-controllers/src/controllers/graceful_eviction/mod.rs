@@ -12,15 +12,14 @@ use std::time::Duration;
 
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use k8s_openapi::jiff::Timestamp;
-use kube::Client;
 use tokio_util::sync::CancellationToken;
 
 use self::build::{assess, next_check};
 use crate::bindings::{self, BindingObject, BindingRef};
 use crate::error::Result;
 use crate::options::Options;
-use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
-use crate::shared::Shared;
+use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (Karmada's `graceful-eviction-controller`).
@@ -28,12 +27,8 @@ pub(crate) const NAME: &str = "graceful-eviction-controller";
 
 /// What the graceful eviction controller needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
+    /// The control plane (bindings and their eviction tasks) and its reconciles.
+    pub control: ControlPlane,
     /// How long a graceful eviction task without `gracePeriodSeconds` lasts (`--graceful-eviction-timeout`).
     pub graceful_eviction_timeout: Duration,
 }
@@ -42,9 +37,7 @@ impl Context {
     /// The graceful eviction controller's context: its handles from `shared`, its settings from `options`.
     pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
-            runtime: shared.runtime.clone(),
+            control: shared.control.clone(),
             graceful_eviction_timeout: options.graceful_eviction_timeout,
         }
     }
@@ -71,12 +64,12 @@ fn relevant<K: BindingObject>(change: &Change<'_, K>) -> bool {
 /// Runs the controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(GracefulEvictionController {
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
         ctx,
     });
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.runtime);
-    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.runtime);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.control.runtime);
+    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.control.runtime);
     rb.reconcile_changes(&controller.rb, relevant);
     crb.reconcile_changes(&controller.crb, relevant);
     bindings::run_both(
@@ -121,7 +114,7 @@ impl GracefulEvictionController {
         }
         let timeout = self.ctx.graceful_eviction_timeout;
         let now = Timestamp::now();
-        let api = B::api(&self.ctx.client, namespace);
+        let api = B::api(&self.ctx.control.client, namespace);
         let written = update::update(
             &api,
             &cached.describe(),

@@ -19,17 +19,17 @@ use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding, Targ
 use flotilla_core::state_preservation::state_for_eviction;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use k8s_openapi::jiff::Timestamp;
-use kube::{Client, ResourceExt};
+use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
 use self::build::{Verdict, applied_tolerations, evict, no_execute_taints, purge_mode, verdict};
 use crate::bindings::{BindingObject, template_reference};
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, EventSink, reference};
+use crate::events::{EventRecorder, reference};
 use crate::features::{Feature, FeatureGates};
 use crate::options::Options;
-use crate::runtime::{Action, Controller, Informer, Informers, Runtime, spec_changed};
-use crate::shared::Shared;
+use crate::runtime::{Action, Controller, Informer, spec_changed};
+use crate::shared::{ControlPlane, Shared};
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (Karmada's `taint-manager`).
@@ -41,15 +41,9 @@ const RETRY: Duration = Duration::from_secs(10);
 
 /// What the taint manager needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
-    /// Karmada's feature gates (`--feature-gates`).
+    /// The control plane (Clusters and the bindings on them), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Feature gates: `StatefulFailoverInjection` records a failed copy's state on the eviction.
     pub feature_gates: FeatureGates,
     /// Whether it evicts from clusters with untolerated NoExecute taints (`--enable-no-execute-taint-eviction`).
     pub enable_no_execute_taint_eviction: bool,
@@ -64,10 +58,7 @@ impl Context {
     /// The taint manager's context: its handles from `shared`, its settings from `options`.
     pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
+            control: shared.control.clone(),
             feature_gates: options.feature_gates.clone(),
             enable_no_execute_taint_eviction: options.enable_no_execute_taint_eviction,
             no_execute_taint_eviction_purge_mode: options.no_execute_taint_eviction_purge_mode,
@@ -93,14 +84,14 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
         .allow_burst(NonZeroU32::MIN);
     let controller = Arc::new(TaintManager {
-        recorder: ctx.events.recorder(NAME),
-        clusters: ctx.informers.typed(),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        clusters: ctx.control.informers.typed(),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
         limiter: RateLimiter::direct(quota),
         ctx,
     });
-    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.runtime);
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.control.runtime);
     let trigger = runner.trigger();
     // Taints live in the spec: a new or re-tainted cluster is looked at at once, then every RETRY.
     controller.clusters.add_handler(move |change| {
@@ -198,7 +189,10 @@ impl TaintManager {
         self.limiter.until_ready().await;
         let name = cluster.name_any();
         let flag = self.ctx.no_execute_taint_eviction_purge_mode;
-        let api = B::api(&self.ctx.client, &binding.namespace().unwrap_or_default());
+        let api = B::api(
+            &self.ctx.control.client,
+            &binding.namespace().unwrap_or_default(),
+        );
         let written = update::update(
             &api,
             &binding.describe(),

@@ -19,45 +19,21 @@ use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{events, finalizers};
 use flotilla_core::names::work_name;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, EventSink, reference};
-use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime, Trigger};
-use crate::shared::Shared;
+use crate::events::{EventRecorder, reference};
+use crate::runtime::{Action, Change, Controller, Informer, Trigger};
+use crate::shared::ControlPlane;
 use crate::works::{create_or_update_work, owned_work};
 
 /// Name of the controller (metrics, events `flotilla-unified-auth-controller`).
 pub(crate) const NAME: &str = "unified-auth-controller";
 
-/// What the unified-auth controller needs.
-pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers, shared with the other controllers.
-    pub informers: Informers,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run (workers, backoff, metrics).
-    pub runtime: Runtime,
-}
-
-impl Context {
-    /// The unified-auth controller's context: its handles from `shared`.
-    pub(crate) fn new(shared: &Shared) -> Self {
-        Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
-        }
-    }
-}
-
 struct UnifiedAuth {
-    ctx: Context,
+    ctx: ControlPlane,
     recorder: EventRecorder,
     clusters: Arc<Informer<Cluster>>,
     roles: Arc<Informer<ClusterRole>>,
@@ -65,7 +41,7 @@ struct UnifiedAuth {
 }
 
 /// Runs the unified-auth controller until `shutdown` is cancelled.
-pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: ControlPlane, shutdown: CancellationToken) {
     let controller = Arc::new(UnifiedAuth {
         recorder: ctx.events.recorder(NAME),
         clusters: ctx.informers.typed(),

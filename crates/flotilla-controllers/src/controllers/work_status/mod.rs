@@ -25,17 +25,17 @@ use flotilla_api::work::v1alpha2::ResourceHealth;
 use flotilla_core::conditions::{cluster_ready, is_true};
 use flotilla_core::names::cluster_of_execution_namespace;
 use kube::api::{Patch, PatchParams};
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
-use crate::events::{EventRecorder, EventSink, reference};
+use crate::events::{EventRecorder, reference};
 use crate::interpreter::{Interpreter, enabled, interpret_health, reflect_status};
 use crate::member::{Member, Members};
 use crate::objects;
-use crate::runtime::{Action, Change, Controller, Informer, Informers, Runtime};
-use crate::shared::Shared;
+use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::templates::with_type;
 
 pub(crate) use self::outbox::{ConditionOutbox, ConditionPoster, handover};
@@ -49,18 +49,12 @@ const COALESCE: Duration = Duration::from_millis(300);
 
 /// What the work status controller needs.
 pub(crate) struct Context {
-    /// The control plane's client.
-    pub client: Client,
-    /// The control plane's informers (Works, Clusters).
-    pub informers: Informers,
+    /// The control plane (Works and Clusters; the Work statuses it writes), its Events and reconciles.
+    pub control: ControlPlane,
     /// Reflects member status and health (InterpretStatus, InterpretHealth).
     pub interpreter: Arc<dyn Interpreter>,
     /// The members whose objects it reads.
     pub members: Members,
-    /// Where its Events go.
-    pub events: EventSink,
-    /// How its reconciles run.
-    pub runtime: Runtime,
     /// The execution controller's conditions, on their way to the Works.
     pub conditions: ConditionOutbox,
 }
@@ -69,12 +63,9 @@ impl Context {
     /// The work status controller's context, receiving the conditions posted to `conditions`' poster.
     pub(crate) fn new(shared: &Shared, conditions: ConditionOutbox) -> Self {
         Context {
-            client: shared.client.clone(),
-            informers: shared.informers.clone(),
+            control: shared.control.clone(),
             interpreter: shared.interpreter.clone(),
             members: shared.members.clone(),
-            events: shared.events.clone(),
-            runtime: shared.runtime.clone(),
             conditions,
         }
     }
@@ -90,15 +81,15 @@ struct WorkStatusController {
 /// Runs the work status controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(WorkStatusController {
-        recorder: ctx.events.recorder(NAME),
-        works: ctx.informers.typed(),
-        clusters: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        works: ctx.control.informers.typed(),
+        clusters: ctx.control.informers.typed(),
         ctx,
     });
     // One pool of permits, unlike the execution controller's one per member: reconciles here read the member
     // informers' caches, so a slow member does not hold them, and while they wait for a permit more of a
     // member object's changes gather into one reflection (per-member pools cost writes under load).
-    let runner = Controller::new(NAME, &controller.works, &controller.ctx.runtime);
+    let runner = Controller::new(NAME, &controller.works, &controller.ctx.control.runtime);
     let trigger = runner.trigger();
     controller.ctx.conditions.attach(trigger.clone());
     controller
@@ -231,7 +222,7 @@ impl WorkStatusController {
         if status.is_empty() {
             return Ok(Action::await_change());
         }
-        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &key.namespace);
+        let api: Api<Work> = Api::namespaced(self.ctx.control.client.clone(), &key.namespace);
         let patch = json!({ "status": status });
         let written = api
             .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
