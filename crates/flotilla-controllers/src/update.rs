@@ -17,13 +17,13 @@
 
 use std::fmt::Debug;
 
+use flotilla_client::api_error::is_not_found;
 use kube::api::PostParams;
 use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
-use flotilla_client::api_error::is_not_found;
 
 /// Attempts in all before an object that keeps changing under a write is left to the error policy.
 pub(crate) const ATTEMPTS: usize = 5;

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 use flotilla_api::names::{annotations, labels};
 use flotilla_api::work::v1alpha1::{Manifest, Work, WorkSpec, WorkloadTemplate};
+use flotilla_client::api_error::is_not_found;
+use flotilla_core::prune::prune_for_work;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::{Api, Client, ResourceExt};
 use serde_json::Value;
@@ -16,8 +18,6 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::objects;
 use crate::update::{self, Edit, Written};
-use flotilla_client::api_error::is_not_found;
-use flotilla_core::prune::prune_for_work;
 
 /// Everything a Work is made of.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -10,6 +10,7 @@ use std::time::Duration;
 use base64::Engine;
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::secret_keys;
+use flotilla_client::RateLimit;
 use k8s_openapi::api::core::v1::Secret;
 use kube::client::DynBody;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -18,7 +19,6 @@ use serde_json::json;
 use tower::util::MapResponseLayer;
 
 use crate::error::{Error, Result};
-use flotilla_client::RateLimit;
 
 /// Clusters whose disabled TLS verification was already reported.
 static INSECURE_REPORTED: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);

@@ -16,20 +16,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
+use client::build_watched_client;
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
+use flotilla_client::RateLimit;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::DynamicObject;
 use kube::core::GroupVersionKind;
 use kube::{Api, Client, ResourceExt};
-
-use client::build_watched_client;
 
 use crate::discovery::{ServedResource, resolve_kind};
 use crate::error::{Error, Result};
 use crate::objects::split_api_version;
 use crate::resources::dynamic_api;
 use crate::runtime::{Informer, Informers};
-use flotilla_client::RateLimit;
 
 /// Called for every member informer when it starts: `(cluster, resource, informer)`.
 pub(crate) type InformerHook =

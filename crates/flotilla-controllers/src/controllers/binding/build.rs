@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use flotilla_api::names::{annotations, namespaces};
 use flotilla_api::policy::v1alpha1::{ConflictResolution, PurgeMode, ReplicaSchedulingType};
 use flotilla_api::work::v1alpha2::ResourceBindingSpec;
+use flotilla_core::names::work_name;
+use flotilla_core::overrides::AppliedOverrides;
+use flotilla_core::scheduler::webster;
 use serde_json::Value;
 
 use crate::objects;
 use crate::works::{DesiredWork, decorate_manifest};
-use flotilla_core::names::work_name;
-use flotilla_core::overrides::AppliedOverrides;
-use flotilla_core::scheduler::webster;
 
 /// One cluster a binding's Works go to, and the replicas assigned there.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,12 +6,12 @@ use std::collections::BTreeSet;
 use flotilla_api::names::conditions as names;
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ObjectReference, ResourceHealth};
+use flotilla_core::conditions::{find, new_condition};
+use flotilla_core::names::cluster_of_execution_namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::ResourceExt;
 
 use crate::objects;
-use flotilla_core::conditions::{find, new_condition};
-use flotilla_core::names::cluster_of_execution_namespace;
 
 /// Why a Work could not be aggregated.
 #[derive(Debug, thiserror::Error)]

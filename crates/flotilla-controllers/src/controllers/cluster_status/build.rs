@@ -11,12 +11,12 @@ use flotilla_api::cluster::v1alpha1::{
 };
 use flotilla_api::names::conditions as names;
 use flotilla_apimachinery::quantity::Quantity;
+use flotilla_core::conditions::new_condition;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use tokio::time::Instant;
 
 use crate::discovery::Discovered;
-use flotilla_core::conditions::new_condition;
 
 /// What the health probe saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

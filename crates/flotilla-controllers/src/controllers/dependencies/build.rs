@@ -8,13 +8,13 @@ use flotilla_api::policy::v1alpha1::ConflictResolution;
 use flotilla_api::work::v1alpha2::{
     BindingSnapshot, ObjectReference, ResourceBinding, ResourceBindingSpec,
 };
+use flotilla_core::names::{binding_name, depended_by_label_key};
+use flotilla_core::selector::label_selector_matches;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::ResourceExt;
 use serde_json::Value;
 
 use crate::objects;
-use flotilla_core::names::{binding_name, depended_by_label_key};
-use flotilla_core::selector::label_selector_matches;
 
 /// Whether a dependency entry names an object (same apiVersion, kind and namespace, and the same name, or no
 /// name and a label selector matching `labels`).

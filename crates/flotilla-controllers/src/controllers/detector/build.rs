@@ -9,12 +9,12 @@ use flotilla_api::work::v1alpha2::{
     Component, ObjectReference, ReplicaRequirements, ResourceBindingSpec, SchedulePriority,
     Suspension, WorkloadAffinityGroups,
 };
+use flotilla_core::names::binding_name;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde_json::Value;
 
 use super::filter::Claim;
 use crate::objects;
-use flotilla_core::names::binding_name;
 
 /// Sets the claim of `policy` on a template (a PropagationPolicy's replaces a ClusterPropagationPolicy's);
 /// returns whether anything changed.

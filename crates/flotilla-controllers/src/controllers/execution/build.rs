@@ -4,11 +4,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_api::names::{annotations, labels};
+use flotilla_core::prune::prune_irrelevant_fields;
 use serde_json::Value;
 
 use crate::error::Error;
 use crate::objects;
-use flotilla_core::prune::prune_irrelevant_fields;
 
 /// Ownership: Flotilla may update `observed` when it carries `karmada.io/managed: "true"`, or when
 /// `desired` allows taking it over (`work.karmada.io/conflict-resolution: overwrite`).

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use flotilla_api::config::v1alpha1::InterpreterOperation;
+use flotilla_client::api_error::{is_already_exists, is_not_found};
 use kube::api::{DeleteParams, PostParams, PropagationPolicy};
 use serde_json::Value;
 
@@ -16,7 +17,6 @@ use crate::interpreter::{Interpreter, enabled, retain};
 use crate::member::Member;
 use crate::objects::{self, describe, value_to_dynamic};
 use crate::templates::with_type;
-use flotilla_client::api_error::{is_already_exists, is_not_found};
 
 /// Identifies one member object.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
