@@ -2,7 +2,7 @@
 //!
 //! Each `is_*` function returns the list of problems (empty when the value is valid), worded as the real
 //! API server words them, because clients and users match on these messages. Callers join the list with
-//! `"; "` (as upstream does) and wrap it into a [`crate::field::FieldError`].
+//! `"; "` (as upstream does) and wrap it into a [`super::field::FieldError`].
 
 /// Longest DNS-1123 label (and DNS-1035 label, label value and qualified-name name part).
 pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;

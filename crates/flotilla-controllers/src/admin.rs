@@ -1,5 +1,5 @@
 //! The admin listener: Prometheus `/metrics`, liveness `/healthz` and readiness `/readyz` (the manager adds the
-//! status page, `crate::journey::page`).
+//! status page, `flotilla_status_page::page`).
 //!
 //! `/healthz` answers `ok` while the process serves; `/readyz` answers `ok` once the manager has started its
 //! controllers (after leader election and interpreter readiness) and 503 before.

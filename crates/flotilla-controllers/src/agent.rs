@@ -13,12 +13,13 @@ use kube::Client;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{Context, Options};
-use crate::controllers;
+use crate::controllers::{self, cluster_status, execution, work_status};
 use crate::events::EventSink;
 use crate::interpreter::Interpreter;
 use crate::member::Members;
 use crate::metrics::Metrics;
+use crate::options::Options;
+use crate::shared::Shared;
 
 /// Why the agent could not start.
 #[derive(Debug, thiserror::Error)]
@@ -67,29 +68,30 @@ pub fn start(
         metrics.events_dropped(),
         &shutdown,
     );
-    let limit = options.cluster_api;
-    let mut ctx = Context::new(control.clone(), interpreter, events, metrics, options);
-    ctx.members = Members::for_agent(control, cluster, member, limit);
-    let task = tokio::spawn(run(ctx, shutdown.clone()));
+    let mut shared = Shared::new(control.clone(), interpreter, events, metrics, &options);
+    shared.members = Members::for_agent(control, cluster, member, options.cluster_api);
+    let task = tokio::spawn(run(shared, options, shutdown.clone()));
     Ok(AgentHandle { shutdown, task })
 }
 
-async fn run(ctx: Context, shutdown: CancellationToken) {
+async fn run(shared: Shared, options: Options, shutdown: CancellationToken) {
     let mut tasks = vec![tokio::spawn(controllers::cluster_status::run(
-        ctx.clone(),
+        cluster_status::Context::new(&shared, &options),
         shutdown.clone(),
     ))];
     tokio::select! {
-        () = ctx.interpreter.ready() => {}
+        () = shared.interpreter.ready() => {}
         () = shutdown.cancelled() => {}
     }
     if !shutdown.is_cancelled() {
+        // The execution controller decides Work conditions; the work status controller writes them.
+        let (conditions, outbox) = work_status::handover();
         tasks.push(tokio::spawn(controllers::execution::run(
-            ctx.clone(),
+            execution::Context::new(&shared, conditions),
             shutdown.clone(),
         )));
         tasks.push(tokio::spawn(controllers::work_status::run(
-            ctx.clone(),
+            work_status::Context::new(&shared, outbox),
             shutdown.clone(),
         )));
         tracing::info!("agent controllers started");
@@ -98,6 +100,6 @@ async fn run(ctx: Context, shutdown: CancellationToken) {
     for task in tasks {
         let _ = task.await;
     }
-    ctx.informers.shutdown();
-    ctx.members.shutdown();
+    shared.control.informers.shutdown();
+    shared.members.shutdown();
 }

@@ -2,10 +2,11 @@
 
 use std::fmt::Debug;
 
+use flotilla_client::api_error::is_not_found;
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
 
 /// GET that maps NotFound to `None`.
 ///

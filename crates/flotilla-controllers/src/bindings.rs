@@ -1,17 +1,13 @@
-//! What ResourceBinding and ClusterResourceBinding have in common for controllers: one trait so the detector,
-//! binding, status and dependency code is written once for both kinds.
+//! ResourceBindings and ClusterResourceBindings as the controllers handle them: [`BindingObject`] adds the API to
+//! `flotilla_core`'s [`Binding`] so the detector, binding, status and dependency code is written once for both
+//! kinds; [`BindingRef`] names the binding a Work belongs to; [`run_both`] runs a controller of each kind.
 
-use std::fmt::Debug;
 use std::sync::Arc;
 
-use flotilla_api::names::{annotations, finalizers, labels};
-use flotilla_api::work::v1alpha2::{
-    ClusterResourceBinding, ResourceBinding, ResourceBindingSpec, ResourceBindingStatus,
-};
-use kube::core::object::{HasSpec, HasStatus};
-use kube::{Api, Client, Resource, ResourceExt};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use flotilla_api::names::annotations;
+use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding, ResourceBindingSpec};
+use flotilla_core::bindings::Binding;
+use kube::{Api, Client, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -19,110 +15,19 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use crate::error::Result;
 use crate::runtime::{Action, Controller};
 
-/// A ResourceBinding or a ClusterResourceBinding.
-pub(crate) trait BindingObject:
-    Resource<DynamicType = ()>
-    + HasSpec<Spec = ResourceBindingSpec>
-    + HasStatus<Status = ResourceBindingStatus>
-    + Clone
-    + Debug
-    + Serialize
-    + DeserializeOwned
-    + Send
-    + Sync
-    + 'static
-{
-    /// Whether this is the cluster-scoped kind.
-    const CLUSTER_SCOPED: bool;
-    /// The kind's name, for messages.
-    const KIND: &'static str;
-
-    /// A new object.
-    fn build(name: &str, spec: ResourceBindingSpec) -> Self;
-
-    /// The permanent-id label key of this kind (also put on its Works and member objects).
-    fn permanent_id_label() -> &'static str {
-        if Self::CLUSTER_SCOPED {
-            labels::CLUSTER_RESOURCE_BINDING_PERMANENT_ID
-        } else {
-            labels::RESOURCE_BINDING_PERMANENT_ID
-        }
-    }
-
-    /// The binding controller's finalizer for this kind.
-    fn finalizer() -> &'static str {
-        if Self::CLUSTER_SCOPED {
-            finalizers::CLUSTER_RESOURCE_BINDING
-        } else {
-            finalizers::BINDING
-        }
-    }
-
+/// A [`Binding`] the controllers read and write through the API.
+pub(crate) trait BindingObject: Binding {
     /// An API for objects of this kind in `namespace` (ignored for the cluster-scoped kind).
     fn api(client: &Client, namespace: &str) -> Api<Self>;
-
-    /// `Kind namespace/name`, for messages.
-    fn describe(&self) -> String {
-        match self.namespace() {
-            Some(ns) if !Self::CLUSTER_SCOPED => format!("{} {ns}/{}", Self::KIND, self.name_any()),
-            _ => format!("{} {}", Self::KIND, self.name_any()),
-        }
-    }
-
-    /// `ResourceBinding(<ns>/<name>)` or `ClusterResourceBinding(<name>)`, as Karmada's event messages spell
-    /// it.
-    fn event_ref(&self) -> String {
-        if Self::CLUSTER_SCOPED {
-            format!("{}({})", Self::KIND, self.name_any())
-        } else {
-            format!(
-                "{}({}/{})",
-                Self::KIND,
-                self.namespace().unwrap_or_default(),
-                self.name_any()
-            )
-        }
-    }
-
-    /// Whether the binding's controlling owner is another object than the one with `uid` (a previous object
-    /// of the same name, whose binding awaits garbage collection).
-    fn owned_by_another(&self, uid: &str) -> bool {
-        self.owner_references()
-            .iter()
-            .find(|o| o.controller == Some(true))
-            .is_some_and(|o| o.uid != uid)
-    }
-
-    /// The permanent id, if set.
-    fn permanent_id(&self) -> Option<String> {
-        self.labels()
-            .get(Self::permanent_id_label())
-            .filter(|id| !id.is_empty())
-            .cloned()
-    }
 }
 
 impl BindingObject for ResourceBinding {
-    const CLUSTER_SCOPED: bool = false;
-    const KIND: &'static str = "ResourceBinding";
-
-    fn build(name: &str, spec: ResourceBindingSpec) -> Self {
-        ResourceBinding::new(name, spec)
-    }
-
     fn api(client: &Client, namespace: &str) -> Api<Self> {
         Api::namespaced(client.clone(), namespace)
     }
 }
 
 impl BindingObject for ClusterResourceBinding {
-    const CLUSTER_SCOPED: bool = true;
-    const KIND: &'static str = "ClusterResourceBinding";
-
-    fn build(name: &str, spec: ResourceBindingSpec) -> Self {
-        ClusterResourceBinding::new(name, spec)
-    }
-
     fn api(client: &Client, _namespace: &str) -> Api<Self> {
         Api::all(client.clone())
     }

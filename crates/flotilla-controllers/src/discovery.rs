@@ -2,7 +2,8 @@
 //! verbs and scope, and which version of each group is preferred.
 //!
 //! Unlike kube's `Discovery::run`, one failing group does not fail the whole run: its name is reported so the
-//! cluster status controller can say `Partial` (controllers spec §9.2) and the detector keeps what it found.
+//! cluster status controller can report its `CompleteAPIEnablements` condition `Partial` and the detector keeps
+//! what it found.
 
 use std::collections::BTreeSet;
 

@@ -1,4 +1,4 @@
-//! Karmada's `--controllers` (controllers spec §0): which of karmada-controller-manager's controllers run.
+//! Karmada's `--controllers`: which of karmada-controller-manager's controllers run.
 //! Entries are `*` (every controller on by default), `name` (enable) and `-name` (disable); the first entry
 //! naming a controller decides it, and without one a controller runs only under `*` and when it is on by
 //! default. Karmada checks no names, so neither does this.
@@ -9,15 +9,22 @@
 
 use std::fmt;
 
+/// `--controllers` name of the application failover controllers (one per binding kind).
+pub(crate) const APPLICATION_FAILOVER: &str = "applicationFailover";
+/// `--controllers` name of the deployment replicas syncer.
+pub(crate) const DEPLOYMENT_REPLICAS_SYNCER: &str = "deploymentReplicasSyncer";
+/// `--controllers` name of the unified-auth controller.
+pub(crate) const UNIFIED_AUTH: &str = "unifiedAuth";
+
 /// Karmada's controllers that are off unless `--controllers` names them.
 const DISABLED_BY_DEFAULT: &[&str] = &["hpaScaleTargetMarker", "deploymentReplicasSyncer"];
 
 /// The controllers Flotilla lets `--controllers` switch: its off-by-default ones, `applicationFailover` and
 /// `unifiedAuth`.
 const SWITCHABLE: &[&str] = &[
-    crate::controllers::replicas_syncer::CONTROLLER,
-    crate::controllers::application_failover::CONTROLLER,
-    crate::controllers::unified_auth::CONTROLLER,
+    DEPLOYMENT_REPLICAS_SYNCER,
+    APPLICATION_FAILOVER,
+    UNIFIED_AUTH,
 ];
 
 /// A `--controllers` value.

@@ -2,6 +2,7 @@
 //! whose [`Error::is_permanent`] decides between backoff and waiting for a change.
 
 use flotilla_api::config::v1alpha1::InterpreterOperation;
+use flotilla_client::api_error::{error_chain, kube_error_text};
 
 /// Result of controller operations.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -84,21 +85,6 @@ pub enum Error {
         /// The member cluster.
         cluster: String,
     },
-    /// A member's token controller did not fill a ServiceAccount token Secret in time (registration).
-    #[error(
-        "the member issued no token for ServiceAccount {namespace}/{service_account} within {}s: Secret \
-         {namespace}/{service_account} (type kubernetes.io/service-account-token) has no `token` (does the member \
-         run kube-controller-manager's ServiceAccount token controller?)",
-        .waited.as_secs()
-    )]
-    TokenNotIssued {
-        /// The member namespace.
-        namespace: String,
-        /// The ServiceAccount, and its token Secret's name.
-        service_account: String,
-        /// How long it was waited on.
-        waited: std::time::Duration,
-    },
     /// Several independent steps failed (e.g. one Work per cluster); each is reported.
     #[error("{}", join_errors(.0))]
     Multiple(Vec<Error>),
@@ -126,44 +112,6 @@ fn join_errors(errors: &[Error]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-/// The error and every source, joined by `: ` (for conditions, events and `Multiple`): sentences a person reads,
-/// so an API error is shown by its message and reason ([`kube_error_text`]), never as a debug dump.
-pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = String::new();
-    let mut current = Some(err);
-    while let Some(next) = current {
-        let (text, last) = match next.downcast_ref::<kube::Error>() {
-            Some(kube @ kube::Error::Api(_)) => (kube_error_text(kube), true),
-            _ => (next.to_string(), false),
-        };
-        // Some errors repeat their source's text in their own; print each piece once.
-        if !out.contains(&text) {
-            if !out.is_empty() {
-                out.push_str(": ");
-            }
-            out.push_str(&text);
-        }
-        if last {
-            break;
-        }
-        current = next.source();
-    }
-    out
-}
-
-/// A kube client error as a sentence. kube's own text of an API error appends the whole `Status` in debug form
-/// (`Status { status: Some(Failure), ... }`); this keeps what the API server said and why.
-pub fn kube_error_text(err: &kube::Error) -> String {
-    match err {
-        kube::Error::Api(status) if status.message.is_empty() => {
-            format!("the API server answered {} {}", status.code, status.reason)
-        }
-        kube::Error::Api(status) if status.reason.is_empty() => status.message.clone(),
-        kube::Error::Api(status) => format!("{} ({})", status.message, status.reason),
-        other => other.to_string(),
-    }
-}
-
 impl Error {
     /// A short, stable label for metrics and logs.
     pub fn category(&self) -> &'static str {
@@ -181,7 +129,6 @@ impl Error {
             Error::Waiting { .. } => "waiting",
             Error::Conflict { .. } => "member_conflict",
             Error::Schedule { .. } => "schedule",
-            Error::TokenNotIssued { .. } => "token_not_issued",
             Error::Panicked { .. } => "panicked",
             Error::Multiple(errors) => match errors.first() {
                 Some(first) if errors.iter().all(|e| e.category() == first.category()) => {
@@ -262,21 +209,6 @@ impl Error {
             _ => Err(Error::Multiple(errors)),
         }
     }
-}
-
-/// Whether a kube error is an API "404 Not Found".
-pub fn is_not_found(err: &kube::Error) -> bool {
-    matches!(err, kube::Error::Api(status) if status.code == 404)
-}
-
-/// Whether a kube error is an API "409 Conflict".
-pub fn is_conflict(err: &kube::Error) -> bool {
-    matches!(err, kube::Error::Api(status) if status.code == 409)
-}
-
-/// Whether a kube error is an API "409 AlreadyExists" (a create that lost a race).
-pub fn is_already_exists(err: &kube::Error) -> bool {
-    matches!(err, kube::Error::Api(status) if status.code == 409 && status.reason == "AlreadyExists")
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Karmada's feature gates (controllers spec §0), by Karmada's names and with Karmada's defaults, parsed from
+//! Karmada's feature gates, by Karmada's names and with Karmada's defaults, parsed from
 //! `--feature-gates` as Kubernetes components parse it (`A=true,B=false`, plus `AllAlpha` and `AllBeta`).
 //!
 //! Every gate Karmada knows is accepted, so a flag copied from a Karmada deployment works unchanged. Gates whose

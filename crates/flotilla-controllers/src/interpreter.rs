@@ -2,8 +2,9 @@
 //! `flotilla-interpreter` facade, and by fakes in tests) and typed helpers, one per operation, that turn the
 //! layer contract's [`Response`] into what each caller needs.
 //!
-//! Invariant: no controller interprets before [`Interpreter::ready`] resolved (interpreter spec §0: a layer is
-//! never "not yet synced" at dispatch time); the manager awaits it before starting interpreting controllers.
+//! Invariant: no controller interprets before [`Interpreter::ready`] resolved, so a layer is never "not yet
+//! synced" when a call reaches it (Karmada deleted member objects after a restart for want of this); the manager
+//! awaits it before starting interpreting controllers.
 
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, Component, ReplicaRequirements};

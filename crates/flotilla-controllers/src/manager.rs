@@ -9,26 +9,35 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use flotilla_client::api_error::error_chain;
+use flotilla_client::leader::LeaderElection;
+use flotilla_status_page::page::{Cache, Sources};
 use kube::Client;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{Context, Options};
-use crate::controllers;
+use crate::controllers::{
+    self, application_failover, binding, binding_status, cluster, cluster_health, cluster_status,
+    dependencies, detector, execution, graceful_eviction, namespace_sync, taint_manager,
+    work_status,
+};
 use crate::events::EventSink;
 use crate::features::Feature;
 use crate::interpreter::Interpreter;
-use crate::leader::LeaderElection;
 use crate::metrics::Metrics;
+use crate::options::Options;
+use crate::runtime::Informer;
+use crate::shared::Shared;
+use crate::{enabled_controllers, scheduler};
 
 /// How to run the manager.
 #[derive(Clone, Debug, Default)]
 pub struct ManagerOptions {
     /// Controller settings.
     pub controllers: Options,
-    /// Where to serve `/metrics`, `/healthz`, `/readyz` and the status page (`/`, [`crate::journey::page`]); port
+    /// Where to serve `/metrics`, `/healthz`, `/readyz` and the status page (`/`, [`flotilla_status_page::page`]); port
     /// 0 picks a free port; `None` serves nothing.
     pub admin_addr: Option<SocketAddr>,
     /// Lease-based leader election; `None` runs at once.
@@ -59,7 +68,7 @@ pub enum ManagerError {
 
 /// A running manager.
 pub struct ManagerHandle {
-    context: Context,
+    metrics: Metrics,
     shutdown: CancellationToken,
     ready: watch::Receiver<bool>,
     admin_addr: Option<SocketAddr>,
@@ -67,9 +76,9 @@ pub struct ManagerHandle {
 }
 
 impl ManagerHandle {
-    /// The context every controller shares (client, metrics, member access...).
-    pub fn context(&self) -> &Context {
-        &self.context
+    /// The metrics of every controller, as `/metrics` serves them.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// Where the admin listener listens, if it does.
@@ -147,12 +156,12 @@ pub async fn start(
         metrics.events_dropped(),
         &shutdown,
     );
-    let context = Context::new(
+    let shared = Shared::new(
         client,
         interpreter,
         events,
         metrics.clone(),
-        options.controllers.clone(),
+        &options.controllers,
     );
     let (ready_tx, ready) = watch::channel(false);
     let mut admin_addr = None;
@@ -161,8 +170,8 @@ pub async fn start(
             .await
             .map_err(|source| ManagerError::Listen { addr, source })?;
         admin_addr = listener.local_addr().ok();
-        let router = crate::admin::router(metrics, ready.clone())
-            .merge(crate::journey::page::router(&context));
+        let router = crate::admin::router(metrics.clone(), ready.clone())
+            .merge(flotilla_status_page::page::router(page_sources(&shared)));
         let stop = shutdown.clone();
         tokio::spawn(async move {
             if let Err(err) =
@@ -173,13 +182,14 @@ pub async fn start(
         });
     }
     let task = tokio::spawn(run(
-        context.clone(),
+        shared,
+        options.controllers,
         options.leader_election,
         shutdown.clone(),
         ready_tx,
     ));
     Ok(ManagerHandle {
-        context,
+        metrics,
         shutdown,
         ready,
         admin_addr,
@@ -187,8 +197,27 @@ pub async fn start(
     })
 }
 
+/// What the status page shows, from the informers the controllers share (started here if no controller started
+/// them yet).
+fn page_sources(shared: &Shared) -> Sources {
+    fn cache<K>(informer: &Informer<K>) -> Cache<K>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+    {
+        Cache::new(informer.store(), informer.synced())
+    }
+    Sources {
+        bindings: cache(&shared.control.informers.typed()),
+        cluster_bindings: cache(&shared.control.informers.typed()),
+        works: cache(&shared.control.informers.typed()),
+        journal: shared.interpreter.journal(),
+        client: shared.control.client.clone(),
+    }
+}
+
 async fn run(
-    ctx: Context,
+    shared: Shared,
+    options: Options,
     election: Option<LeaderElection>,
     shutdown: CancellationToken,
     ready: watch::Sender<bool>,
@@ -196,13 +225,13 @@ async fn run(
     let mut lost = None;
     if let Some(election) = election {
         tokio::select! {
-            result = election.acquire(&ctx.client) => {
-                result.map_err(|err| ManagerError::LeaderElection(err.message()))?;
+            result = election.acquire(&shared.control.client) => {
+                result.map_err(|err| ManagerError::LeaderElection(error_chain(&err)))?;
             }
             () = shutdown.cancelled() => return Ok(()),
         }
         tracing::info!(identity = %election.identity, "became leader");
-        let client = ctx.client.clone();
+        let client = shared.control.client.clone();
         let stop = shutdown.clone();
         lost = Some(tokio::spawn(async move {
             election.hold(&client).await;
@@ -221,31 +250,34 @@ async fn run(
     spawn(
         &mut tasks,
         controllers::cluster::NAME,
-        Box::pin(controllers::cluster::run(ctx.clone(), shutdown.clone())),
+        Box::pin(controllers::cluster::run(
+            cluster::Context::new(&shared, &options),
+            shutdown.clone(),
+        )),
     );
     spawn(
         &mut tasks,
         controllers::cluster_status::NAME,
         Box::pin(controllers::cluster_status::run(
-            ctx.clone(),
+            cluster_status::Context::new(&shared, &options),
             shutdown.clone(),
         )),
     );
-    if ctx.options.feature_gates.enabled(Feature::Failover) {
+    if options.feature_gates.enabled(Feature::Failover) {
         spawn(
             &mut tasks,
             controllers::cluster_taint_policy::NAME,
             Box::pin(controllers::cluster_taint_policy::run(
-                ctx.clone(),
+                shared.control.clone(),
                 shutdown.clone(),
             )),
         );
-        if ctx.options.enable_taint_manager {
+        if options.enable_taint_manager {
             spawn(
                 &mut tasks,
                 controllers::taint_manager::NAME,
                 Box::pin(controllers::taint_manager::run(
-                    ctx.clone(),
+                    taint_manager::Context::new(&shared, &options),
                     shutdown.clone(),
                 )),
             );
@@ -255,7 +287,7 @@ async fn run(
         &mut tasks,
         controllers::graceful_eviction::NAME,
         Box::pin(controllers::graceful_eviction::run(
-            ctx.clone(),
+            graceful_eviction::Context::new(&shared, &options),
             shutdown.clone(),
         )),
     );
@@ -263,7 +295,7 @@ async fn run(
         &mut tasks,
         controllers::cluster_health::NAME,
         Box::pin(controllers::cluster_health::run(
-            ctx.clone(),
+            cluster_health::Context::new(&shared, &options),
             shutdown.clone(),
         )),
     );
@@ -271,15 +303,15 @@ async fn run(
         &mut tasks,
         controllers::policy_normaliser::NAME,
         Box::pin(controllers::policy_normaliser::run(
-            ctx.clone(),
+            shared.control.clone(),
             shutdown.clone(),
         )),
     );
     spawn(
         &mut tasks,
-        crate::scheduler::controller::NAME,
-        Box::pin(crate::scheduler::controller::run(
-            ctx.clone(),
+        scheduler::controller::NAME,
+        Box::pin(scheduler::controller::run(
+            scheduler::controller::Context::new(&shared, &options),
             shutdown.clone(),
         )),
     );
@@ -287,94 +319,105 @@ async fn run(
         &mut tasks,
         controllers::namespace_sync::NAME,
         Box::pin(controllers::namespace_sync::run(
-            ctx.clone(),
+            namespace_sync::Context::new(&shared, &options),
             shutdown.clone(),
         )),
     );
-    if ctx
-        .options
+    if options
         .controllers
-        .enabled(controllers::unified_auth::CONTROLLER)
+        .enabled(enabled_controllers::UNIFIED_AUTH)
     {
         spawn(
             &mut tasks,
             controllers::unified_auth::NAME,
             Box::pin(controllers::unified_auth::run(
-                ctx.clone(),
+                shared.control.clone(),
                 shutdown.clone(),
             )),
         );
     }
     tokio::select! {
-        () = ctx.interpreter.ready() => {}
+        () = shared.interpreter.ready() => {}
         () = shutdown.cancelled() => {}
     }
     if !shutdown.is_cancelled() {
         spawn(
             &mut tasks,
             controllers::detector::NAME,
-            Box::pin(controllers::detector::run(ctx.clone(), shutdown.clone())),
+            Box::pin(controllers::detector::run(
+                detector::Context::new(&shared, &options),
+                shutdown.clone(),
+            )),
         );
         spawn(
             &mut tasks,
             controllers::binding::NAME,
-            Box::pin(controllers::binding::run(ctx.clone(), shutdown.clone())),
+            Box::pin(controllers::binding::run(
+                binding::Context::new(&shared, &options),
+                shutdown.clone(),
+            )),
         );
+        // The execution controller decides Work conditions; the work status controller writes them.
+        let (conditions, outbox) = work_status::handover();
         spawn(
             &mut tasks,
             controllers::execution::NAME,
-            Box::pin(controllers::execution::run(ctx.clone(), shutdown.clone())),
+            Box::pin(controllers::execution::run(
+                execution::Context::new(&shared, conditions),
+                shutdown.clone(),
+            )),
         );
         spawn(
             &mut tasks,
             controllers::work_status::NAME,
-            Box::pin(controllers::work_status::run(ctx.clone(), shutdown.clone())),
+            Box::pin(controllers::work_status::run(
+                work_status::Context::new(&shared, outbox),
+                shutdown.clone(),
+            )),
         );
         spawn(
             &mut tasks,
             controllers::binding_status::NAME,
             Box::pin(controllers::binding_status::run(
-                ctx.clone(),
+                binding_status::Context::new(&shared),
                 shutdown.clone(),
             )),
         );
-        if ctx.options.feature_gates.enabled(Feature::PropagateDeps) {
+        if options.feature_gates.enabled(Feature::PropagateDeps) {
             spawn(
                 &mut tasks,
                 controllers::dependencies::NAME,
                 Box::pin(controllers::dependencies::run(
-                    ctx.clone(),
+                    dependencies::Context::new(&shared),
                     shutdown.clone(),
                 )),
             );
         }
         // After the interpreter, whose InterpretHealth hooks decide which bindings it watches. Not behind the
         // `Failover` gate: Karmada starts it whenever `applicationFailover` is enabled, since a policy asks for it
-        // with `spec.failover.application` (controllers spec §9.8 says otherwise; Karmada's code is followed).
-        if ctx
-            .options
+        // with `spec.failover.application`.
+        if options
             .controllers
-            .enabled(controllers::application_failover::CONTROLLER)
+            .enabled(enabled_controllers::APPLICATION_FAILOVER)
         {
             spawn(
                 &mut tasks,
                 controllers::application_failover::NAME,
                 Box::pin(controllers::application_failover::run(
-                    ctx.clone(),
+                    application_failover::Context::new(&shared, &options),
                     shutdown.clone(),
                 )),
             );
         }
-        if ctx
-            .options
+        if options
             .controllers
-            .enabled(controllers::replicas_syncer::CONTROLLER)
+            .enabled(enabled_controllers::DEPLOYMENT_REPLICAS_SYNCER)
         {
             spawn(
                 &mut tasks,
                 controllers::replicas_syncer::NAME,
                 Box::pin(controllers::replicas_syncer::run(
-                    ctx.clone(),
+                    shared.control.clone(),
                     shutdown.clone(),
                 )),
             );
@@ -387,8 +430,8 @@ async fn run(
     for task in tasks {
         let _ = task.await;
     }
-    ctx.informers.shutdown();
-    ctx.members.shutdown();
+    shared.control.informers.shutdown();
+    shared.members.shutdown();
     if let Some(lost) = lost {
         let leadership_lost = lost.is_finished();
         lost.abort();

@@ -96,7 +96,7 @@ impl Resources {
                 Ok(found)
             }
             Ok(None) => Err(Error::waiting(format!("{api_version} {kind} to be served"))),
-            Err(err) if crate::error::is_not_found(&err) => {
+            Err(err) if flotilla_client::api_error::is_not_found(&err) => {
                 Err(Error::waiting(format!("{api_version} {kind} to be served")))
             }
             Err(source) => Err(Error::kube(

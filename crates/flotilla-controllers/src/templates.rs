@@ -1,12 +1,14 @@
 //! Reading and writing resource templates (any kind) on the control plane: from the detector's informer cache
 //! when it is current, else live.
 
+use flotilla_client::api_error::is_not_found;
 use kube::api::{DynamicObject, PostParams};
 use serde_json::Value;
 
-use crate::context::Context;
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
 use crate::objects::{self, dynamic_to_value, value_to_dynamic};
+use crate::resources::Resources;
+use crate::runtime::Informers;
 
 /// Identifies a template.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -59,65 +61,77 @@ pub(crate) fn with_type(object: &DynamicObject, api_version: &str, kind: &str) -
     value
 }
 
-/// The template, from the informer cache when its informer is running and synced, else from the API server;
-/// `None` when it does not exist (or its kind is not served).
-///
-/// # Errors
-/// When the live read fails for another reason than NotFound.
-pub(crate) async fn get(ctx: &Context, key: &TemplateKey) -> Result<Option<Value>> {
-    let Some(served) = ctx
-        .resources
-        .get_by_api_version(&key.api_version, &key.kind)
-    else {
-        return get_live(ctx, key).await;
-    };
-    if let Some(informer) = ctx.informers.dynamic_if_started(&served.resource)
-        && informer.is_synced()
-    {
-        return Ok(informer
-            .get(
-                if served.namespaced {
-                    &key.namespace
-                } else {
-                    ""
-                },
-                &key.name,
-            )
-            .map(|obj| with_type(&obj, &key.api_version, &key.kind)));
-    }
-    get_live(ctx, key).await
+/// Where templates are read and written: the control plane's informers (the detector's caches of every
+/// propagated kind) and its served resources. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Templates {
+    /// The control plane's informers.
+    pub informers: Informers,
+    /// The control plane's served resources.
+    pub resources: Resources,
 }
 
-/// The template as the API server has it now.
-///
-/// # Errors
-/// When the read fails for another reason than NotFound or the kind not being served.
-pub(crate) async fn get_live(ctx: &Context, key: &TemplateKey) -> Result<Option<Value>> {
-    let served = match ctx.resources.resolve(&key.api_version, &key.kind).await {
-        Ok(served) => served,
-        Err(Error::Waiting { .. }) => return Ok(None),
-        Err(err) => return Err(err),
-    };
-    let api = ctx.resources.api(&served, &key.namespace);
-    match api.get(&key.name).await {
-        Ok(obj) => Ok(Some(with_type(&obj, &key.api_version, &key.kind))),
-        Err(err) if is_not_found(&err) => Ok(None),
-        Err(source) => Err(Error::kube("get", key.to_string(), source)),
+impl Templates {
+    /// The template, from the informer cache when its informer is running and synced, else from the API server;
+    /// `None` when it does not exist (or its kind is not served).
+    ///
+    /// # Errors
+    /// When the live read fails for another reason than NotFound.
+    pub(crate) async fn get(&self, key: &TemplateKey) -> Result<Option<Value>> {
+        let Some(served) = self
+            .resources
+            .get_by_api_version(&key.api_version, &key.kind)
+        else {
+            return self.get_live(key).await;
+        };
+        if let Some(informer) = self.informers.dynamic_if_started(&served.resource)
+            && informer.is_synced()
+        {
+            return Ok(informer
+                .get(
+                    if served.namespaced {
+                        &key.namespace
+                    } else {
+                        ""
+                    },
+                    &key.name,
+                )
+                .map(|obj| with_type(&obj, &key.api_version, &key.kind)));
+        }
+        self.get_live(key).await
     }
-}
 
-/// Replaces a template (optimistic concurrency on its `resourceVersion`) and returns what the server stored.
-///
-/// # Errors
-/// `Kube` (a 409 Conflict when the template changed meanwhile).
-pub(crate) async fn update(ctx: &Context, template: &Value) -> Result<Value> {
-    let key = TemplateKey::of(template);
-    let served = ctx.resources.resolve(&key.api_version, &key.kind).await?;
-    let api = ctx.resources.api(&served, &key.namespace);
-    let object = value_to_dynamic(template.clone())?;
-    let stored = api
-        .replace(&key.name, &PostParams::default(), &object)
-        .await
-        .map_err(|source| Error::kube("update", key.to_string(), source))?;
-    Ok(with_type(&stored, &key.api_version, &key.kind))
+    /// The template as the API server has it now.
+    ///
+    /// # Errors
+    /// When the read fails for another reason than NotFound or the kind not being served.
+    pub(crate) async fn get_live(&self, key: &TemplateKey) -> Result<Option<Value>> {
+        let served = match self.resources.resolve(&key.api_version, &key.kind).await {
+            Ok(served) => served,
+            Err(Error::Waiting { .. }) => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        let api = self.resources.api(&served, &key.namespace);
+        match api.get(&key.name).await {
+            Ok(obj) => Ok(Some(with_type(&obj, &key.api_version, &key.kind))),
+            Err(err) if is_not_found(&err) => Ok(None),
+            Err(source) => Err(Error::kube("get", key.to_string(), source)),
+        }
+    }
+
+    /// Replaces a template (optimistic concurrency on its `resourceVersion`) and returns what the server stored.
+    ///
+    /// # Errors
+    /// `Kube` (a 409 Conflict when the template changed meanwhile).
+    pub(crate) async fn update(&self, template: &Value) -> Result<Value> {
+        let key = TemplateKey::of(template);
+        let served = self.resources.resolve(&key.api_version, &key.kind).await?;
+        let api = self.resources.api(&served, &key.namespace);
+        let object = value_to_dynamic(template.clone())?;
+        let stored = api
+            .replace(&key.name, &PostParams::default(), &object)
+            .await
+            .map_err(|source| Error::kube("update", key.to_string(), source))?;
+        Ok(with_type(&stored, &key.api_version, &key.kind))
+    }
 }

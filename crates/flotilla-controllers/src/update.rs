@@ -17,12 +17,13 @@
 
 use std::fmt::Debug;
 
+use flotilla_client::api_error::is_not_found;
 use kube::api::PostParams;
 use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
 
 /// Attempts in all before an object that keeps changing under a write is left to the error policy.
 pub(crate) const ATTEMPTS: usize = 5;

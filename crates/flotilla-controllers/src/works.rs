@@ -1,4 +1,4 @@
-//! Writing Works (controllers spec §5.3 step 11, §10.1): manifest decoration and normalisation as Karmada's
+//! Writing Works (for bindings and for propagated namespaces): manifest decoration and normalisation as Karmada's
 //! `CreateOrUpdateWork` plus its Work webhook do, and the create-or-update itself.
 //!
 //! Doing the webhook's normalisation here (prune, managed-label and managed-annotation lists, the Work's
@@ -9,13 +9,14 @@ use std::collections::BTreeMap;
 
 use flotilla_api::names::{annotations, labels};
 use flotilla_api::work::v1alpha1::{Manifest, Work, WorkSpec, WorkloadTemplate};
+use flotilla_client::api_error::is_not_found;
+use flotilla_core::prune::prune_for_work;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::{Api, Client, ResourceExt};
 use serde_json::Value;
 
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
 use crate::objects;
-use crate::prune::prune_for_work;
 use crate::update::{self, Edit, Written};
 
 /// Everything a Work is made of.
@@ -39,8 +40,8 @@ pub(crate) struct DesiredWork {
     pub preserve_resources_on_deletion: bool,
 }
 
-/// §5.3 step 11, first half: the ownership marker, template uid, owning Work and conflict resolution on the
-/// manifest; then prune (§6.2) and drop a Job's `ttlSecondsAfterFinished`.
+/// Karmada's `CreateOrUpdateWork`, first half: the ownership marker, template uid, owning Work and conflict
+/// resolution on the manifest; then prune it (`flotilla_core::prune`) and drop a Job's `ttlSecondsAfterFinished`.
 pub(crate) fn decorate_manifest(
     manifest: &mut Value,
     work_namespace: &str,
@@ -92,7 +93,8 @@ pub(crate) fn owned_work(
     }
 }
 
-/// §5.3 step 11, second half (the Work webhook's normalisation): recompute the managed-annotations list
+/// Karmada's `CreateOrUpdateWork`, second half (the Work webhook's normalisation, done here so that an update
+/// writes what the webhook would leave): recompute the managed-annotations list
 /// (always naming both managed-* keys), copy the Work's permanent id into the labels, recompute the
 /// managed-labels list.
 pub(crate) fn finalize_manifest(manifest: &mut Value, work_permanent_id: Option<&str>) {

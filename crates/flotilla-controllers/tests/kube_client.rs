@@ -8,7 +8,7 @@ use crate::support;
 
 use std::time::{Duration, Instant};
 
-use flotilla_controllers::kube_client::{self, RateLimit};
+use flotilla_client::{self as kube_client, RateLimit};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{ObjectMeta, PostParams, WatchEvent, WatchParams};

@@ -13,7 +13,7 @@ use std::time::Duration;
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use flotilla_controllers::Interpreter;
 use flotilla_controllers::agent;
-use flotilla_controllers::join::{Registration, register_pull};
+use flotilla_join::{Registration, register_pull};
 use flotilla_simulator::{Simulator, SimulatorConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;

@@ -145,7 +145,7 @@ fn facade(c: &mut Criterion) {
 }
 
 fn quantity(c: &mut Criterion) {
-    use flotilla_interpreter::quantity::Quantity;
+    use flotilla_apimachinery::quantity::Quantity;
     c.bench_function("quantity/parse+add+print", |b| {
         b.iter(|| {
             let sum = Quantity::parse(black_box("100m")).unwrap()

@@ -47,6 +47,12 @@ where
     }
 }
 
+impl ConfigSink<ResourceInterpreterCustomization> for CustomizationLayer {
+    fn replace_all(&self, objects: Vec<ResourceInterpreterCustomization>) {
+        CustomizationLayer::replace_all(self, objects);
+    }
+}
+
 impl ConfigSink<ResourceInterpreterWebhookConfiguration> for WebhookLayer {
     fn replace_all(&self, objects: Vec<ResourceInterpreterWebhookConfiguration>) {
         WebhookLayer::replace_all(self, objects);

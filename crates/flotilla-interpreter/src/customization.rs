@@ -13,7 +13,6 @@ use flotilla_api::config::v1alpha1::{InterpreterOperation, ResourceInterpreterCu
 use futures::future::BoxFuture;
 use kube::core::GroupVersionKind;
 
-use crate::config::ConfigSink;
 use crate::lua::{Input, LuaVm, RuleSet};
 use crate::{Error, Handles, Layer, LayerKind, Request, Response};
 
@@ -77,12 +76,6 @@ impl CustomizationLayer {
     pub fn interpret_blocking(&self, input: impl Into<Input>) -> Result<Response, Error> {
         self.rules()
             .interpret_blocking(&self.vm, LayerKind::Customization, input)
-    }
-}
-
-impl ConfigSink<ResourceInterpreterCustomization> for CustomizationLayer {
-    fn replace_all(&self, objects: Vec<ResourceInterpreterCustomization>) {
-        CustomizationLayer::replace_all(self, objects);
     }
 }
 

@@ -10,7 +10,6 @@ pub mod facade;
 pub mod layer;
 pub mod lua;
 pub mod native;
-pub mod quantity;
 pub mod testdata;
 pub(crate) mod thirdparty;
 pub mod webhook;

@@ -82,9 +82,7 @@ async fn up_serves_member3_in_pull_mode_and_converges_from_a_push_registration()
     // The members' kubeconfig still reaches member3 directly.
     let direct = client(&first.members, "member3").await;
     assert_eq!(
-        flotilla_controllers::join::member_id(&direct)
-            .await
-            .unwrap(),
+        flotilla_join::member_id(&direct).await.unwrap(),
         member3.spec.id
     );
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::secret_keys;
-use flotilla_controllers::kube_client::{self, RateLimit};
+use flotilla_client::RateLimit;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Client, ResourceExt};
 
@@ -146,7 +146,7 @@ async fn build(cluster: &Cluster, token: &str, ca: Option<&[u8]>) -> Result<Clie
         .map_err(|error| refused(&error))?
         .build();
     let unlimited = RateLimit { qps: 0.0, burst: 0 };
-    let requests = kube_client::builder(config, unlimited)
+    let requests = flotilla_client::builder(config, unlimited)
         .map_err(|error| refused(&error))?
         .build();
     Ok(Clients { requests, upgrades })

@@ -1,4 +1,4 @@
-//! karmada-webhook's `resourceinterpretercustomization` validation (interpreter spec §5.2): a created or updated
+//! karmada-webhook's `resourceinterpretercustomization` validation: a created or updated
 //! customization is refused when one of its operations is also customized by another customization of the same
 //! target (dependency interpretation excepted), or when one of its Lua scripts does not compile. The checks are
 //! the interpreter's own, the ones `flotilla interpret --check` reports.

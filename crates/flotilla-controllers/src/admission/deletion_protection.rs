@@ -1,4 +1,4 @@
-//! karmada-webhook's `resourcedeletionprotection` (controllers spec §1.9): any object labelled
+//! karmada-webhook's `resourcedeletionprotection`: any object labelled
 //! `resourcetemplate.karmada.io/deletion-protected: Always` cannot be deleted until the label is removed. Other
 //! values of the label, and every operation but DELETE, are allowed.
 

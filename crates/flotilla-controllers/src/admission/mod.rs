@@ -1,4 +1,4 @@
-//! karmada-webhook's validating admission (controllers spec §1.9, interpreter spec §5.2), decided here and served
+//! karmada-webhook's validating admission, decided here and served
 //! by `flotilla controller-manager` as an AdmissionReview v1 webhook:
 //!
 //! - [`deletion_protection`]: a DELETE of an object labelled `resourcetemplate.karmada.io/deletion-protected:

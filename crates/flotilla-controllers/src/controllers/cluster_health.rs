@@ -1,4 +1,4 @@
-//! The health monitor of Pull clusters (controllers spec §9.3, part of Karmada's cluster controller): every
+//! The health monitor of Pull clusters (part of Karmada's cluster controller): every
 //! `--cluster-monitor-period`, a Pull cluster whose Ready condition has not changed and whose Lease
 //! `karmada-cluster/<cluster>` has not been renewed within the grace period (`--cluster-monitor-grace-period`;
 //! `--cluster-startup-grace-period` from its creation while it never posted a status) gets Ready `Unknown`:
@@ -13,21 +13,49 @@ use std::time::Duration;
 
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use flotilla_api::names::{conditions as names, namespaces};
+use flotilla_core::conditions::{find, new_condition};
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Patch, PatchParams};
-use kube::{Api, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::conditions::{find, new_condition};
-use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::runtime::Informer;
+use crate::options::Options;
+use crate::runtime::{Informer, Informers};
+use crate::shared::Shared;
 
 /// Name of the monitor (logs).
 pub(crate) const NAME: &str = "cluster-health-monitor";
+
+/// What the health monitor of Pull clusters needs.
+pub(crate) struct Context {
+    /// The control plane's client.
+    pub client: Client,
+    /// The control plane's informers, shared with the other controllers.
+    pub informers: Informers,
+    /// How often it checks (`--cluster-monitor-period`).
+    pub cluster_monitor_period: Duration,
+    /// How long without a renewal or a Ready change before Ready turns Unknown (`--cluster-monitor-grace-period`).
+    pub cluster_monitor_grace_period: Duration,
+    /// How long after creation a cluster may post no status at all (`--cluster-startup-grace-period`).
+    pub cluster_startup_grace_period: Duration,
+}
+
+impl Context {
+    /// The health monitor's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            client: shared.control.client.clone(),
+            informers: shared.control.informers.clone(),
+            cluster_monitor_period: options.cluster_monitor_period,
+            cluster_monitor_grace_period: options.cluster_monitor_grace_period,
+            cluster_startup_grace_period: options.cluster_startup_grace_period,
+        }
+    }
+}
 
 /// What the monitor last saw of one cluster.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,7 +87,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
             }
         }
         tokio::select! {
-            () = tokio::time::sleep(ctx.options.cluster_monitor_period) => {}
+            () = tokio::time::sleep(ctx.cluster_monitor_period) => {}
             () = shutdown.cancelled() => return,
         }
     }
@@ -89,15 +117,14 @@ async fn check(ctx: &Context, cluster: &Cluster, seen: &mut HashMap<String, Seen
         .creation_timestamp
         .as_ref()
         .map_or_else(Timestamp::now, |t| t.0);
-    let options = &ctx.options;
     let verdict = observe(
         seen.get(&name),
         &conditions,
         renewed,
         created,
         Timestamp::now(),
-        options.cluster_monitor_grace_period,
-        options.cluster_startup_grace_period,
+        ctx.cluster_monitor_grace_period,
+        ctx.cluster_startup_grace_period,
     );
     seen.insert(name.clone(), verdict.seen);
     let Some(updated) = verdict.update else {

@@ -1,5 +1,7 @@
-//! The controllers, one module each (controllers spec §3, §5–§10). Each exposes `NAME` and a `run` function
-//! taking the shared [`crate::Context`] and a shutdown token; the manager starts them.
+//! The controllers, one module each. Each exposes `NAME`, its `Context` (what it
+//! needs, taken by `Context::new` from the process's [`crate::shared::Shared`] handles and, for its settings,
+//! the [`crate::Options`]) and a `run` function taking that context and a shutdown token; the manager and the
+//! agent start them.
 
 pub(crate) mod application_failover;
 pub(crate) mod binding;

@@ -1,4 +1,4 @@
-//! The namespace sync controller (controllers spec §10.1): every namespace of the control plane, except
+//! The namespace sync controller: every namespace of the control plane, except
 //! reserved, `default`, skipped and opted-out ones, goes to every member cluster through a Work owned by the
 //! Namespace (so deleting the namespace garbage-collects its Works), with ClusterOverridePolicies applied.
 
@@ -7,18 +7,21 @@ use std::sync::Arc;
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{finalizers, labels, namespaces};
 use flotilla_api::policy::v1alpha1::ClusterOverridePolicy;
+use flotilla_core::names::work_name;
+use flotilla_core::overrides::apply_overrides;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::ResourceExt;
+use regex::Regex;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::{Context, namespace_skipped};
+use super::detector::filter::namespace_skipped;
 use crate::error::{Error, Result};
-use crate::names::work_name;
 use crate::objects;
-use crate::overrides::apply_overrides;
+use crate::options::Options;
 use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::works::{DesiredWork, create_or_update_work, owned_work};
 
 /// Name of the controller (metrics).
@@ -27,14 +30,14 @@ pub(crate) const NAME: &str = "namespace-sync-controller";
 /// Whether a namespace is propagated automatically: not reserved, not `default`, not matching a skip pattern,
 /// not being deleted, and not labelled `namespace.karmada.io/skip-auto-propagation: "true"`
 /// (case-insensitive).
-pub(crate) fn propagated(ctx_options: &crate::context::Options, namespace: &Namespace) -> bool {
+pub(crate) fn propagated(skipped: &[Regex], namespace: &Namespace) -> bool {
     let name = namespace.name_any();
     let opted_out = namespace
         .labels()
         .get(labels::SKIP_AUTO_PROPAGATION)
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     name != namespaces::DEFAULT
-        && !namespace_skipped(ctx_options, &name)
+        && !namespace_skipped(skipped, &name)
         && namespace.metadata.deletion_timestamp.is_none()
         && !opted_out
 }
@@ -60,6 +63,24 @@ pub(crate) fn namespace_work(
     owned_work(cluster, name, manifest, uid, owner, annotations)
 }
 
+/// What the namespace sync controller needs.
+pub(crate) struct Context {
+    /// The control plane (Namespaces, Clusters, ClusterOverridePolicies; the Works it writes), its reconciles.
+    pub control: ControlPlane,
+    /// Namespaces never propagated beyond the reserved ones (`--skipped-propagating-namespaces`).
+    pub skipped_propagating_namespaces: Vec<Regex>,
+}
+
+impl Context {
+    /// The namespace sync controller's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            control: shared.control.clone(),
+            skipped_propagating_namespaces: options.skipped_propagating_namespaces.clone(),
+        }
+    }
+}
+
 struct NamespaceSync {
     ctx: Context,
     namespaces: Arc<Informer<Namespace>>,
@@ -70,16 +91,20 @@ struct NamespaceSync {
 /// Runs the namespace sync controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(NamespaceSync {
-        namespaces: ctx.informers.typed(),
-        clusters: ctx.informers.typed(),
-        cop: ctx.informers.typed(),
+        namespaces: ctx.control.informers.typed(),
+        clusters: ctx.control.informers.typed(),
+        cop: ctx.control.informers.typed(),
         ctx,
     });
     tokio::select! {
         () = async { controller.clusters.wait_synced().await; controller.cop.wait_synced().await } => {}
         () = shutdown.cancelled() => return,
     }
-    let runner = Controller::new(NAME, &controller.namespaces, &controller.ctx);
+    let runner = Controller::new(
+        NAME,
+        &controller.namespaces,
+        &controller.ctx.control.runtime,
+    );
     runner.reconcile_changes(&controller.namespaces, |_| true);
     let (trigger, this) = (runner.trigger(), Arc::downgrade(&controller));
     controller.clusters.add_handler(move |change| {
@@ -123,7 +148,7 @@ impl NamespaceSync {
         let Some(namespace) = self.namespaces.get("", name) else {
             return Ok(Action::await_change());
         };
-        if !propagated(&self.ctx.options, &namespace) {
+        if !propagated(&self.ctx.skipped_propagating_namespaces, &namespace) {
             return Ok(Action::await_change());
         }
         let mut template = objects::to_value(namespace.as_ref(), &format!("Namespace {name}"))?;
@@ -141,7 +166,7 @@ impl NamespaceSync {
                 Err(err) => {
                     errors.push(Error::invalid(
                         format!("Namespace {name}"),
-                        crate::error::error_chain(&err),
+                        flotilla_client::api_error::error_chain(&err),
                     ));
                     continue;
                 }
@@ -151,9 +176,13 @@ impl NamespaceSync {
                 source,
             })?;
             let desired = namespace_work(&namespace, &cluster.name_any(), manifest, annotations);
-            if let Err(err) =
-                create_or_update_work(&self.ctx.client, &desired, finalizers::EXECUTION, false)
-                    .await
+            if let Err(err) = create_or_update_work(
+                &self.ctx.control.client,
+                &desired,
+                finalizers::EXECUTION,
+                false,
+            )
+            .await
             {
                 errors.push(err);
             }
@@ -165,7 +194,7 @@ impl NamespaceSync {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::Options;
+    use crate::options::Options;
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
@@ -179,7 +208,10 @@ mod tests {
     #[test]
     fn reserved_default_kube_and_opted_out_namespaces_stay_home() {
         let options = Options::default();
-        assert!(propagated(&options, &mk_namespace("app", json!({}))));
+        assert!(propagated(
+            &options.skipped_propagating_namespaces,
+            &mk_namespace("app", json!({}))
+        ));
         for name in [
             "default",
             "kube-system",
@@ -188,7 +220,10 @@ mod tests {
             "karmada-es-m1",
         ] {
             assert!(
-                !propagated(&options, &mk_namespace(name, json!({}))),
+                !propagated(
+                    &options.skipped_propagating_namespaces,
+                    &mk_namespace(name, json!({}))
+                ),
                 "{name}"
             );
         }
@@ -196,7 +231,10 @@ mod tests {
             "app",
             json!({"namespace.karmada.io/skip-auto-propagation": "TRUE"}),
         );
-        assert!(!propagated(&options, &opted_out));
+        assert!(!propagated(
+            &options.skipped_propagating_namespaces,
+            &opted_out
+        ));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The policy normaliser: what Karmada's mutating webhook does to PropagationPolicies and
-//! ClusterPropagationPolicies on CREATE (controllers spec §1.9), done as a controller because Flotilla has no
+//! ClusterPropagationPolicies on CREATE, done as a controller because Flotilla has no
 //! admission webhook: a permanent-id label (a new UUID) and the policy controller's finalizer.
 //!
 //! Invariant: the detector never applies a policy without a permanent id, so nothing acts on a policy before
@@ -15,9 +15,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::Context;
 use crate::error::Result;
 use crate::runtime::{Action, Controller};
+use crate::shared::ControlPlane;
 use crate::update::{Edit, Part};
 
 /// Name of the controller (metrics).
@@ -60,7 +60,7 @@ fn needs_normalising<K: Resource>(obj: &K, id_label: &str, finalizer: &str) -> b
 }
 
 /// Runs the normaliser until `shutdown` is cancelled.
-pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: ControlPlane, shutdown: CancellationToken) {
     tokio::join!(
         normaliser::<PropagationPolicy>(
             &ctx,
@@ -81,7 +81,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
 
 /// Normalises the policies of one kind (each reached through `api`) until `shutdown` is cancelled.
 async fn normaliser<K>(
-    ctx: &Context,
+    ctx: &ControlPlane,
     shutdown: CancellationToken,
     id_label: &'static str,
     finalizer: &'static str,
@@ -97,7 +97,7 @@ async fn normaliser<K>(
         + 'static,
 {
     let informer = ctx.informers.typed::<K>();
-    let runner = Controller::new(NAME, &informer, ctx).workers(WORKERS);
+    let runner = Controller::new(NAME, &informer, &ctx.runtime).workers(WORKERS);
     runner.reconcile_changes(&informer, move |change| {
         needs_normalising(change.object().as_ref(), id_label, finalizer)
     });

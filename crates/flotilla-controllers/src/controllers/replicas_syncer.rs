@@ -14,21 +14,18 @@ use std::time::Duration;
 use flotilla_api::names::labels::RETAIN_REPLICAS;
 use flotilla_api::policy::v1alpha1::ReplicaSchedulingType;
 use flotilla_api::work::v1alpha2::ResourceBinding;
+use flotilla_core::names::binding_name;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::Context;
 use crate::error::Result;
-use crate::names::binding_name;
 use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::ControlPlane;
 use crate::update::{Edit, Part, update};
 
 /// Name of the controller (metrics), as Karmada names it.
 pub(crate) const NAME: &str = "deployment-replicas-syncer";
-
-/// Karmada's name in `--controllers`.
-pub(crate) const CONTROLLER: &str = "deploymentReplicasSyncer";
 
 /// How soon a template whose status is not collected yet is looked at again (Karmada: 1 s).
 const WAIT_FOR_STATUS: Duration = Duration::from_secs(1);
@@ -132,13 +129,13 @@ pub(crate) fn step(deployment: &Deployment, binding: &ResourceBinding) -> Step {
 }
 
 struct ReplicasSyncer {
-    ctx: Context,
+    ctx: ControlPlane,
     deployments: Arc<Informer<Deployment>>,
     bindings: Arc<Informer<ResourceBinding>>,
 }
 
 /// Runs the syncer until `shutdown` is cancelled.
-pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: ControlPlane, shutdown: CancellationToken) {
     let syncer = Arc::new(ReplicasSyncer {
         deployments: ctx.informers.typed(),
         bindings: ctx.informers.typed(),
@@ -148,7 +145,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         () = syncer.bindings.wait_synced() => {}
         () = shutdown.cancelled() => return,
     }
-    let runner = Controller::new(NAME, &syncer.deployments, &syncer.ctx);
+    let runner = Controller::new(NAME, &syncer.deployments, &syncer.ctx.runtime);
     runner.reconcile_changes(&syncer.deployments, relevant);
     runner
         .run(shutdown, syncer, |syncer, deployment| async move {

@@ -38,7 +38,7 @@ struct Pending {
 
 /// The shared event sink; [`EventSink::recorder`] gives a controller its own reporter.
 #[derive(Clone)]
-pub struct EventSink {
+pub(crate) struct EventSink {
     tx: Option<mpsc::Sender<Pending>>,
     /// `flotilla_events_dropped_total` ([`crate::metrics::Metrics::events_dropped`]).
     dropped: Option<IntCounterVec>,
@@ -47,7 +47,7 @@ pub struct EventSink {
 impl EventSink {
     /// A sink publishing to `client`'s API server, with the task that does the publishing (spawn it); Events
     /// that are never written count in `dropped`.
-    pub fn new(
+    pub(crate) fn new(
         client: Client,
         dropped: IntCounterVec,
     ) -> (Self, impl Future<Output = ()> + Send + 'static) {
@@ -61,7 +61,7 @@ impl EventSink {
 
     /// A sink publishing to `client`'s API server from a task of its own that ends with `shutdown`, or one that
     /// drops every event when `disabled` (`--no-events`): what the controller manager and the agent both run.
-    pub fn spawned(
+    pub(crate) fn spawned(
         client: Client,
         disabled: bool,
         dropped: IntCounterVec,
@@ -82,7 +82,7 @@ impl EventSink {
     }
 
     /// A sink that drops every event (unit tests, tools).
-    pub fn disabled() -> Self {
+    pub(crate) fn disabled() -> Self {
         EventSink {
             tx: None,
             dropped: None,
@@ -90,7 +90,7 @@ impl EventSink {
     }
 
     /// A recorder reporting as `flotilla-<controller>`.
-    pub fn recorder(&self, controller: &str) -> EventRecorder {
+    pub(crate) fn recorder(&self, controller: &str) -> EventRecorder {
         let controller: Arc<str> = Arc::from(format!("flotilla-{controller}"));
         EventRecorder {
             queue_full: self
@@ -105,7 +105,7 @@ impl EventSink {
 
 /// Records events for one controller.
 #[derive(Clone)]
-pub struct EventRecorder {
+pub(crate) struct EventRecorder {
     controller: Arc<str>,
     tx: Option<mpsc::Sender<Pending>>,
     /// This controller's `flotilla_events_dropped_total{cause="queue_full"}`.
@@ -114,12 +114,22 @@ pub struct EventRecorder {
 
 impl EventRecorder {
     /// A `Normal` event on `reference`.
-    pub fn normal(&self, reference: &ObjectReference, reason: &str, note: impl Into<String>) {
+    pub(crate) fn normal(
+        &self,
+        reference: &ObjectReference,
+        reason: &str,
+        note: impl Into<String>,
+    ) {
         self.send(EventType::Normal, reference, reason, note.into());
     }
 
     /// A `Warning` event on `reference`.
-    pub fn warning(&self, reference: &ObjectReference, reason: &str, note: impl Into<String>) {
+    pub(crate) fn warning(
+        &self,
+        reference: &ObjectReference,
+        reason: &str,
+        note: impl Into<String>,
+    ) {
         self.send(EventType::Warning, reference, reason, note.into());
     }
 

@@ -197,7 +197,7 @@ impl Publisher {
                 if series.waiting.is_empty() {
                     self.correlator.forget(&done.key);
                 }
-                tracing::debug!(error = %crate::error::kube_error_text(&err), reason = %done.reason, "failed to publish event");
+                tracing::debug!(error = %flotilla_client::api_error::kube_error_text(&err), reason = %done.reason, "failed to publish event");
                 self.dropped
                     .with_label_values(&[&*done.controller, "write_failed"])
                     .inc();

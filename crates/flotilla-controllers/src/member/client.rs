@@ -10,6 +10,7 @@ use std::time::Duration;
 use base64::Engine;
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::secret_keys;
+use flotilla_client::RateLimit;
 use k8s_openapi::api::core::v1::Secret;
 use kube::client::DynBody;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -18,7 +19,6 @@ use serde_json::json;
 use tower::util::MapResponseLayer;
 
 use crate::error::{Error, Result};
-use crate::kube_client::{self, RateLimit};
 
 /// Clusters whose disabled TLS verification was already reported.
 static INSECURE_REPORTED: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Mutex::default);
@@ -148,7 +148,7 @@ pub(super) async fn build_watched_client(
     config.connect_timeout = Some(timeout.min(Duration::from_secs(10)));
     // `spec.proxyHeader` (headers for the proxy's CONNECT) is not supported: kube's proxy connector sends
     // none. TODO(#5): support it when a user needs it.
-    let builder = kube_client::builder(config, limit)
+    let builder = flotilla_client::builder(config, limit)
         .map_err(|err| fail(format!("failed to create a ClusterClient: {err}")))?;
     let watch_401 = MapResponseLayer::new(move |response: http::Response<Box<DynBody>>| {
         if response.status() == http::StatusCode::UNAUTHORIZED {

@@ -16,17 +16,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
+use client::build_watched_client;
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
+use flotilla_client::RateLimit;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::DynamicObject;
 use kube::core::GroupVersionKind;
 use kube::{Api, Client, ResourceExt};
 
-use client::build_watched_client;
-
 use crate::discovery::{ServedResource, resolve_kind};
 use crate::error::{Error, Result};
-use crate::kube_client::RateLimit;
 use crate::objects::split_api_version;
 use crate::resources::dynamic_api;
 use crate::runtime::{Informer, Informers};
@@ -36,7 +35,7 @@ pub(crate) type InformerHook =
     Arc<dyn Fn(&str, &ServedResource, &Arc<Informer<DynamicObject>>) + Send + Sync>;
 
 /// One member cluster: its client, informers and served resources.
-pub struct Member {
+pub(crate) struct Member {
     /// The cluster's name.
     pub cluster: String,
     /// Client of the member's API server.
@@ -51,7 +50,7 @@ pub struct Member {
 
 impl Member {
     /// Whether the member rejected this client's credentials (401) since it was built.
-    pub fn credentials_rejected(&self) -> bool {
+    pub(crate) fn credentials_rejected(&self) -> bool {
         self.rejected.load(Ordering::Relaxed)
     }
 
@@ -59,7 +58,7 @@ impl Member {
     ///
     /// # Errors
     /// `Waiting` when the member does not serve the kind; `Kube` when the member could not be asked.
-    pub async fn resolve(&self, api_version: &str, kind: &str) -> Result<ServedResource> {
+    pub(crate) async fn resolve(&self, api_version: &str, kind: &str) -> Result<ServedResource> {
         let (group, version) = split_api_version(api_version);
         let gvk = GroupVersionKind::gvk(group, version, kind);
         if let Some(found) = self
@@ -85,7 +84,7 @@ impl Member {
                 Ok(found)
             }
             Ok(None) => Err(not_served()),
-            Err(err) if crate::error::is_not_found(&err) => Err(not_served()),
+            Err(err) if flotilla_client::api_error::is_not_found(&err) => Err(not_served()),
             Err(source) => Err(Error::kube(
                 "discover",
                 format!("{api_version} {kind} in cluster {}", self.cluster),
@@ -95,7 +94,7 @@ impl Member {
     }
 
     /// Forgets a cached lookup (the member answered NotFound for the resource itself).
-    pub fn forget_resource(&self, api_version: &str, kind: &str) {
+    pub(crate) fn forget_resource(&self, api_version: &str, kind: &str) {
         let (group, version) = split_api_version(api_version);
         self.served
             .lock()
@@ -104,7 +103,7 @@ impl Member {
     }
 
     /// The member informer of `served`, started (with every hook's handlers) on first use.
-    pub fn informer(&self, served: &ServedResource) -> Arc<Informer<DynamicObject>> {
+    pub(crate) fn informer(&self, served: &ServedResource) -> Arc<Informer<DynamicObject>> {
         if let Some(found) = self.informers.dynamic_if_started(&served.resource) {
             return found;
         }
@@ -125,7 +124,7 @@ impl Member {
     }
 
     /// The member informer of `served` if it is running.
-    pub fn informer_if_started(
+    pub(crate) fn informer_if_started(
         &self,
         served: &ServedResource,
     ) -> Option<Arc<Informer<DynamicObject>>> {
@@ -133,7 +132,7 @@ impl Member {
     }
 
     /// A dynamic API for `served` objects in `namespace`.
-    pub fn api(&self, served: &ServedResource, namespace: &str) -> Api<DynamicObject> {
+    pub(crate) fn api(&self, served: &ServedResource, namespace: &str) -> Api<DynamicObject> {
         dynamic_api(&self.client, served, namespace)
     }
 
@@ -157,7 +156,7 @@ struct Entry {
 
 /// Every member cluster's access, shared by all controllers.
 #[derive(Clone)]
-pub struct Members {
+pub(crate) struct Members {
     control: Client,
     timeout: Duration,
     limit: RateLimit,
@@ -172,7 +171,7 @@ pub struct Members {
 impl Members {
     /// Member access reading credentials through `control` (the control-plane client); each member's
     /// client times requests out after `timeout` and is rate limited by `limit`.
-    pub fn new(control: Client, timeout: Duration, limit: RateLimit) -> Self {
+    pub(crate) fn new(control: Client, timeout: Duration, limit: RateLimit) -> Self {
         Members {
             control,
             timeout,
@@ -185,7 +184,12 @@ impl Members {
     }
 
     /// Member access of an agent: only `cluster`, through `member` (the agent's own client of it).
-    pub fn for_agent(control: Client, cluster: &str, member: Client, limit: RateLimit) -> Self {
+    pub(crate) fn for_agent(
+        control: Client,
+        cluster: &str,
+        member: Client,
+        limit: RateLimit,
+    ) -> Self {
         let hooks: Arc<RwLock<Vec<InformerHook>>> = Arc::default();
         let agent = Arc::new(Member {
             cluster: cluster.to_owned(),
@@ -218,7 +222,7 @@ impl Members {
 
     /// Whether this process does the member side (execution, work status, cluster status) of `cluster`: the
     /// control plane for Push clusters, an agent for its own cluster only.
-    pub fn serves(&self, cluster: &Cluster) -> bool {
+    pub(crate) fn serves(&self, cluster: &Cluster) -> bool {
         match &self.agent {
             Some(agent) => agent.cluster == cluster.name_any(),
             None => cluster.spec.sync_mode == ClusterSyncMode::Push,
@@ -227,7 +231,7 @@ impl Members {
 
     /// Whether this process may release the Works of cluster `name` once that Cluster is gone: the control
     /// plane any cluster's, an agent only its own cluster's.
-    pub fn serves_name(&self, name: &str) -> bool {
+    pub(crate) fn serves_name(&self, name: &str) -> bool {
         self.agent
             .as_ref()
             .is_none_or(|agent| agent.cluster == name)
@@ -252,7 +256,7 @@ impl Members {
     }
 
     /// Registers a hook every member informer gets (also those already running).
-    pub fn add_informer_hook(&self, hook: InformerHook) {
+    pub(crate) fn add_informer_hook(&self, hook: InformerHook) {
         self.hooks
             .write()
             .unwrap_or_else(PoisonError::into_inner)
@@ -281,7 +285,7 @@ impl Members {
     /// # Errors
     /// `MemberClient` when the Cluster or its Secret does not allow building a client; `Kube` when the Secret
     /// could not be read.
-    pub async fn get(&self, cluster: &Cluster) -> Result<Arc<Member>> {
+    pub(crate) async fn get(&self, cluster: &Cluster) -> Result<Arc<Member>> {
         if let Some(fixed) = self.fixed(cluster) {
             return fixed;
         }
@@ -301,7 +305,7 @@ impl Members {
     ///
     /// # Errors
     /// As [`Members::get`].
-    pub async fn refresh(&self, cluster: &Cluster) -> Result<Arc<Member>> {
+    pub(crate) async fn refresh(&self, cluster: &Cluster) -> Result<Arc<Member>> {
         if let Some(fixed) = self.fixed(cluster) {
             return fixed;
         }
@@ -319,12 +323,12 @@ impl Members {
     }
 
     /// The member of `cluster` if a client was built before.
-    pub fn cached(&self, cluster: &str) -> Option<Arc<Member>> {
+    pub(crate) fn cached(&self, cluster: &str) -> Option<Arc<Member>> {
         self.lock().get(cluster).map(|entry| entry.member.clone())
     }
 
     /// Drops the member of `cluster` and stops its informers (cluster deleted, or credentials rejected).
-    pub fn remove(&self, cluster: &str) {
+    pub(crate) fn remove(&self, cluster: &str) {
         if self
             .agent
             .as_ref()
@@ -339,7 +343,7 @@ impl Members {
     }
 
     /// Stops every member's informers.
-    pub fn shutdown(&self) {
+    pub(crate) fn shutdown(&self) {
         let mut entries = self.lock();
         self.closed.store(true, Ordering::SeqCst);
         for (_, entry) in entries.drain() {

@@ -38,7 +38,6 @@ use tracing::Instrument;
 use super::informer::{Change, Informer};
 use super::permits::Permits;
 use super::reconcile::{observed, reconcile_span};
-use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 
@@ -68,6 +67,18 @@ impl Backoff {
         let exponent = failures.saturating_sub(1).min(31);
         self.base.saturating_mul(1u32 << exponent).min(self.max)
     }
+}
+
+/// How a process runs its controllers' reconciles: how many of one controller's run at once, how failures back
+/// off, and the metrics every reconcile is counted in. Cheap to clone.
+#[derive(Clone)]
+pub struct Runtime {
+    /// Concurrent reconciles per controller (Karmada's `--concurrent-*-syncs`).
+    pub workers: usize,
+    /// Backoff of transient reconcile failures.
+    pub backoff: Backoff,
+    /// Where reconciles are counted.
+    pub metrics: Metrics,
 }
 
 /// Objects requested and not yet being reconciled, with when they are due; counted in the controller's
@@ -216,16 +227,16 @@ where
     K: Resource + Clone + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Debug + Unpin + Send + Sync,
 {
-    /// A controller named `name` (metrics, logs) reconciling the objects `informer` caches, with the
-    /// manager's worker count, backoff and metrics.
-    pub fn new(name: &'static str, informer: &Informer<K>, ctx: &Context) -> Self {
+    /// A controller named `name` (metrics, logs) reconciling the objects `informer` caches, with `runtime`'s
+    /// worker count, backoff and metrics.
+    pub fn new(name: &'static str, informer: &Informer<K>, runtime: &Runtime) -> Self {
         let mut controller = Self::with_store(
             name,
             informer.store(),
             informer.dyntype().clone(),
-            ctx.options.workers,
-            ctx.options.backoff,
-            ctx.metrics.clone(),
+            runtime.workers,
+            runtime.backoff,
+            runtime.metrics.clone(),
         );
         controller.synced = Some(informer.synced());
         controller
@@ -261,7 +272,7 @@ where
         }
     }
 
-    /// Concurrent reconciles, instead of the manager's `workers` option.
+    /// Concurrent reconciles, instead of the runtime's `workers`.
     #[must_use]
     pub fn workers(mut self, workers: usize) -> Self {
         self.workers = workers.max(1);
@@ -453,7 +464,9 @@ fn describe<K: Resource>(key: &ObjectRef<K>) -> String {
 }
 
 /// Whether a change asks for a sync of a spec-driven controller: creation, a spec change (generation), or
-/// the start of deletion (which generation-filtered controllers must see, controllers spec pipeline notes).
+/// the start of deletion. Karmada's controllers react to generation changes, and a deletion reaches them because
+/// setting `deletionTimestamp` on an object with finalizers bumps its generation on a real kube-apiserver; a
+/// filter of our own must count that start of deletion as a trigger too.
 pub fn spec_changed<K: kube::Resource>(change: &Change<'_, K>) -> bool {
     match change {
         Change::Added(_) => true,

@@ -20,7 +20,7 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
-pub use controller::{Action, Backoff, Controller, Trigger, spec_changed};
+pub use controller::{Action, Backoff, Controller, Runtime, Trigger, spec_changed};
 pub use informer::{Change, Informer};
 
 type Entry = (Arc<dyn Any + Send + Sync>, JoinHandle<()>);

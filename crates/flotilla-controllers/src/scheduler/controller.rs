@@ -1,56 +1,56 @@
 //! The scheduler controller: watches ResourceBindings, ClusterResourceBindings and Clusters, decides which
-//! bindings need scheduling (§4.1, §4.2), runs the pure pipeline and writes the result back (§4.9).
+//! bindings need scheduling (`flotilla_core::scheduler::decision`), runs the pure pipeline and writes the result
+//! back (`flotilla_core::scheduler::writeback`).
 //!
-//! Retries go through the scheduler's priority queue (§4.1, [`super::queue`]): capacity shortfalls
+//! Retries go through the scheduler's priority queue ([`super::queue`]): capacity shortfalls
 //! (`Unschedulable`) wait in the unschedulable queue (at most 5 minutes, or until a binding or Cluster event
 //! requeues them); scheduler errors and FitErrors that can clear up on their own (a member not serving the kind
 //! yet, a cluster not ready) back off; errors caused by a terminating namespace are dropped; any other FitError
 //! waits for a change to the binding or to a Cluster's labels or spec, as in Karmada.
 
-use std::collections::BTreeMap;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
-use std::sync::Arc;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{annotations, events};
 use flotilla_api::work::v1alpha2::{
     ClusterResourceBinding, ResourceBinding, ResourceBindingSpec, ResourceBindingStatus,
 };
+use flotilla_core::bindings::Binding;
+use flotilla_core::scheduler::core::{BindingRef, ErrorKind, ScheduleOptions, schedule_binding};
+use flotilla_core::scheduler::decision::{
+    Decision, ScheduleReason, accepts, cluster_change_affects, cluster_update_trigger, decide,
+    kind_newly_served,
+};
+use flotilla_core::scheduler::workload_affinity::{Assigning, WorkloadRules};
+use flotilla_core::scheduler::writeback::{
+    condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
-use kube::core::object::{HasSpec, HasStatus};
 use kube::{Api, Resource, ResourceExt};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::core::{BindingRef, ErrorKind, ScheduleOptions, schedule_binding};
-use super::decision::{
-    Decision, ScheduleReason, accepts, cluster_change_affects, cluster_update_trigger, decide,
-    kind_newly_served,
-};
 use super::own_writes::OwnWrites;
 use super::queue::{QueueTiming, Retry, SchedulingQueue, retry_of};
-use super::workload_affinity::{Assigning, WorkloadRules};
-use super::writeback::{
-    condition_reason, deleting_message, next_status, result_patch, status_patch, success_message,
-};
 use crate::bindings::template_reference;
-use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
-use crate::features::Feature;
+use crate::features::{Feature, FeatureGates};
+use crate::options::Options;
 use crate::runtime::reconcile::{observed, reconcile_span};
 use crate::runtime::{Action, Change, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::update;
 
 /// Name of the controller (metrics; events report as `flotilla-scheduler`).
-pub const NAME: &str = "scheduler";
+pub(crate) const NAME: &str = "scheduler";
 
 /// A binding to schedule: namespace and name, namespace empty for a ClusterResourceBinding.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct BindingKey {
+pub(crate) struct BindingKey {
     /// Namespace; empty for a ClusterResourceBinding.
     pub namespace: String,
     /// Name.
@@ -67,18 +67,25 @@ impl fmt::Display for BindingKey {
     }
 }
 
-/// A ResourceBinding or ClusterResourceBinding, as the scheduler reads it.
-trait Binding:
-    Resource<DynamicType = ()>
-    + HasSpec<Spec = ResourceBindingSpec>
-    + HasStatus<Status = ResourceBindingStatus>
-{
+/// What the scheduler needs.
+pub(crate) struct Context {
+    /// The control plane (bindings and Clusters), its Events; its worker count and metrics.
+    pub control: ControlPlane,
+    /// Feature gates: multiple pod templates, workload affinity.
+    pub feature_gates: FeatureGates,
+    /// The scheduler whose bindings it schedules (`default-scheduler`).
+    pub scheduler_name: String,
 }
-impl<K> Binding for K where
-    K: Resource<DynamicType = ()>
-        + HasSpec<Spec = ResourceBindingSpec>
-        + HasStatus<Status = ResourceBindingStatus>
-{
+
+impl Context {
+    /// The scheduler's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            control: shared.control.clone(),
+            feature_gates: options.feature_gates.clone(),
+            scheduler_name: options.scheduler_name.clone(),
+        }
+    }
 }
 
 struct Scheduler {
@@ -89,7 +96,7 @@ struct Scheduler {
     crb: Arc<Informer<ClusterResourceBinding>>,
     clusters: Arc<Informer<Cluster>>,
     options: ScheduleOptions<'static>,
-    /// Bindings requeued because a member started serving their kind: scheduled even when §4.2 alone would
+    /// Bindings requeued because a member started serving their kind: scheduled even when the decision alone would
     /// leave them (a Divided result computed while that member lacked the kind is redone once).
     forced: Mutex<HashSet<BindingKey>>,
     /// The generations the scheduler's own result patches produced (not triggers; see [`OwnWrites`]).
@@ -102,16 +109,15 @@ struct Scheduler {
 }
 
 /// Runs the scheduler until `shutdown` is cancelled.
-pub async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let scheduler = Arc::new(Scheduler {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.control.events.recorder(NAME),
         queue: SchedulingQueue::new(QueueTiming::default()),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
-        clusters: ctx.informers.typed(),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
+        clusters: ctx.control.informers.typed(),
         options: ScheduleOptions {
             multiple_pod_templates: ctx
-                .options
                 .feature_gates
                 .enabled(Feature::MultiplePodTemplatesScheduling),
             ..ScheduleOptions::default()
@@ -133,7 +139,7 @@ pub async fn run(ctx: Context, shutdown: CancellationToken) {
         () = shutdown.cancelled() => return,
     }
     scheduler.watch();
-    let workers: Vec<_> = (0..scheduler.ctx.options.workers.max(1))
+    let workers: Vec<_> = (0..scheduler.ctx.control.runtime.workers.max(1))
         .map(|_| tokio::spawn(scheduler.clone().work()))
         .collect();
     shutdown.cancelled().await;
@@ -176,7 +182,7 @@ fn key_of<K: Resource>(binding: &K) -> BindingKey {
 
 impl Scheduler {
     fn scheduler_name(&self) -> &str {
-        &self.ctx.options.scheduler_name
+        &self.ctx.scheduler_name
     }
 
     fn watch(self: &Arc<Self>) {
@@ -293,7 +299,8 @@ impl Scheduler {
     }
 
     /// One worker: takes keys until the queue closes, reconciles each (with the span, metrics and logs of
-    /// every reconcile) and routes failures (§4.1 "Queue").
+    /// every reconcile) and routes failures: to the backoff or unschedulable queue, dropped, or waiting for a
+    /// change (`super::queue::retry_of`).
     async fn work(self: Arc<Self>) {
         while let Some(key) = self.queue.next().await {
             let object = if key.namespace.is_empty() {
@@ -302,9 +309,13 @@ impl Scheduler {
                 format!("ResourceBinding {key}")
             };
             let span = reconcile_span(NAME, &object);
-            let result = observed(NAME, self.ctx.metrics.clone(), self.reconcile(key.clone()))
-                .instrument(span)
-                .await;
+            let result = observed(
+                NAME,
+                self.ctx.control.runtime.metrics.clone(),
+                self.reconcile(key.clone()),
+            )
+            .instrument(span)
+            .await;
             match result {
                 Ok(_) => self.queue.forget(&key),
                 Err(err) => {
@@ -321,7 +332,11 @@ impl Scheduler {
                 }
             }
             self.queue.done(&key);
-            self.ctx.metrics.set_queue_depth(NAME, self.queue.len());
+            self.ctx
+                .control
+                .runtime
+                .metrics
+                .set_queue_depth(NAME, self.queue.len());
         }
     }
 
@@ -366,9 +381,9 @@ impl Scheduler {
         let resource = ApiResource::erase::<K>(&());
         match binding.meta().namespace.as_deref() {
             Some(ns) if !ns.is_empty() => {
-                Api::namespaced_with(self.ctx.client.clone(), ns, &resource)
+                Api::namespaced_with(self.ctx.control.client.clone(), ns, &resource)
             }
-            _ => Api::all_with(self.ctx.client.clone(), &resource),
+            _ => Api::all_with(self.ctx.control.client.clone(), &resource),
         }
     }
 
@@ -440,11 +455,7 @@ impl Scheduler {
         // Workload groups (ResourceBindings only, as in Karmada): the group's view is taken and the result
         // written under one lock.
         let grouped = !cluster_scoped
-            && self
-                .ctx
-                .options
-                .feature_gates
-                .enabled(Feature::WorkloadAffinity)
+            && self.ctx.feature_gates.enabled(Feature::WorkloadAffinity)
             && binding.spec().workload_affinity_groups.is_some();
         let _group_turn = if grouped {
             Some(self.workload_groups.lock().await)

@@ -1,4 +1,4 @@
-//! The scheduler's queue (controllers spec §4.1 "Queue"), Karmada's `PriorityBasedScheduling` queue: an active
+//! The scheduler's queue, Karmada's `PriorityBasedScheduling` queue: an active
 //! queue ordered by the binding's `spec.schedulePriority.priority` (higher first, first-in first-out among
 //! equals), a backoff queue for failed attempts (1 s doubling to 10 s per binding) and an unschedulable queue
 //! for `Unschedulable` results, flushed back to the active queue after at most 5 minutes.
@@ -20,7 +20,7 @@ use crate::error::Error;
 
 /// Delays of the queue; [`Default`] gives Karmada's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QueueTiming {
+pub(crate) struct QueueTiming {
     /// Backoff after the first failure.
     pub initial_backoff: Duration,
     /// Longest backoff.
@@ -41,7 +41,7 @@ impl Default for QueueTiming {
 
 impl QueueTiming {
     /// The backoff after `failures` consecutive failures (1 = first failure).
-    pub fn backoff(&self, failures: u32) -> Duration {
+    pub(crate) fn backoff(&self, failures: u32) -> Duration {
         let exponent = failures.saturating_sub(1).min(31);
         self.initial_backoff
             .saturating_mul(1u32 << exponent)
@@ -51,7 +51,7 @@ impl QueueTiming {
 
 /// Where a failed attempt goes (Karmada's `handleErr`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Retry {
+pub(crate) enum Retry {
     /// Dropped: the namespace is terminating, or the error waits for a change to the object.
     Drop,
     /// The backoff queue.
@@ -61,7 +61,7 @@ pub enum Retry {
 }
 
 /// Classifies a failed scheduling attempt.
-pub fn retry_of(error: &Error) -> Retry {
+pub(crate) fn retry_of(error: &Error) -> Retry {
     match error {
         Error::Kube {
             source: kube::Error::Api(status),
@@ -141,7 +141,7 @@ impl<K: Clone + Eq + Hash> State<K> {
 }
 
 /// The scheduler's queue.
-pub struct SchedulingQueue<K> {
+pub(crate) struct SchedulingQueue<K> {
     state: Mutex<State<K>>,
     notify: Notify,
     timing: QueueTiming,
@@ -149,7 +149,7 @@ pub struct SchedulingQueue<K> {
 
 impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
     /// An empty queue.
-    pub fn new(timing: QueueTiming) -> Self {
+    pub(crate) fn new(timing: QueueTiming) -> Self {
         SchedulingQueue {
             state: Mutex::new(State {
                 active: BTreeMap::new(),
@@ -174,7 +174,7 @@ impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
     }
 
     /// Adds `key` to the active queue with `priority` (leaving the backoff or unschedulable queue).
-    pub fn add(&self, key: K, priority: i32) {
+    pub(crate) fn add(&self, key: K, priority: i32) {
         let mut state = self.lock();
         if state.closed {
             return;
@@ -192,7 +192,7 @@ impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
 
     /// Puts `key` (being processed) in the backoff queue for the delay its consecutive failures earned;
     /// returns the delay.
-    pub fn add_backoff(&self, key: K, priority: i32) -> Duration {
+    pub(crate) fn add_backoff(&self, key: K, priority: i32) -> Duration {
         let mut state = self.lock();
         let failures = state.failures.entry(key.clone()).or_insert(0);
         *failures = failures.saturating_add(1);
@@ -210,7 +210,7 @@ impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
     }
 
     /// Puts `key` (being processed) in the unschedulable queue.
-    pub fn add_unschedulable(&self, key: K, priority: i32) {
+    pub(crate) fn add_unschedulable(&self, key: K, priority: i32) {
         let mut state = self.lock();
         if !state.closed && !state.active_keys.contains_key(&key) {
             state.backoff.remove(&key);
@@ -222,7 +222,13 @@ impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
     }
 
     /// Moves every unschedulable key to the active queue.
-    pub fn flush_unschedulable(&self) {
+    // Karmada flushes the whole unschedulable queue on a Cluster event; the controller requeues only the bindings
+    // a change can affect, so only the tests flush.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "only the tests flush the whole queue")
+    )]
+    pub(crate) fn flush_unschedulable(&self) {
         let mut state = self.lock();
         let mut waiting: Vec<_> = state.unschedulable.drain().collect();
         waiting.sort_by_key(|(_, (_, at))| *at);
@@ -234,12 +240,12 @@ impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
     }
 
     /// Forgets the failures of `key` (after a success or a dropped error).
-    pub fn forget(&self, key: &K) {
+    pub(crate) fn forget(&self, key: &K) {
         self.lock().failures.remove(key);
     }
 
     /// Waits for the next key; `None` once the queue is closed.
-    pub async fn next(&self) -> Option<K> {
+    pub(crate) async fn next(&self) -> Option<K> {
         loop {
             // Register as a waiter before looking, so an add or close between the look and the wait is seen.
             let notified = self.notify.notified();
@@ -271,7 +277,7 @@ impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
     }
 
     /// Marks `key` processed; if it was added meanwhile it becomes active again.
-    pub fn done(&self, key: &K) {
+    pub(crate) fn done(&self, key: &K) {
         let mut state = self.lock();
         state.processing.remove(key);
         if let Some(priority) = state.dirty.remove(key)
@@ -286,18 +292,22 @@ impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
     }
 
     /// Stops handing out keys; workers finish their current key and exit.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.lock().closed = true;
         self.notify.notify_waiters();
     }
 
     /// Keys in the active queue.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lock().active.len()
     }
 
     /// Whether the active queue is empty.
-    pub fn is_empty(&self) -> bool {
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "the controller reads only the length")
+    )]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }

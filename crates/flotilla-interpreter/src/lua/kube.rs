@@ -10,7 +10,7 @@ use super::call::lua_type;
 use super::sandbox::with_bridge;
 use crate::native::NativeError;
 use crate::native::requirements::template_requirements;
-use crate::quantity::{Quantity, approximate_f64};
+use flotilla_apimachinery::quantity::{Quantity, approximate_f64};
 
 /// Builds the (read-only once frozen) library table.
 pub(crate) fn library(lua: &Lua) -> mlua::Result<Table> {

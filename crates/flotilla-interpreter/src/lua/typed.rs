@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::bridge::number_to_f64;
 use super::gofmt::json_number;
 use crate::decode::rename_keys;
-use crate::quantity::decoded_text;
+use flotilla_apimachinery::quantity::decoded_text;
 
 /// The typed shapes a script can return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Errors of the native layer: each names the object or field that was wrong.
 
-use crate::quantity::QuantityError;
+use flotilla_apimachinery::quantity::QuantityError;
 
 /// Everything a native handler can fail with.
 #[derive(Debug, thiserror::Error)]

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::NativeError;
 use super::object::json_type;
-use crate::quantity::{Format, Quantity};
+use flotilla_apimachinery::quantity::{Format, Quantity};
 
 /// The requirements of one replica of a pod template (`{metadata, spec}`), or `None` when it claims no node
 /// constraints and requests nothing. `what` names the template in decoding errors.

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 
 use super::super::{Unit, format_of, unit_of};
 use crate::native::NativeError;
-use crate::quantity::Quantity;
+use flotilla_apimachinery::quantity::Quantity;
 
 /// What one replica of a pod template needs: node constraints and the effective resource request, or
 /// `None` when there are neither. `namespace` and `priorityClassName` are never set here: Karmada

@@ -4,7 +4,7 @@ use flotilla_api::config::v1alpha1::DependentObjectReference;
 use flotilla_api::work::v1alpha2::{Component, ReplicaRequirements};
 use serde_json::Value;
 
-use crate::quantity::Quantity;
+use flotilla_apimachinery::quantity::Quantity;
 
 /// The marker that excludes a field of an expected object from the comparison.
 const EXCLUDE: &str = "{{EXCLUDE}}";

@@ -13,8 +13,8 @@ use std::time::Duration;
 use anyhow::Context;
 use flotilla_controllers::Options;
 use flotilla_controllers::agent::{self, AgentHandle};
-use flotilla_controllers::join::ReportSecrets;
-use flotilla_controllers::kube_client::{self, RateLimit};
+use flotilla_join::ReportSecrets;
+use flotilla_client::RateLimit;
 
 use super::controller_manager::parse_duration;
 use super::kube_access::{ApiRateLimits, ControlPlaneFlags, MemberFlags};
@@ -96,9 +96,9 @@ pub async fn start(
 ) -> anyhow::Result<RunningAgent> {
     let cluster = &settings.cluster;
     // Long-running clients: HTTP/2 where offered, rate limited as asked.
-    let control = kube_client::client(control, settings.kube_api)
+    let control = flotilla_client::client(control, settings.kube_api)
         .context("failed to create the control plane's client")?;
-    let member_client = kube_client::client(member.clone(), settings.options.cluster_api)
+    let member_client = flotilla_client::client(member.clone(), settings.options.cluster_api)
         .with_context(|| format!("failed to create a client of member cluster {cluster}"))?;
     register::register(&control, cluster, member, settings.report_secrets).await?;
     let (interpreter, sync) = flotilla_interpreter::config::control_plane(control.clone())

@@ -1,7 +1,7 @@
 //! `flotilla join NAME`: registers a member cluster in Push mode, as `karmadactl join` does: its credentials
 //! in Secret `karmada-cluster/NAME` (`token`, `caBundle`), the token of the member's `karmada-impersonator`
 //! ServiceAccount in Secret `karmada-cluster/NAME-impersonator`, and a Cluster with `apiEndpoint`,
-//! `syncMode: Push`, `secretRef` and `impersonatorSecretRef` (flotilla_controllers::join).
+//! `syncMode: Push`, `secretRef` and `impersonatorSecretRef` (flotilla_join).
 //!
 //! The credentials token is the member kubeconfig user's token; when that user authenticates otherwise (client
 //! certificates, as kind's kubeconfigs do), ServiceAccount `karmada-NAME` is created in the member with
@@ -9,7 +9,7 @@
 
 use anyhow::Context;
 use base64::Engine;
-use flotilla_controllers::join::{Credentials, Registration, member, member_id, register};
+use flotilla_join::{Credentials, Registration, member, member_id, register};
 use secrecy::ExposeSecret;
 
 use super::kube_access::{ControlPlaneFlags, MemberFlags};

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use flotilla_controllers::kube_client::{self, RateLimit};
+use flotilla_client::RateLimit;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 /// The flags that name the cluster a command talks to, spelled as kubectl spells them. `join` and `unjoin`
@@ -35,7 +35,7 @@ impl KubeAccess {
     /// As [`client`].
     pub async fn limited_client(&self, limit: RateLimit) -> anyhow::Result<kube::Client> {
         let config = config(self.kubeconfig.as_deref(), self.context.as_deref()).await?;
-        kube_client::client(config, limit).context("failed to create a client")
+        flotilla_client::client(config, limit).context("failed to create a client")
     }
 }
 

@@ -8,7 +8,7 @@
 
 use anyhow::Context;
 use flotilla_api::cluster::v1alpha1::Cluster;
-use flotilla_controllers::join::{
+use flotilla_join::{
     Credentials, Registration, ReportSecrets, member, member_id, register_pull,
 };
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
-use flotilla_controllers::journey::{self, ConditionView, Journey, Snapshot};
+use flotilla_status_page::journey::{self, ConditionView, Journey, Snapshot};
 use kube::Api;
 
 use super::kube_access::KubeAccess;

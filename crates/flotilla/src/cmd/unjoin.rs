@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use flotilla_api::names::{namespaces, registration};
-use flotilla_controllers::join::member;
+use flotilla_join::member;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Client};
 

@@ -1,4 +1,4 @@
-//! Pure steps of application failover (controllers spec §9.8): which clusters hold an unhealthy copy, how long
+//! Pure steps of application failover: which clusters hold an unhealthy copy, how long
 //! each has been unhealthy, and the graceful eviction task that moves the binding away from one.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -11,7 +11,7 @@ use flotilla_api::work::v1alpha2::{
 };
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use crate::state_preservation::{StatePreservationError, state_for_eviction};
+use flotilla_core::state_preservation::{StatePreservationError, state_for_eviction};
 
 /// When each cluster of one binding was first seen holding an unhealthy copy (Karmada keeps this in memory
 /// only, so a restart starts the toleration again).

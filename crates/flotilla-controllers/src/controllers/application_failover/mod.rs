@@ -1,4 +1,4 @@
-//! Application failover (controllers spec §9.8; Karmada's `applicationFailover` controllers, gate `Failover`):
+//! Application failover (Karmada's `applicationFailover` controllers):
 //! a binding with `spec.failover.application` leaves a cluster where its copy has been `Unhealthy` for longer
 //! than `decisionConditions.tolerationSeconds`, through a graceful eviction task; the scheduler then places
 //! it elsewhere (the `ClusterEviction` filter keeps the failed cluster out) and the binding controller carries
@@ -21,20 +21,39 @@ use tokio_util::sync::CancellationToken;
 
 use self::build::{Gates, Unhealthy, detect, evict, forget, split_by_health};
 use crate::bindings::{self, BindingObject, BindingRef, template_reference};
-use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
-use crate::features::Feature;
-use crate::interpreter::enabled;
+use crate::features::{Feature, FeatureGates};
+use crate::interpreter::{Interpreter, enabled};
+use crate::options::Options;
 use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::update::{self, Edit, Part};
 
 /// Name of the controllers in logs and metrics (Karmada names the RB one so; the CRB one is
 /// `cluster-resource-binding-application-failover-controller`).
 pub(crate) const NAME: &str = eviction::PRODUCER_RB_APPLICATION_FAILOVER;
 
-/// Karmada's `--controllers` name of the pair.
-pub(crate) const CONTROLLER: &str = "applicationFailover";
+/// What the application failover controllers need.
+pub(crate) struct Context {
+    /// The control plane (bindings), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Whether a kind's health can be told (an InterpretHealth hook), which failover needs.
+    pub interpreter: Arc<dyn Interpreter>,
+    /// Feature gates: `GracefulEviction` and `StatefulFailoverInjection` shape the eviction.
+    pub feature_gates: FeatureGates,
+}
+
+impl Context {
+    /// The application failover controllers' context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            control: shared.control.clone(),
+            interpreter: shared.interpreter.clone(),
+            feature_gates: options.feature_gates.clone(),
+        }
+    }
+}
 
 struct ApplicationFailover {
     ctx: Context,
@@ -63,18 +82,24 @@ fn relevant<K: BindingObject>(change: &Change<'_, K>) -> bool {
 /// Runs both controllers until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ApplicationFailover {
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
-        rb_recorder: ctx.recorder(eviction::PRODUCER_RB_APPLICATION_FAILOVER),
-        crb_recorder: ctx.recorder(eviction::PRODUCER_CRB_APPLICATION_FAILOVER),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
+        rb_recorder: ctx
+            .control
+            .events
+            .recorder(eviction::PRODUCER_RB_APPLICATION_FAILOVER),
+        crb_recorder: ctx
+            .control
+            .events
+            .recorder(eviction::PRODUCER_CRB_APPLICATION_FAILOVER),
         unhealthy: Mutex::new(HashMap::new()),
         ctx,
     });
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.control.runtime);
     let crb = Controller::new(
         eviction::PRODUCER_CRB_APPLICATION_FAILOVER,
         &controller.crb,
-        &controller.ctx,
+        &controller.ctx.control.runtime,
     );
     rb.reconcile_changes(&controller.rb, relevant);
     crb.reconcile_changes(&controller.crb, relevant);
@@ -200,7 +225,10 @@ impl ApplicationFailover {
             graceful_eviction: self.enabled(Feature::GracefulEviction),
             stateful_failover_injection: self.enabled(Feature::StatefulFailoverInjection),
         };
-        let api = B::api(&self.ctx.client, &binding.namespace().unwrap_or_default());
+        let api = B::api(
+            &self.ctx.control.client,
+            &binding.namespace().unwrap_or_default(),
+        );
         let what = binding.describe();
         let written = update::update(
             &api,
@@ -264,6 +292,6 @@ impl ApplicationFailover {
     }
 
     fn enabled(&self, feature: Feature) -> bool {
-        self.ctx.options.feature_gates.enabled(feature)
+        self.ctx.feature_gates.enabled(feature)
     }
 }

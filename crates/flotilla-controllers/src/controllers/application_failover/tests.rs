@@ -8,6 +8,7 @@ use flotilla_api::policy::v1alpha1::{
 use flotilla_api::work::v1alpha2::{
     AggregatedStatusItem, GracefulEvictionTask, ResourceBindingSpec, ResourceHealth, TargetCluster,
 };
+use flotilla_core::state_preservation::StatePreservationError;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 
@@ -15,7 +16,6 @@ use super::build::{
     Detection, EvictError, Gates, Unhealthy, detect, evict, forget, split_by_health,
 };
 use crate::controllers::binding::build::preserved_labels;
-use crate::state_preservation::StatePreservationError;
 
 const PRODUCER: &str = "resource-binding-application-failover-controller";
 const ALL_GATES: Gates = Gates {

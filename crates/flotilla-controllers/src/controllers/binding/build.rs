@@ -1,17 +1,17 @@
-//! Pure steps of the binding controller (controllers spec §5.2, §5.3): which clusters a binding targets and
-//! expects, Job completions, and the Work for one cluster.
+//! Pure steps of the binding controller: which clusters a binding targets and expects, Job completions, and the
+//! Work for one cluster.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_api::names::{annotations, namespaces};
 use flotilla_api::policy::v1alpha1::{ConflictResolution, PurgeMode, ReplicaSchedulingType};
 use flotilla_api::work::v1alpha2::ResourceBindingSpec;
+use flotilla_core::names::work_name;
+use flotilla_core::overrides::AppliedOverrides;
+use flotilla_core::scheduler::webster;
 use serde_json::Value;
 
-use crate::names::work_name;
 use crate::objects;
-use crate::overrides::AppliedOverrides;
-use crate::scheduler::webster;
 use crate::works::{DesiredWork, decorate_manifest};
 
 /// One cluster a binding's Works go to, and the replicas assigned there.
@@ -47,8 +47,8 @@ pub(crate) fn targets(spec: &ResourceBindingSpec) -> Vec<Target> {
     out
 }
 
-/// Clusters that may hold a Work of the binding (§5.2 step 2): `spec.clusters`, every `requiredBy` cluster,
-/// and the `fromCluster` of graceful eviction tasks not purged `Directly`.
+/// Clusters that may hold a Work of the binding: `spec.clusters`, every `requiredBy` cluster, and the
+/// `fromCluster` of graceful eviction tasks not purged `Directly`. Works of the binding elsewhere are orphans.
 pub(crate) fn expected_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
     let mut out: BTreeSet<String> = spec.clusters.iter().map(|c| c.name.clone()).collect();
     for snapshot in &spec.required_by {
@@ -62,7 +62,8 @@ pub(crate) fn expected_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> 
     out
 }
 
-/// Clusters being evicted with `purgeMode: Directly` (§5.2 step 3).
+/// Clusters being evicted with `purgeMode: Directly`: while a Work of the binding remains in one, no new Work is
+/// created (the old cluster is cleaned first).
 pub(crate) fn directly_purged_clusters(spec: &ResourceBindingSpec) -> BTreeSet<String> {
     spec.graceful_eviction_tasks
         .iter()
@@ -106,7 +107,7 @@ fn is_divided(spec: &ResourceBindingSpec) -> bool {
         .is_some_and(|s| s.replica_scheduling_type == ReplicaSchedulingType::Divided)
 }
 
-/// Job completions per cluster (§5.3 step 3): for a Divided Job with replicas and `spec.completions`, the
+/// Job completions per cluster: for a Divided Job with replicas and `spec.completions`, the
 /// completions divided over the targets with Webster, weighted by each target's replicas, tie-broken by the
 /// Job's UID. `None` when the rule does not apply.
 pub(crate) fn job_completions(
@@ -143,7 +144,7 @@ pub(crate) fn set_completions(object: &mut Value, completions: i64) {
     }
 }
 
-/// The Work's conflict resolution (§5.3 step 7): the template's `work.karmada.io/conflict-resolution`
+/// The Work's conflict resolution: the template's `work.karmada.io/conflict-resolution`
 /// annotation when it is `overwrite` or `abort`, else from the binding's `conflictResolution`.
 pub(crate) fn conflict_resolution(template: &Value, spec: &ResourceBindingSpec) -> &'static str {
     match objects::annotation(template, annotations::CONFLICT_RESOLUTION) {
@@ -165,7 +166,8 @@ pub(crate) fn conflict_resolution(template: &Value, spec: &ResourceBindingSpec) 
     }
 }
 
-/// Whether dispatching to `cluster` is suspended (§5.3 step 10).
+/// Whether dispatching to `cluster` is suspended: `spec.suspension.dispatching`, or `cluster` named in
+/// `dispatchingOnClusters`.
 pub(crate) fn suspend_dispatching(spec: &ResourceBindingSpec, cluster: &str) -> bool {
     spec.suspension.as_ref().is_some_and(|s| {
         s.policy.dispatching == Some(true)
@@ -189,7 +191,10 @@ pub(crate) struct BindingInfo<'a> {
     pub targets: usize,
 }
 
-/// The Work for one cluster (§5.3 steps 5–11) from the template copy after replica revision and overrides.
+/// The Work for one cluster from the template copy after replica revision and overrides: the binding's
+/// permanent-id label and name annotations on the manifest and the Work, the conflict resolution and applied
+/// overrides on the Work, the Work named after the overridden copy in the cluster's execution namespace, and its
+/// `suspendDispatching` and `preserveResourcesOnDeletion` always written.
 ///
 /// # Errors
 /// Only if the applied-overrides records cannot be serialised (never for API types).

@@ -1,5 +1,5 @@
-//! The binding controllers for ResourceBindings and ClusterResourceBindings (controllers spec §5.1–§5.3): one
-//! Work per target cluster, with replicas revised and overrides applied; orphan Works removed; on deletion,
+//! The binding controllers for ResourceBindings and ClusterResourceBindings, triggered by a binding's spec
+//! changes and by the override policies that select its template: one Work per target cluster, with replicas revised and overrides applied; orphan Works removed; on deletion,
 //! every Work removed before the binding's finalizer.
 
 pub(crate) mod build;
@@ -13,18 +13,49 @@ use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::policy::v1alpha1::{ClusterOverridePolicy, OverridePolicy, ResourceSelector};
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use flotilla_core::selector::{TemplateRef, selectors_match};
 use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::bindings;
-use crate::context::Context;
 use crate::events::EventRecorder;
+use crate::features::FeatureGates;
+use crate::interpreter::Interpreter;
+use crate::options::Options;
+use crate::resources::Resources;
 use crate::runtime::{self, Change, Controller, Informer, Trigger};
-use crate::selector::{TemplateRef, selectors_match};
-use crate::templates::{TemplateKey, with_type};
+use crate::shared::{ControlPlane, Shared};
+use crate::templates::{TemplateKey, Templates, with_type};
 
 /// Name of the controller (metrics, events `flotilla-binding-controller`).
 pub(crate) const NAME: &str = "binding-controller";
+
+/// What the binding controller needs.
+pub(crate) struct Context {
+    /// The control plane (bindings, Works, Clusters, override policies; the Works it writes).
+    pub control: ControlPlane,
+    /// Served resources, to find a template's cached copy when override policies change.
+    pub resources: Resources,
+    /// Where each binding's template is read.
+    pub templates: Templates,
+    /// Revises each cluster's replicas in its copy of the template (ReviseReplica).
+    pub interpreter: Arc<dyn Interpreter>,
+    /// Feature gates: `StatefulFailoverInjection` puts a failed-over copy's preserved state on its labels.
+    pub feature_gates: FeatureGates,
+}
+
+impl Context {
+    /// The binding controller's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            control: shared.control.clone(),
+            resources: shared.resources.clone(),
+            templates: shared.templates(),
+            interpreter: shared.interpreter.clone(),
+            feature_gates: options.feature_gates.clone(),
+        }
+    }
+}
 
 /// The binding controller's shared state.
 pub(crate) struct BindingController {
@@ -42,13 +73,13 @@ pub(crate) struct BindingController {
 /// is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(BindingController {
-        recorder: ctx.recorder(NAME),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
-        works: ctx.informers.typed(),
-        clusters: ctx.informers.typed(),
-        op: ctx.informers.typed(),
-        cop: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
+        works: ctx.control.informers.typed(),
+        clusters: ctx.control.informers.typed(),
+        op: ctx.control.informers.typed(),
+        cop: ctx.control.informers.typed(),
         ctx,
     });
     let synced = async {
@@ -61,8 +92,8 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         () = synced => {}
         () = shutdown.cancelled() => return,
     }
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx);
-    let crb = Controller::new(NAME, &controller.crb, &controller.ctx);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.control.runtime);
+    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.control.runtime);
     rb.reconcile_changes(&controller.rb, runtime::spec_changed);
     crb.reconcile_changes(&controller.crb, runtime::spec_changed);
     controller.watch_overrides(&rb.trigger(), &crb.trigger());
@@ -156,7 +187,12 @@ impl BindingController {
             .ctx
             .resources
             .get_by_api_version(&key.api_version, &key.kind)
-            .and_then(|served| self.ctx.informers.dynamic_if_started(&served.resource))
+            .and_then(|served| {
+                self.ctx
+                    .control
+                    .informers
+                    .dynamic_if_started(&served.resource)
+            })
             .and_then(|informer| informer.get(&key.namespace, &key.name));
         match cached {
             Some(obj) => selectors_match(

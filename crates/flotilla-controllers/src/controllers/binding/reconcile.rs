@@ -1,4 +1,5 @@
-//! The binding reconcile (controllers spec §5.2) and ensuring Works (§5.3).
+//! The binding reconcile (orphan Works removed, then the template fetched and its Works ensured) and ensuring
+//! Works.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -8,6 +9,8 @@ use flotilla_api::names::{annotations, events, finalizers};
 use flotilla_api::policy::v1alpha1::{ClusterOverridePolicy, OverridePolicy};
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use flotilla_core::names::cluster_of_execution_namespace;
+use flotilla_core::overrides::apply_overrides;
 use kube::ResourceExt;
 use serde_json::Value;
 
@@ -22,10 +25,8 @@ use crate::error::{Error, Result};
 use crate::events::{reference, reference_of};
 use crate::features::Feature;
 use crate::interpreter::{enabled, revise_replica};
-use crate::names::cluster_of_execution_namespace;
-use crate::overrides::apply_overrides;
 use crate::runtime::Action;
-use crate::templates::{self, TemplateKey};
+use crate::templates::TemplateKey;
 use crate::update;
 use crate::works::{create_or_update_work, delete_work};
 
@@ -56,7 +57,7 @@ impl BindingController {
     ) -> Result<Action> {
         let binding = match cached {
             Some(binding) => binding,
-            None => match get_opt(B::api(&self.ctx.client, namespace), name).await? {
+            None => match get_opt(B::api(&self.ctx.control.client, namespace), name).await? {
                 Some(binding) => binding,
                 None => return Ok(Action::await_change()),
             },
@@ -70,7 +71,7 @@ impl BindingController {
         if binding.meta().deletion_timestamp.is_some() {
             for work in self.works_of::<B>(&id) {
                 delete_work(
-                    &self.ctx.client,
+                    &self.ctx.control.client,
                     &work.namespace().unwrap_or_default(),
                     &work.name_any(),
                 )
@@ -90,7 +91,7 @@ impl BindingController {
             };
             if !expected.contains(cluster)
                 && let Err(err) =
-                    delete_work(&self.ctx.client, &work_namespace, &work.name_any()).await
+                    delete_work(&self.ctx.control.client, &work_namespace, &work.name_any()).await
             {
                 cleanup_errors.push(err);
             }
@@ -121,7 +122,7 @@ impl BindingController {
             },
             name: spec.resource.name.clone(),
         };
-        let Some(template) = templates::get(&self.ctx, &key).await? else {
+        let Some(template) = self.ctx.templates.get(&key).await? else {
             return Ok(Action::await_change());
         };
         let result = self.ensure_works(&binding, &id, &template).await;
@@ -157,12 +158,16 @@ impl BindingController {
     }
 
     async fn remove_finalizer<B: BindingObject>(&self, binding: B) -> Result<()> {
-        let api = B::api(&self.ctx.client, &binding.namespace().unwrap_or_default());
+        let api = B::api(
+            &self.ctx.control.client,
+            &binding.namespace().unwrap_or_default(),
+        );
         let what = binding.describe();
         update::remove_finalizer(&api, &what, binding, B::finalizer()).await
     }
 
-    /// §5.3: one Work per target cluster; errors are collected so other clusters still get theirs.
+    /// One Work per target cluster (`spec.clusters`, then the `requiredBy` clusters not already there); errors
+    /// are collected so other clusters still get theirs.
     async fn ensure_works<B: BindingObject>(
         &self,
         binding: &B,
@@ -264,14 +269,13 @@ impl BindingController {
                 );
                 return Err(Error::invalid(
                     crate::objects::describe(template),
-                    crate::error::error_chain(&err),
+                    flotilla_client::api_error::error_chain(&err),
                 ));
             }
         };
         // After the overrides, as Karmada does: the preserved state wins over them.
         if self
             .ctx
-            .options
             .feature_gates
             .enabled(Feature::StatefulFailoverInjection)
         {
@@ -288,7 +292,7 @@ impl BindingController {
             })?;
         let known_absent = self.works.get(&desired.namespace, &desired.name).is_none();
         create_or_update_work(
-            &self.ctx.client,
+            &self.ctx.control.client,
             &desired,
             finalizers::EXECUTION,
             known_absent,

@@ -7,6 +7,7 @@ use flotilla_api::policy::v1alpha1::{
 use flotilla_api::work::v1alpha2::{
     BindingSnapshot, GracefulEvictionTask, ResourceBindingSpec, Suspension, TargetCluster,
 };
+use flotilla_core::overrides::AppliedOverrides;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -14,7 +15,6 @@ use super::build::{
     BindingInfo, Target, build_work, conflict_resolution, expected_clusters, job_completions,
     suspend_dispatching, targets,
 };
-use crate::overrides::AppliedOverrides;
 
 fn mk_target(name: &str, replicas: i32) -> TargetCluster {
     TargetCluster {

@@ -1,16 +1,16 @@
-//! Pure steps of the binding status controller (controllers spec §7.3): aggregated status items from Works and
-//! the FullyApplied condition.
+//! Pure steps of the binding status controller: aggregated status items from Works and the FullyApplied
+//! condition (True when every expected cluster has an applied item, and only those).
 
 use std::collections::BTreeSet;
 
 use flotilla_api::names::conditions as names;
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ObjectReference, ResourceHealth};
+use flotilla_core::conditions::{find, new_condition};
+use flotilla_core::names::cluster_of_execution_namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::ResourceExt;
 
-use crate::conditions::{find, new_condition};
-use crate::names::cluster_of_execution_namespace;
 use crate::objects;
 
 /// Why a Work could not be aggregated.
@@ -23,7 +23,8 @@ pub(crate) struct NoManifest {
     pub resource: String,
 }
 
-/// One item per (non-deleting) Work, sorted by cluster name (§7.3 step 1).
+/// One item per (non-deleting) Work, sorted by cluster name: not applied (with the `Applied` condition's
+/// message) until the Work is applied, then with the status and health its manifest reported.
 ///
 /// # Errors
 /// [`NoManifest`] when a Work does not carry the template `resource` (namespace `namespace`).

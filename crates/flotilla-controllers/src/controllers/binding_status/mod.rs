@@ -1,4 +1,4 @@
-//! The binding status controllers (controllers spec §7.3): Works → `status.aggregatedStatus` and
+//! The binding status controllers: Works → `status.aggregatedStatus` and
 //! `FullyApplied` of ResourceBindings and ClusterResourceBindings → AggregateStatus → the template's status.
 
 pub(crate) mod build;
@@ -12,6 +12,7 @@ use flotilla_api::config::v1alpha1::InterpreterOperation;
 use flotilla_api::names::events;
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ClusterResourceBinding, ResourceBinding};
+use flotilla_core::conditions::set_condition;
 use kube::ResourceExt;
 use kube::core::TypeMeta;
 use serde_json::Value;
@@ -20,13 +21,13 @@ use tokio_util::sync::CancellationToken;
 use self::build::{aggregated_items, fully_applied, reports_pending};
 use crate::api::get_opt;
 use crate::bindings::{self, BindingObject, BindingRef};
-use crate::conditions::set_condition;
-use crate::context::Context;
 use crate::controllers::binding::build::expected_clusters;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference, reference_of};
-use crate::interpreter::{Answered, aggregate_status, enabled};
+use crate::interpreter::{Answered, Interpreter, aggregate_status, enabled};
+use crate::resources::Resources;
 use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::templates::{TemplateKey, with_type};
 use crate::update::{self, Edit, Part, Written};
 
@@ -39,6 +40,27 @@ const COALESCE: Duration = Duration::from_millis(500);
 /// How long a binding's aggregation waits for an expected Work's first report (see
 /// [`build::reports_pending`]).
 const REPORT_PATIENCE: Duration = Duration::from_secs(3);
+
+/// What the binding status controller needs.
+pub(crate) struct Context {
+    /// The control plane (bindings and Works; the statuses it writes), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Served resources, to write a template's status through its own API.
+    pub resources: Resources,
+    /// Folds the members' status into the template's (AggregateStatus).
+    pub interpreter: Arc<dyn Interpreter>,
+}
+
+impl Context {
+    /// The binding status controller's context: its handles from `shared`.
+    pub(crate) fn new(shared: &Shared) -> Self {
+        Context {
+            control: shared.control.clone(),
+            resources: shared.resources.clone(),
+            interpreter: shared.interpreter.clone(),
+        }
+    }
+}
 
 struct BindingStatusController {
     ctx: Context,
@@ -65,10 +87,10 @@ fn binding_relevant<K: BindingObject>(change: &Change<'_, K>) -> bool {
 /// Runs the binding status controllers until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(BindingStatusController {
-        recorder: ctx.recorder(NAME),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
-        works: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
+        works: ctx.control.informers.typed(),
         ctx,
     });
     // A binding's status is computed from the cached Works: aggregating before they are listed would write
@@ -78,8 +100,8 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         () = controller.works.wait_synced() => {}
         () = shutdown.cancelled() => return,
     }
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx);
-    let crb = Controller::new(NAME, &controller.crb, &controller.ctx);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.control.runtime);
+    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.control.runtime);
     rb.reconcile_changes(&controller.rb, binding_relevant);
     crb.reconcile_changes(&controller.crb, binding_relevant);
     let (rb_trigger, crb_trigger) = (rb.trigger(), crb.trigger());
@@ -136,7 +158,7 @@ impl BindingStatusController {
         namespace: &str,
         name: &str,
     ) -> Result<Action> {
-        let api = B::api(&self.ctx.client, namespace);
+        let api = B::api(&self.ctx.control.client, namespace);
         let Some(binding) = (match cached {
             Some(binding) => Some(binding),
             None => get_opt(api.clone(), name).await?,
@@ -238,7 +260,8 @@ impl BindingStatusController {
         Ok(Action::await_change())
     }
 
-    /// §7.3 step 3: AggregateStatus into the template's status (live read, status subresource write).
+    /// AggregateStatus into the template's status (live read, status subresource write), when the interpreter
+    /// has the hook for its kind and the status changes.
     async fn update_template_status(
         &self,
         key: &TemplateKey,

@@ -6,11 +6,11 @@ use flotilla_api::work::v1alpha1::{
     Manifest, ManifestStatus, ResourceIdentifier, Work, WorkSpec, WorkStatus, WorkloadTemplate,
 };
 use flotilla_api::work::v1alpha2::{ObjectReference, ResourceHealth};
+use flotilla_core::conditions::new_condition;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::build::{aggregated_items, fully_applied, reports_pending};
-use crate::conditions::new_condition;
 
 fn mk_resource() -> ObjectReference {
     ObjectReference {

@@ -1,4 +1,5 @@
-//! Pure steps of the cluster controller: NoSchedule taints from the Ready condition (controllers spec §9.3).
+//! Pure steps of the cluster controller: NoSchedule taints from the Ready condition (`not-ready` while it is
+//! absent or False, `unreachable` while Unknown, none while True), which stop new placements and never evict.
 
 use flotilla_api::cluster::v1alpha1::{Cluster, ResourceModel, ResourceModelRange};
 use flotilla_api::names::{conditions, taints};
@@ -82,7 +83,7 @@ fn range(name: &str, min: &str, max: &str) -> ResourceModelRange {
     }
 }
 
-/// The nine default resource models Karmada gives a Cluster created without any (controllers spec §1.6):
+/// The nine default resource models Karmada gives a Cluster created without any:
 /// grade 0 cpu [0,1) memory [0,4Gi); grade 1 cpu [1,2) memory [4Gi,16Gi); grades 2..7 cpu [2^(g-1),2^g)
 /// memory [2^(g+2)Gi,2^(g+3)Gi); grade 8 cpu ≥128 memory ≥1Ti. Quantities are written in their canonical form,
 /// as Karmada's server stores them (`1024Gi` is `1Ti`).

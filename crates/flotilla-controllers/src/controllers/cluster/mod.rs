@@ -1,4 +1,4 @@
-//! The cluster controller (controllers spec §9.1, §9.3): the execution namespace and finalizer of every
+//! The cluster controller: the execution namespace and finalizer of every
 //! Cluster, NoSchedule taints following its Ready condition, and the orderly removal of an unjoined cluster
 //! (execution namespace first, then waiting until no binding lists it).
 
@@ -13,6 +13,7 @@ use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use flotilla_api::names::{events, finalizers, labels, namespaces};
 use flotilla_api::work::v1alpha1::Work;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use flotilla_client::api_error::{is_already_exists, is_not_found, kube_error_text};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
@@ -25,11 +26,13 @@ use self::build::{
     ready_status,
 };
 use crate::api::get_opt;
-use crate::context::Context;
-use crate::error::{Error, Result, is_already_exists, is_not_found, kube_error_text};
+use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
-use crate::features::Feature;
+use crate::features::{Feature, FeatureGates};
+use crate::member::Members;
+use crate::options::Options;
 use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (metrics, events `flotilla-cluster-controller`).
@@ -37,6 +40,27 @@ pub(crate) const NAME: &str = "cluster-controller";
 
 /// How often an unjoining cluster is re-checked (Karmada: 10 s; shorter here, unjoin waits on it).
 const CLEANUP_POLL: Duration = Duration::from_secs(2);
+
+/// What the cluster controller needs.
+pub(crate) struct Context {
+    /// The control plane (Clusters, bindings, execution namespaces), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Member clients, forgotten when their Cluster goes.
+    pub members: Members,
+    /// Feature gates: `CustomizedClusterResourceModeling` gives new Clusters Karmada's default models.
+    pub feature_gates: FeatureGates,
+}
+
+impl Context {
+    /// The cluster controller's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            control: shared.control.clone(),
+            members: shared.members.clone(),
+            feature_gates: options.feature_gates.clone(),
+        }
+    }
+}
 
 struct ClusterController {
     ctx: Context,
@@ -49,13 +73,13 @@ struct ClusterController {
 /// Runs the cluster controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ClusterController {
-        recorder: ctx.recorder(NAME),
-        clusters: ctx.informers.typed(),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        clusters: ctx.control.informers.typed(),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
         ctx,
     });
-    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx);
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.control.runtime);
     let (trigger, members) = (runner.trigger(), controller.ctx.members.clone());
     controller.clusters.add_handler(move |change| match change {
         // A Cluster gone for good (its finalizer released): forget its client.
@@ -71,7 +95,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
 
 impl ClusterController {
     async fn reconcile(&self, name: &str) -> Result<Action> {
-        let api: Api<Cluster> = Api::all(self.ctx.client.clone());
+        let api: Api<Cluster> = Api::all(self.ctx.control.client.clone());
         let Some(cluster) = get_opt(api.clone(), name).await? else {
             self.ctx.members.remove(name);
             return Ok(Action::await_change());
@@ -87,7 +111,6 @@ impl ClusterController {
         let slot = &taints;
         let default_models = self
             .ctx
-            .options
             .feature_gates
             .enabled(Feature::CustomizedClusterResourceModeling);
         let written = update::update(
@@ -147,7 +170,7 @@ impl ClusterController {
 
     async fn ensure_execution_space(&self, cluster: &Cluster) -> Result<()> {
         let name = namespaces::execution_space(&cluster.name_any());
-        let api: Api<Namespace> = Api::all(self.ctx.client.clone());
+        let api: Api<Namespace> = Api::all(self.ctx.control.client.clone());
         if get_opt(api.clone(), &name).await?.is_some() {
             return Ok(());
         }
@@ -186,7 +209,7 @@ impl ClusterController {
     /// Removes the execution finalizer from every Work in `space`, without member cleanup (Karmada's
     /// `deleteFinalizerForWorks`). Done at every pass, so Works written meanwhile are released too.
     async fn release_works(&self, space: &str) -> Result<()> {
-        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), space);
+        let api: Api<Work> = Api::namespaced(self.ctx.control.client.clone(), space);
         let works = api
             .list(&Default::default())
             .await
@@ -201,7 +224,8 @@ impl ClusterController {
         Ok(())
     }
 
-    /// §9.1 "cluster deleting": execution namespace gone, no binding targeting the cluster, then release it.
+    /// An unjoined cluster: its execution namespace deleted and gone, then no binding targeting the cluster any
+    /// more (the scheduler takes a deleting cluster out), then its finalizer released.
     async fn remove(&self, api: &Api<Cluster>, cluster: Cluster) -> Result<Action> {
         let name = cluster.name_any();
         if !cluster
@@ -218,7 +242,7 @@ impl ClusterController {
             // released, so that the execution namespace and then the Cluster can go.
             self.release_works(&space).await?;
         }
-        let namespaces_api: Api<Namespace> = Api::all(self.ctx.client.clone());
+        let namespaces_api: Api<Namespace> = Api::all(self.ctx.control.client.clone());
         if let Some(ns) = get_opt(namespaces_api.clone(), &space).await? {
             if ns.metadata.deletion_timestamp.is_none() {
                 match namespaces_api.delete(&space, &Default::default()).await {

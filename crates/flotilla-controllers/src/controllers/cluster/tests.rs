@@ -1,4 +1,4 @@
-//! Unit tests of the Ready-condition taint table (controllers spec §9.3).
+//! Unit tests of the NoSchedule taints that follow the Ready condition.
 
 use k8s_openapi::api::core::v1::Taint;
 use k8s_openapi::jiff::Timestamp;

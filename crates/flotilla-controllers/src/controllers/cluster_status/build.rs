@@ -1,4 +1,4 @@
-//! Pure steps of the cluster status controller (controllers spec §9.2): the Ready condition from a health
+//! Pure steps of the cluster status controller: the Ready condition from a health
 //! probe with Karmada's flip thresholds, API enablements, and node and resource summaries.
 
 use std::collections::{BTreeMap, HashMap};
@@ -10,12 +10,12 @@ use flotilla_api::cluster::v1alpha1::{
     ResourceSummary,
 };
 use flotilla_api::names::conditions as names;
-use flotilla_interpreter::quantity::Quantity;
+use flotilla_apimachinery::quantity::Quantity;
+use flotilla_core::conditions::new_condition;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use tokio::time::Instant;
 
-use crate::conditions::new_condition;
 use crate::discovery::Discovered;
 
 /// What the health probe saw.

@@ -1,4 +1,4 @@
-//! The Lease of a Pull cluster (controllers spec §9.3): once its agent's cluster status controller has seen the
+//! The Lease of a Pull cluster: once its agent's cluster status controller has seen the
 //! member healthy and Ready, the agent renews Lease `karmada-cluster/<cluster>` every
 //! `cluster_lease_duration × cluster_lease_renew_interval_fraction` (10 s by default) until it stops; the control
 //! plane's health monitor ([`crate::controllers::cluster_health`]) reads the renewals as the agent's heartbeat.

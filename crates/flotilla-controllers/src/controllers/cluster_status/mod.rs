@@ -1,4 +1,4 @@
-//! The cluster status controller (controllers spec §9.2): for every Push cluster with credentials, every
+//! The cluster status controller: for every Push cluster with credentials, every
 //! `--cluster-status-update-frequency`, probe the member's health, keep the Ready condition (with flip
 //! thresholds), and while it is ready collect its version, API enablements, nodes and resources.
 
@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterStatus, ClusterSyncMode};
 use flotilla_api::names::{conditions as names, finalizers};
+use flotilla_core::conditions::{find, new_condition, set_condition};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{ListParams, Patch, PatchParams};
@@ -25,14 +26,51 @@ use self::build::{
     resource_summary,
 };
 use crate::api::get_opt;
-use crate::conditions::{find, new_condition, set_condition};
-use crate::context::Context;
 use crate::discovery::discover;
 use crate::error::{Error, Result};
+use crate::member::Members;
+use crate::options::Options;
 use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 
 /// Name of the controller (metrics).
 pub(crate) const NAME: &str = "cluster-status-controller";
+
+/// What the cluster status controller needs.
+pub(crate) struct Context {
+    /// The control plane (Clusters and their status; Leases of Pull clusters) and its reconciles.
+    pub control: ControlPlane,
+    /// Member clients, which the status is collected through.
+    pub members: Members,
+    /// How often cluster status is collected (`--cluster-status-update-frequency`).
+    pub cluster_status_update_frequency: Duration,
+    /// Timeout of the health probe of a member.
+    pub member_request_timeout: Duration,
+    /// How long a cluster must look healthy before Ready turns True again (`--cluster-success-threshold`).
+    pub cluster_success_threshold: Duration,
+    /// How long a cluster must look unhealthy before Ready turns False (`--cluster-failure-threshold`).
+    pub cluster_failure_threshold: Duration,
+    /// How long a Pull cluster's Lease lasts (agent `--cluster-lease-duration`).
+    pub cluster_lease_duration: Duration,
+    /// The fraction of the Lease duration after which it is renewed (`--cluster-lease-renew-interval-fraction`).
+    pub cluster_lease_renew_interval_fraction: f64,
+}
+
+impl Context {
+    /// The cluster status controller's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            control: shared.control.clone(),
+            members: shared.members.clone(),
+            cluster_status_update_frequency: options.cluster_status_update_frequency,
+            member_request_timeout: options.member_request_timeout,
+            cluster_success_threshold: options.cluster_success_threshold,
+            cluster_failure_threshold: options.cluster_failure_threshold,
+            cluster_lease_duration: options.cluster_lease_duration,
+            cluster_lease_renew_interval_fraction: options.cluster_lease_renew_interval_fraction,
+        }
+    }
+}
 
 struct ClusterStatusController {
     ctx: Context,
@@ -45,13 +83,13 @@ struct ClusterStatusController {
 /// Runs the cluster status controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ClusterStatusController {
-        clusters: ctx.informers.typed(),
+        clusters: ctx.control.informers.typed(),
         thresholds: Thresholds::default(),
         leases: lease::Leases::default(),
         shutdown: shutdown.clone(),
         ctx,
     });
-    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx);
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.control.runtime);
     let (trigger, this) = (runner.trigger(), Arc::downgrade(&controller));
     controller.clusters.add_handler(move |change| match change {
         Change::Added(cluster) => trigger.reconcile(cluster),
@@ -104,16 +142,18 @@ pub(crate) async fn probe(client: &Client, timeout: Duration) -> Probe {
 
 impl ClusterStatusController {
     async fn reconcile(&self, name: &str) -> Result<Action> {
-        let frequency = self.ctx.options.cluster_status_update_frequency;
+        let frequency = self.ctx.cluster_status_update_frequency;
         let cluster = match self.clusters.get("", name) {
             Some(cluster) => cluster.as_ref().clone(),
-            None => match get_opt(Api::<Cluster>::all(self.ctx.client.clone()), name).await? {
-                Some(cluster) => cluster,
-                None => {
-                    self.thresholds.forget(name);
-                    return Ok(Action::await_change());
+            None => {
+                match get_opt(Api::<Cluster>::all(self.ctx.control.client.clone()), name).await? {
+                    Some(cluster) => cluster,
+                    None => {
+                        self.thresholds.forget(name);
+                        return Ok(Action::await_change());
+                    }
                 }
-            },
+            }
         };
         // The control plane collects Push clusters with credentials, an agent its own (Pull) cluster.
         if cluster.metadata.deletion_timestamp.is_some()
@@ -149,19 +189,19 @@ impl ClusterStatusController {
                 return Ok(Action::requeue(frequency));
             }
         };
-        let probed = probe(&member.client, self.ctx.options.member_request_timeout).await;
+        let probed = probe(&member.client, self.ctx.member_request_timeout).await;
         let ready = self.adjust(name, ready_condition(probed), stored_ready.as_ref());
         let ready_true = ready.status == "True";
         set_condition(&mut status.conditions, ready);
         if probed == Probe::Healthy && ready_true {
             if cluster.spec.sync_mode == ClusterSyncMode::Pull {
-                // The agent's heartbeat, from the first time its member is seen healthy (§9.3).
-                let options = &self.ctx.options;
+                // The agent's heartbeat, from the first time its member is seen healthy and Ready: the control
+                // plane's health monitor turns Ready Unknown when it lapses.
                 self.leases.ensure_started(
-                    &self.ctx.client,
+                    &self.ctx.control.client,
                     &cluster,
-                    options.cluster_lease_duration,
-                    options.cluster_lease_renew_interval_fraction,
+                    self.ctx.cluster_lease_duration,
+                    self.ctx.cluster_lease_renew_interval_fraction,
                     &self.shutdown,
                 );
             }
@@ -172,14 +212,13 @@ impl ClusterStatusController {
     }
 
     fn adjust(&self, name: &str, observed: Condition, stored: Option<&Condition>) -> Condition {
-        let options = &self.ctx.options;
         self.thresholds.adjust(
             name,
             observed,
             stored,
             tokio::time::Instant::now(),
-            options.cluster_success_threshold,
-            options.cluster_failure_threshold,
+            self.ctx.cluster_success_threshold,
+            self.ctx.cluster_failure_threshold,
         )
     }
 
@@ -232,7 +271,7 @@ impl ClusterStatusController {
         if current == status {
             return Ok(());
         }
-        let api: Api<Cluster> = Api::all(self.ctx.client.clone());
+        let api: Api<Cluster> = Api::all(self.ctx.control.client.clone());
         // A merge patch only adds and replaces; what disappeared, at any depth (the CPU of a member whose
         // pods are all gone), is sent as null so that it is removed.
         let new = serde_json::to_value(status).unwrap_or_default();

@@ -1,5 +1,6 @@
-//! Pure steps of the ClusterTaintPolicy controller (controllers spec §9.5): which taints a Cluster should
-//! carry given its conditions and the policies targeting it.
+//! Pure steps of the ClusterTaintPolicy controller: which taints a Cluster should carry given its conditions and
+//! the policies targeting it (in creation order: a policy's taints added when its `addOnConditions` match, then
+//! removed when its `removeOnConditions` match; taints compared by key and effect).
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::policy::v1alpha1::{
@@ -10,7 +11,7 @@ use k8s_openapi::api::core::v1::Taint;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 
-use crate::selector::cluster_matches;
+use flotilla_core::selector::cluster_matches;
 
 /// Whether every entry of `wanted` matches `conditions`. An empty list never matches (a policy without
 /// `addOnConditions` adds nothing); an entry matches when a condition of its type has a status `In` (or

@@ -1,4 +1,4 @@
-//! The ClusterTaintPolicy controller (controllers spec §9.5, gate `Failover`): keeps each Cluster's taints in
+//! The ClusterTaintPolicy controller (gate `Failover`): keeps each Cluster's taints in
 //! line with the ClusterTaintPolicies targeting it as its status conditions change. This is where NoExecute
 //! taints come from; the taint manager evicts on them.
 
@@ -11,37 +11,37 @@ use std::sync::Arc;
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::events;
 use flotilla_api::policy::v1alpha1::ClusterTaintPolicy;
+use flotilla_core::selector::cluster_matches;
 use k8s_openapi::jiff::Timestamp;
 use kube::{Api, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
 use self::build::{policy_taints, taints_message};
-use crate::context::Context;
 use crate::error::Result;
 use crate::events::{EventRecorder, reference};
 use crate::runtime::{Action, Change, Controller, Informer, spec_changed};
-use crate::selector::cluster_matches;
+use crate::shared::ControlPlane;
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (Karmada's `cluster-taint-policy-controller`).
 pub(crate) const NAME: &str = "cluster-taint-policy-controller";
 
 struct TaintPolicyController {
-    ctx: Context,
+    ctx: ControlPlane,
     recorder: EventRecorder,
     clusters: Arc<Informer<Cluster>>,
     policies: Arc<Informer<ClusterTaintPolicy>>,
 }
 
 /// Runs the controller until `shutdown` is cancelled.
-pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: ControlPlane, shutdown: CancellationToken) {
     let controller = Arc::new(TaintPolicyController {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.events.recorder(NAME),
         clusters: ctx.informers.typed(),
         policies: ctx.informers.typed(),
         ctx,
     });
-    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx);
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.runtime);
     let trigger = runner.trigger();
     // A Cluster is looked at when it appears and whenever its conditions change.
     controller.clusters.add_handler(move |change| match change {

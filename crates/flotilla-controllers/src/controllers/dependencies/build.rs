@@ -1,4 +1,4 @@
-//! Pure steps of the dependencies distributor (controllers spec §8.3, §8.4): matching objects to dependency
+//! Pure steps of the dependencies distributor: matching objects to dependency
 //! entries, building attached bindings, merging `requiredBy` snapshots, and detaching.
 
 use std::collections::BTreeMap;
@@ -8,13 +8,13 @@ use flotilla_api::policy::v1alpha1::ConflictResolution;
 use flotilla_api::work::v1alpha2::{
     BindingSnapshot, ObjectReference, ResourceBinding, ResourceBindingSpec,
 };
+use flotilla_core::names::{binding_name, depended_by_label_key};
+use flotilla_core::selector::label_selector_matches;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::ResourceExt;
 use serde_json::Value;
 
-use crate::names::{binding_name, depended_by_label_key};
 use crate::objects;
-use crate::selector::label_selector_matches;
 
 /// Whether a dependency entry names an object (same apiVersion, kind and namespace, and the same name, or no
 /// name and a label selector matching `labels`).
@@ -46,7 +46,9 @@ pub(crate) fn recorded_dependencies(rb: &ResourceBinding) -> Vec<DependentObject
         .unwrap_or_default()
 }
 
-/// The attached binding §8.3 wants for dependency object `dependency` of independent binding `independent`.
+/// The attached binding wanted for dependency object `dependency` of independent binding `independent`: named
+/// after the dependency and owned by it, labelled with the independent binding's permanent id, and required by
+/// the independent binding's clusters (no placement of its own).
 pub(crate) fn desired_attached(
     independent: &ResourceBinding,
     independent_id: &str,
@@ -180,7 +182,7 @@ pub(crate) fn combined_policy(referrers: &[&ResourceBindingSpec]) -> CombinedPol
     }
 }
 
-/// Detaches an attached binding from independent binding `namespace/name` (§8.4): drops its label and
+/// Detaches an attached binding from independent binding `namespace/name`: drops its label and
 /// snapshot. Returns whether it changed; the caller recomputes the combined policy of dependency-only
 /// bindings.
 pub(crate) fn detach(attached: &mut ResourceBinding, namespace: &str, name: &str) -> bool {

@@ -1,4 +1,4 @@
-//! The dependencies distributor (controllers spec §8): for ResourceBindings with `propagateDeps`, the
+//! The dependencies distributor (feature gate `PropagateDeps`): for ResourceBindings with `propagateDeps`, the
 //! objects the template depends on (InterpretDependency) get attached bindings whose `requiredBy` carries the
 //! independent binding's clusters, so the binding controller sends them along.
 
@@ -12,6 +12,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
 use flotilla_api::names::{annotations, events, finalizers};
 use flotilla_api::work::v1alpha2::{ResourceBinding, ResourceBindingSpec};
+use flotilla_core::bindings::Binding;
+use flotilla_core::names::depended_by_label_key;
+use flotilla_core::selector::label_selector_matches;
 use kube::api::DynamicObject;
 use kube::{Api, ResourceExt};
 use serde_json::Value;
@@ -22,20 +25,43 @@ use self::build::{
     recorded_dependencies, snapshot_of,
 };
 use crate::api::get_opt;
-use crate::bindings::{BindingObject, BindingRef};
-use crate::context::Context;
+use crate::bindings::BindingRef;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference, reference_of};
-use crate::interpreter::{enabled, get_dependencies};
-use crate::names::depended_by_label_key;
+use crate::interpreter::{Interpreter, enabled, get_dependencies};
 use crate::objects;
+use crate::resources::Resources;
 use crate::runtime::{Action, Change, Controller, Informer, Trigger};
-use crate::selector::label_selector_matches;
-use crate::templates::{self, TemplateKey, with_type};
+use crate::shared::{ControlPlane, Shared};
+use crate::templates::{TemplateKey, Templates, with_type};
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (metrics, events `flotilla-dependencies-distributor`).
 pub(crate) const NAME: &str = "dependencies-distributor";
+
+/// What the dependencies distributor needs.
+pub(crate) struct Context {
+    /// The control plane (bindings; the attached bindings it writes), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Served resources, to watch the kinds dependencies are of.
+    pub resources: Resources,
+    /// Where an independent binding's template is read.
+    pub templates: Templates,
+    /// A template's dependencies (InterpretDependency).
+    pub interpreter: Arc<dyn Interpreter>,
+}
+
+impl Context {
+    /// The dependencies distributor's context: its handles from `shared`.
+    pub(crate) fn new(shared: &Shared) -> Self {
+        Context {
+            control: shared.control.clone(),
+            resources: shared.resources.clone(),
+            templates: shared.templates(),
+            interpreter: shared.interpreter.clone(),
+        }
+    }
+}
 
 struct Distributor {
     ctx: Context,
@@ -61,11 +87,11 @@ fn rb_relevant(change: &Change<'_, ResourceBinding>) -> bool {
 
 /// Runs the distributor until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
-    let rb = ctx.informers.typed::<ResourceBinding>();
-    let runner = Controller::new(NAME, &rb, &ctx);
+    let rb = ctx.control.informers.typed::<ResourceBinding>();
+    let runner = Controller::new(NAME, &rb, &ctx.control.runtime);
     runner.reconcile_changes(&rb, rb_relevant);
     let controller = Arc::new(Distributor {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.control.events.recorder(NAME),
         trigger: runner.trigger(),
         rb,
         watched: Mutex::default(),
@@ -87,7 +113,7 @@ impl Distributor {
         kind: &str,
     ) -> Option<Arc<Informer<DynamicObject>>> {
         let served = self.ctx.resources.get_by_api_version(api_version, kind)?;
-        let informer = self.ctx.informers.dynamic(&served.resource);
+        let informer = self.ctx.control.informers.dynamic(&served.resource);
         let key = format!("{api_version}/{kind}");
         if self
             .watched
@@ -138,7 +164,8 @@ impl Distributor {
         let BindingRef::Namespaced { namespace, name } = key else {
             return Ok(Action::await_change());
         };
-        let api: Api<ResourceBinding> = Api::namespaced(self.ctx.client.clone(), &namespace);
+        let api: Api<ResourceBinding> =
+            Api::namespaced(self.ctx.control.client.clone(), &namespace);
         let Some(rb) = get_opt(api.clone(), &name).await? else {
             return Ok(Action::await_change());
         };
@@ -154,7 +181,10 @@ impl Distributor {
             namespace: namespace.clone(),
             name: resource.name.clone(),
         };
-        let template = templates::get(&self.ctx, &template_key)
+        let template = self
+            .ctx
+            .templates
+            .get(&template_key)
             .await?
             .ok_or_else(|| {
                 Error::waiting(format!("template {template_key} of {}", rb.describe()))
@@ -311,14 +341,19 @@ impl Distributor {
         self.ctx
             .resources
             .get_by_api_version(&resource.api_version, &resource.kind)
-            .and_then(|served| self.ctx.informers.dynamic_if_started(&served.resource))
+            .and_then(|served| {
+                self.ctx
+                    .control
+                    .informers
+                    .dynamic_if_started(&served.resource)
+            })
             .and_then(|informer| informer.get(&resource.namespace, &resource.name))
             .map(|obj| obj.labels().clone())
             .unwrap_or_default()
     }
 
     async fn detach_one(&self, namespace: &str, attached: &str, independent: &str) -> Result<()> {
-        let api: Api<ResourceBinding> = Api::namespaced(self.ctx.client.clone(), namespace);
+        let api: Api<ResourceBinding> = Api::namespaced(self.ctx.control.client.clone(), namespace);
         let what = format!("ResourceBinding {namespace}/{attached}");
         update::update(
             &api,
@@ -352,7 +387,7 @@ impl Distributor {
         let mut referrers = Vec::new();
         for snapshot in &binding.spec.required_by {
             let api: Api<ResourceBinding> =
-                Api::namespaced(self.ctx.client.clone(), &snapshot.namespace);
+                Api::namespaced(self.ctx.control.client.clone(), &snapshot.namespace);
             match get_opt(api, &snapshot.name).await? {
                 Some(referrer) => referrers.push(referrer.spec),
                 None if attaching => {
@@ -380,7 +415,8 @@ impl Distributor {
         Ok(())
     }
 
-    /// §8.2 step 7: every dependency object gets its attached binding.
+    /// Every dependency object (by name, or every object its label selector matches) gets its attached binding;
+    /// errors are collected.
     async fn attach_all(
         self: &Arc<Self>,
         rb: &ResourceBinding,
@@ -437,7 +473,8 @@ impl Distributor {
         let desired = &desired_attached(rb, id, dependency);
         let namespace = rb.namespace().unwrap_or_default();
         let name = desired.name_any();
-        let api: Api<ResourceBinding> = Api::namespaced(self.ctx.client.clone(), &namespace);
+        let api: Api<ResourceBinding> =
+            Api::namespaced(self.ctx.control.client.clone(), &namespace);
         let what = format!("ResourceBinding {namespace}/{name}");
         let create = || {
             let mut created = desired.clone();

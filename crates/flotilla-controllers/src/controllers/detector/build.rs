@@ -1,5 +1,5 @@
-//! Pure steps of applying a policy (controllers spec §3.4): claiming a template, building the desired binding,
-//! merging it into an existing one, and removing claims (§3.6).
+//! Pure steps of applying a policy: claiming a template, building the desired binding, merging it into an
+//! existing one, and removing claims (when a policy goes or stops selecting a template).
 
 use std::collections::BTreeMap;
 
@@ -9,14 +9,15 @@ use flotilla_api::work::v1alpha2::{
     Component, ObjectReference, ReplicaRequirements, ResourceBindingSpec, SchedulePriority,
     Suspension, WorkloadAffinityGroups,
 };
+use flotilla_core::names::binding_name;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde_json::Value;
 
 use super::filter::Claim;
-use crate::names::binding_name;
 use crate::objects;
 
-/// Sets the claim of `policy` on a template; returns whether anything changed (§3.4 step 1).
+/// Sets the claim of `policy` on a template (a PropagationPolicy's replaces a ClusterPropagationPolicy's);
+/// returns whether anything changed.
 pub(crate) fn claim_template(template: &mut Value, policy: &Claim) -> bool {
     match policy {
         Claim::Namespaced {
@@ -138,7 +139,7 @@ pub(crate) struct ReplicaInfo {
     pub components: Vec<Component>,
 }
 
-/// The binding a policy derives from a template (§3.4 step 3), as metadata and spec; `cluster_scoped` builds a
+/// The binding a policy derives from a template, as metadata and spec; `cluster_scoped` builds a
 /// ClusterResourceBinding (no namespace, no `spec.resource.namespace`, CRB finalizer).
 ///
 /// `spec` must already carry the policy defaults. `priority` is the PriorityClass value when the policy asks
@@ -262,7 +263,7 @@ pub(crate) fn workload_affinity_groups(
     (!groups.affinity_group.is_empty() || !groups.anti_affinity_group.is_empty()).then_some(groups)
 }
 
-/// Merges the desired binding into an existing one (§3.4 step 4); returns whether the existing one changed.
+/// Merges the desired binding into an existing one; returns whether the existing one changed.
 ///
 /// Guarantees: labels and annotations overwritten key by key (others kept), finalizers unioned, owner
 /// references replaced, the policy-derived spec fields replaced, `suspension` merged (the binding's own

@@ -1,12 +1,14 @@
-//! What the detector watches and which template events it acts on (controllers spec §3.1, §3.8, §10.3). Pure.
+//! What the detector watches (the preferred version of every resource that can be listed, watched and deleted,
+//! except Karmada's own groups, events, Leases and `--skipped-propagating-apis`) and which template events it
+//! acts on. Pure.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_api::names::{annotations, labels};
 use kube::api::DynamicObject;
+use regex::Regex;
 use serde_json::Value;
 
-use crate::context::{Options, namespace_skipped};
 use crate::discovery::ServedResource;
 
 /// API groups never propagated (Karmada's own and events).
@@ -88,15 +90,24 @@ pub(crate) fn watchable(resource: &ServedResource, skipped: &SkippedApis) -> boo
         && !skipped.skips(resource)
 }
 
+/// Whether objects in `namespace` are never propagated: reserved namespaces (`karmada-system`,
+/// `karmada-cluster`, `karmada-es-*`) and those matching a pattern of `skipped`
+/// (`--skipped-propagating-namespaces`).
+pub(crate) fn namespace_skipped(skipped: &[Regex], namespace: &str) -> bool {
+    !namespace.is_empty()
+        && (flotilla_api::names::namespaces::is_reserved(namespace)
+            || skipped.iter().any(|re| re.is_match(namespace)))
+}
+
 /// Whether a template event passes the detector's event filter: not in a reserved or skipped namespace, and
 /// not the API server's own `kube-system/ConfigMap/extension-apiserver-authentication`.
 pub(crate) fn template_event_passes(
-    options: &Options,
+    skipped: &[Regex],
     kind: &str,
     namespace: &str,
     name: &str,
 ) -> bool {
-    if namespace_skipped(options, namespace) {
+    if namespace_skipped(skipped, namespace) {
         return false;
     }
     !(kind == "ConfigMap"
@@ -119,7 +130,7 @@ pub(crate) fn update_is_significant(old: &DynamicObject, new: &DynamicObject) ->
     strip(old) != strip(new)
 }
 
-/// Lazy activation (§3.8): whether two versions of a template are equal apart from what Karmada itself writes
+/// Lazy activation: whether two versions of a template are equal apart from what Karmada itself writes
 /// (status, managedFields, resourceVersion, generation, and `*.karmada.io*` labels and annotations other than
 /// the user's `namespace.karmada.io/skip-auto-propagation`), i.e. whether the change came from Karmada.
 pub(crate) fn changed_by_karmada(old: &DynamicObject, new: &DynamicObject) -> bool {
@@ -150,7 +161,8 @@ pub(crate) fn changed_by_karmada(old: &DynamicObject, new: &DynamicObject) -> bo
     strip(old) == strip(new)
 }
 
-/// The claim a template carries, if any (controllers spec §3.2 steps 3–4).
+/// The claim a template carries, if any: a PropagationPolicy's (its namespace and name annotations and
+/// permanent-id label all set) before a ClusterPropagationPolicy's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Claim {
     /// Claimed by PropagationPolicy `namespace/name` with permanent id `id`.

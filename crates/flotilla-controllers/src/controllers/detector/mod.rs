@@ -1,6 +1,6 @@
-//! The resource detector (controllers spec §3): watches every propagatable resource of the control plane,
+//! The resource detector: watches every propagatable resource of the control plane,
 //! matches templates to PropagationPolicies and ClusterPropagationPolicies, claims them and keeps their
-//! ResourceBindings and ClusterResourceBindings current; reacts to policy changes (§3.5) and deletions (§3.6).
+//! ResourceBindings and ClusterResourceBindings current; reacts to policy changes and deletions.
 //!
 //! Invariants: a policy without a permanent id is never applied (the policy normaliser gives every policy one
 //! before anything else acts on it); the detector never touches a binding's `clusters`, `requiredBy`,
@@ -17,6 +17,7 @@ mod tests;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use flotilla_api::policy::v1alpha1::{
     ActivationPreference, ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy,
@@ -28,6 +29,7 @@ use kube::api::{ApiResource, DynamicObject};
 use kube::core::object::HasSpec;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
+use regex::Regex;
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -36,19 +38,22 @@ use self::filter::{
     Claim, SkippedApis, claim_of, template_event_passes, update_is_significant, watchable,
 };
 use self::referenced::ReferencedVersions;
-use crate::context::Context;
 use crate::error::Result;
 use crate::events::EventRecorder;
-use crate::features::Feature;
+use crate::features::{Feature, FeatureGates};
+use crate::interpreter::Interpreter;
+use crate::options::Options;
+use crate::resources::Resources;
 use crate::runtime::{self, Action, Change, Controller, Informer, Trigger};
-use crate::templates::{TemplateKey, with_type};
+use crate::shared::{ControlPlane, Shared};
+use crate::templates::{TemplateKey, Templates, with_type};
 
 /// Name of the controller (metrics, events `flotilla-resource-detector`).
 pub(crate) const NAME: &str = "resource-detector";
 const POLICY_CONTROLLER: &str = "propagation-policy";
 
 /// One template to reconcile; `lazy` marks a change Karmada itself made to a template of a Lazy policy
-/// (§3.8), which only claims.
+/// (`activationPreference: Lazy`), which only claims: the binding follows the policy at the user's next change.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct TemplateItem {
     /// The template.
@@ -89,6 +94,43 @@ struct Watched {
     task: JoinHandle<()>,
 }
 
+/// What the resource detector needs.
+pub(crate) struct Context {
+    /// The control plane (policies, bindings, every propagatable resource), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Served resources: what the detector watches, refreshed by discovery.
+    pub resources: Resources,
+    /// Where templates are read and claimed.
+    pub templates: Templates,
+    /// Replicas and components of a template for its binding (InterpretReplica, InterpretComponent).
+    pub interpreter: Arc<dyn Interpreter>,
+    /// Feature gates: policy preemption, workload affinity, multiple pod templates.
+    pub feature_gates: FeatureGates,
+    /// Namespaces whose templates are never propagated, beyond the reserved ones
+    /// (`--skipped-propagating-namespaces`).
+    pub skipped_propagating_namespaces: Vec<Regex>,
+    /// APIs never propagated beyond Karmada's own (`--skipped-propagating-apis`).
+    pub skipped_propagating_apis: String,
+    /// How often it runs discovery again (CRD changes trigger it sooner).
+    pub discovery_interval: Duration,
+}
+
+impl Context {
+    /// The resource detector's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            control: shared.control.clone(),
+            resources: shared.resources.clone(),
+            templates: shared.templates(),
+            interpreter: shared.interpreter.clone(),
+            feature_gates: options.feature_gates.clone(),
+            skipped_propagating_namespaces: options.skipped_propagating_namespaces.clone(),
+            skipped_propagating_apis: options.skipped_propagating_apis.clone(),
+            discovery_interval: options.discovery_interval,
+        }
+    }
+}
+
 /// The detector's shared state.
 pub(crate) struct Detector {
     ctx: Context,
@@ -96,7 +138,7 @@ pub(crate) struct Detector {
     waiting: Mutex<HashSet<TemplateKey>>,
     /// The template version each binding names (see [`referenced`]).
     referenced: ReferencedVersions,
-    /// Whether every request of a template since its last reconcile was a Lazy-only change (§3.8).
+    /// Whether every request of a template since its last reconcile was a Lazy-only change.
     lazy: Mutex<HashMap<TemplateKey, bool>>,
     /// Template reconciles of every kind share the detector's worker count, as one queue would.
     permits: Arc<Semaphore>,
@@ -113,23 +155,33 @@ pub(crate) struct Detector {
 /// Runs the detector until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let detector = Arc::new(Detector {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.control.events.recorder(NAME),
         waiting: Mutex::default(),
         referenced: ReferencedVersions::default(),
         lazy: Mutex::default(),
-        permits: Arc::new(Semaphore::new(ctx.options.workers.max(1))),
-        skipped: SkippedApis::parse(&ctx.options.skipped_propagating_apis),
+        permits: Arc::new(Semaphore::new(ctx.control.runtime.workers.max(1))),
+        skipped: SkippedApis::parse(&ctx.skipped_propagating_apis),
         watched: Mutex::default(),
-        pp: ctx.informers.typed(),
-        cpp: ctx.informers.typed(),
-        op: ctx.informers.typed(),
-        cop: ctx.informers.typed(),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
+        pp: ctx.control.informers.typed(),
+        cpp: ctx.control.informers.typed(),
+        op: ctx.control.informers.typed(),
+        cop: ctx.control.informers.typed(),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
         ctx,
     });
-    let pp = Controller::new(POLICY_CONTROLLER, &detector.pp, &detector.ctx).workers(2);
-    let cpp = Controller::new(POLICY_CONTROLLER, &detector.cpp, &detector.ctx).workers(2);
+    let pp = Controller::new(
+        POLICY_CONTROLLER,
+        &detector.pp,
+        &detector.ctx.control.runtime,
+    )
+    .workers(2);
+    let cpp = Controller::new(
+        POLICY_CONTROLLER,
+        &detector.cpp,
+        &detector.ctx.control.runtime,
+    )
+    .workers(2);
     pp.reconcile_changes(&detector.pp, |change| {
         policy_relevant(
             change,
@@ -144,7 +196,6 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     });
     if detector
         .ctx
-        .options
         .feature_gates
         .enabled(Feature::PropagationPolicyPreemption)
     {
@@ -276,7 +327,11 @@ impl Detector {
     /// per watchable resource.
     async fn discovery_loop(self: Arc<Self>, shutdown: CancellationToken) {
         let crd_changed = Arc::new(Notify::new());
-        let crds = self.ctx.informers.typed::<CustomResourceDefinition>();
+        let crds = self
+            .ctx
+            .control
+            .informers
+            .typed::<CustomResourceDefinition>();
         crds.add_handler({
             let notify = crd_changed.clone();
             move |_| notify.notify_one()
@@ -287,7 +342,7 @@ impl Detector {
             }
             self.sync_watches(&shutdown);
             tokio::select! {
-                () = tokio::time::sleep(self.ctx.options.discovery_interval) => {}
+                () = tokio::time::sleep(self.ctx.discovery_interval) => {}
                 () = crd_changed.notified() => {}
                 () = shutdown.cancelled() => return,
             }
@@ -313,7 +368,7 @@ impl Detector {
             let keep = wanted.contains_key(key);
             if !keep {
                 entry.stop.cancel();
-                self.ctx.informers.stop_dynamic(&entry.resource);
+                self.ctx.control.informers.stop_dynamic(&entry.resource);
             }
             keep
         });
@@ -321,8 +376,9 @@ impl Detector {
             if watched.contains_key(&key) {
                 continue;
             }
-            let informer = self.ctx.informers.dynamic(&resource);
-            let runner = Controller::new(NAME, &informer, &self.ctx).permits(self.permits.clone());
+            let informer = self.ctx.control.informers.dynamic(&resource);
+            let runner = Controller::new(NAME, &informer, &self.ctx.control.runtime)
+                .permits(self.permits.clone());
             let trigger = runner.trigger();
             let detector = Arc::downgrade(self);
             let (api_version, kind) = (resource.api_version.clone(), resource.kind.clone());
@@ -369,7 +425,12 @@ impl Detector {
         let obj = change.object();
         let namespace = obj.namespace().unwrap_or_default();
         let name = obj.name_any();
-        if !template_event_passes(&self.ctx.options, kind, &namespace, &name) {
+        if !template_event_passes(
+            &self.ctx.skipped_propagating_namespaces,
+            kind,
+            &namespace,
+            &name,
+        ) {
             return;
         }
         let key = TemplateKey {

@@ -1,4 +1,4 @@
-//! Policy reconcile: creation and update (controllers spec §3.5) and deletion with the policy finalizer (§3.6).
+//! Policy reconcile: creation and update, and deletion with the policy finalizer.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -6,6 +6,8 @@ use std::sync::Arc;
 use flotilla_api::names::{finalizers, labels};
 use flotilla_api::policy::v1alpha1::{ClusterPropagationPolicy, PropagationPolicy};
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding, ResourceBindingSpec};
+use flotilla_client::api_error::is_not_found;
+use flotilla_core::selector::{TemplateRef, selectors_match};
 use kube::api::ListParams;
 use kube::core::object::HasSpec;
 use kube::{Api, Resource, ResourceExt};
@@ -17,14 +19,13 @@ use super::filter::Claim;
 use super::reconcile::{Chosen, remove_binding_claim, template_key_of};
 use super::{Detector, PolicyKey};
 use crate::api::get_opt;
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
 use crate::runtime::Action;
-use crate::selector::{TemplateRef, selectors_match};
-use crate::templates::{self, with_type};
+use crate::templates::with_type;
 use crate::update;
 
 impl Detector {
-    /// Reconciles one policy: cleanup on deletion, else §3.5.
+    /// Reconciles one policy: cleanup on deletion, else `handle_policy_change`.
     pub(super) async fn reconcile_policy(&self, key: PolicyKey) -> Result<Action> {
         match &key.namespace {
             Some(namespace) => {
@@ -33,7 +34,7 @@ impl Detector {
                     None => {
                         get_opt(
                             Api::<PropagationPolicy>::namespaced(
-                                self.ctx.client.clone(),
+                                self.ctx.control.client.clone(),
                                 namespace,
                             ),
                             &key.name,
@@ -51,7 +52,10 @@ impl Detector {
                 let chosen = id
                     .filter(|id| !id.is_empty())
                     .map(|id| Chosen::pp(&policy, id));
-                let api = Api::<PropagationPolicy>::namespaced(self.ctx.client.clone(), namespace);
+                let api = Api::<PropagationPolicy>::namespaced(
+                    self.ctx.control.client.clone(),
+                    namespace,
+                );
                 self.reconcile_policy_object(policy, chosen, api, finalizers::PROPAGATION_POLICY)
                     .await
             }
@@ -60,7 +64,7 @@ impl Detector {
                     Some(policy) => Some(policy.as_ref().clone()),
                     None => {
                         get_opt(
-                            Api::<ClusterPropagationPolicy>::all(self.ctx.client.clone()),
+                            Api::<ClusterPropagationPolicy>::all(self.ctx.control.client.clone()),
                             &key.name,
                         )
                         .await?
@@ -76,7 +80,7 @@ impl Detector {
                 let chosen = id
                     .filter(|id| !id.is_empty())
                     .map(|id| Chosen::cpp(&policy, id));
-                let api = Api::<ClusterPropagationPolicy>::all(self.ctx.client.clone());
+                let api = Api::<ClusterPropagationPolicy>::all(self.ctx.control.client.clone());
                 self.reconcile_policy_object(
                     policy,
                     chosen,
@@ -117,12 +121,14 @@ impl Detector {
         Ok(Action::await_change())
     }
 
-    /// §3.5: release bindings the policy no longer selects, refresh the others, and pick up waiting templates.
+    /// Releases bindings the policy no longer selects (their templates' claims go, the bindings and Works stay),
+    /// refreshes the others, and picks up waiting templates. A new or higher-priority policy takes no template
+    /// another policy claimed, unless it preempts.
     async fn handle_policy_change(&self, chosen: &Chosen) -> Result<()> {
         let derived = self.derived_bindings(&chosen.claim);
         for (binding_namespace, binding_name, resource, cluster_scoped) in derived {
             let key = template_key_of(&resource, &binding_namespace);
-            let Some(mut template) = templates::get(&self.ctx, &key).await? else {
+            let Some(mut template) = self.ctx.templates.get(&key).await? else {
                 continue;
             };
             if selectors_match(
@@ -133,11 +139,11 @@ impl Detector {
                 continue;
             }
             if remove_claim(&mut template, &chosen.claim) {
-                templates::update(&self.ctx, &template).await?;
+                self.ctx.templates.update(&template).await?;
             }
             if cluster_scoped {
                 remove_binding_claim::<ClusterResourceBinding>(
-                    &self.ctx.client,
+                    &self.ctx.control.client,
                     "",
                     &binding_name,
                     &chosen.claim,
@@ -145,7 +151,7 @@ impl Detector {
                 .await?;
             } else {
                 remove_binding_claim::<ResourceBinding>(
-                    &self.ctx.client,
+                    &self.ctx.control.client,
                     &binding_namespace,
                     &binding_name,
                     &chosen.claim,
@@ -157,7 +163,7 @@ impl Detector {
         let waiting: Vec<_> = self.waiting().iter().cloned().collect();
         let mut matching = Vec::new();
         for key in waiting {
-            if let Some(template) = templates::get(&self.ctx, &key).await?
+            if let Some(template) = self.ctx.templates.get(&key).await?
                 && selectors_match(
                     &chosen.spec.resource_selectors,
                     &TemplateRef::from_value(&template),
@@ -236,7 +242,8 @@ impl Detector {
         }
     }
 
-    /// §3.6: remove the policy's claim from every template it claimed (and their bindings).
+    /// Removes the policy's claim from every template it claimed (and their bindings), each only while it is
+    /// still this policy's; bindings, Works and member objects stay, and another policy may claim the template.
     async fn cleanup_deleted_policy(&self, chosen: &Chosen) -> Result<()> {
         let (label, id) = match &chosen.claim {
             Claim::Namespaced { id, .. } => (labels::PROPAGATION_POLICY_PERMANENT_ID, id),

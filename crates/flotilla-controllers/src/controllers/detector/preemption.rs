@@ -1,11 +1,11 @@
-//! Policy preemption (controllers spec §3.7, feature gate `PropagationPolicyPreemption`): a policy with
+//! Policy preemption (feature gate `PropagationPolicyPreemption`): a policy with
 //! `spec.preemption: Always` claims the templates its selectors name from a policy of strictly lower priority
 //! (a PropagationPolicy also from any ClusterPropagationPolicy). The claim is all it writes: the template's
 //! update then applies the new policy to the same binding, as for any claimed template.
 
-use flotilla_api::names::events;
 use std::sync::Arc;
 
+use flotilla_api::names::events;
 use flotilla_api::policy::v1alpha1::{PreemptionBehavior, PropagationSpec};
 use kube::Resource;
 use kube::core::object::HasSpec;
@@ -20,7 +20,7 @@ use crate::events::reference_of;
 use crate::features::Feature;
 use crate::objects;
 use crate::runtime::Trigger;
-use crate::templates::{self, TemplateKey};
+use crate::templates::TemplateKey;
 
 impl Detector {
     /// Takes over, for `chosen`, every template its selectors name that a lower-priority policy claimed.
@@ -34,7 +34,6 @@ impl Detector {
         }
         if !self
             .ctx
-            .options
             .feature_gates
             .enabled(Feature::PropagationPolicyPreemption)
         {
@@ -57,7 +56,7 @@ impl Detector {
                 namespace: selector.namespace.clone(),
                 name: selector.name.clone(),
             };
-            let template = match templates::get(&self.ctx, &key).await {
+            let template = match self.ctx.templates.get(&key).await {
                 Ok(Some(template)) if !objects::is_deleting(&template) => template,
                 Ok(_) => continue,
                 Err(err) => {
@@ -125,7 +124,7 @@ impl Detector {
         };
         let reference = reference_of(&template);
         claim_template(&mut template, &chosen.claim);
-        match templates::update(&self.ctx, &template).await {
+        match self.ctx.templates.update(&template).await {
             Ok(_) => {
                 self.recorder.normal(
                     &reference,

@@ -1,4 +1,4 @@
-//! Template reconcile (controllers spec §3.2) and applying a policy (§3.4).
+//! Template reconcile (finding the template's policy) and applying a policy (claim, then binding).
 
 use flotilla_api::config::v1alpha1::InterpreterOperation;
 use flotilla_api::names::{events, labels};
@@ -7,6 +7,9 @@ use flotilla_api::policy::v1alpha1::{
     PropagationSpec,
 };
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use flotilla_core::names::binding_name;
+use flotilla_core::scheduler::defaults::default_propagation_spec;
+use flotilla_core::selector::{TemplateRef, select_policy, selectors_match};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::Value;
@@ -23,12 +26,9 @@ use crate::error::{Error, Result};
 use crate::events::reference_of;
 use crate::features::Feature;
 use crate::interpreter::{self, enabled};
-use crate::names::binding_name;
 use crate::objects;
 use crate::runtime::Action;
-use crate::scheduler::defaults::default_propagation_spec;
-use crate::selector::{TemplateRef, select_policy, selectors_match};
-use crate::templates::{self, TemplateKey};
+use crate::templates::TemplateKey;
 use crate::update::{self, Edit, Part};
 
 /// A chosen policy: its claim, defaulted spec and activation preference.
@@ -90,9 +90,11 @@ fn policy_id<K: Resource>(policy: &K, label: &str) -> Option<String> {
 }
 
 impl Detector {
-    /// §3.2: find the template's policy and apply it.
+    /// Finds the template's policy and applies it: the policy its claim names, else the best matching
+    /// PropagationPolicy of its namespace, else the best ClusterPropagationPolicy (a PropagationPolicy always
+    /// wins over a ClusterPropagationPolicy); a template no policy matches waits in the waiting list.
     pub(super) async fn reconcile_template(&self, item: TemplateItem) -> Result<Action> {
-        let Some(template) = templates::get(&self.ctx, &item.key).await? else {
+        let Some(template) = self.ctx.templates.get(&item.key).await? else {
             self.waiting().remove(&item.key);
             self.referenced.forget(&item.key);
             return Ok(Action::await_change());
@@ -190,7 +192,8 @@ impl Detector {
         Ok(())
     }
 
-    /// §3.2 for a template that already carries a claim.
+    /// A template that already carries a claim: the claimed policy is applied while it exists and still selects
+    /// the template; a policy gone for good has its claim removed.
     async fn apply_claimed(&self, template: Value, claim: &Claim, lazy: bool) -> Result<Action> {
         let chosen = match claim {
             Claim::Namespaced {
@@ -201,7 +204,7 @@ impl Detector {
                     None => {
                         get_opt(
                             Api::<PropagationPolicy>::namespaced(
-                                self.ctx.client.clone(),
+                                self.ctx.control.client.clone(),
                                 namespace,
                             ),
                             name,
@@ -224,7 +227,7 @@ impl Detector {
                     Some(policy) => Some(policy.as_ref().clone()),
                     None => {
                         get_opt(
-                            Api::<ClusterPropagationPolicy>::all(self.ctx.client.clone()),
+                            Api::<ClusterPropagationPolicy>::all(self.ctx.control.client.clone()),
                             name,
                         )
                         .await?
@@ -266,23 +269,33 @@ impl Detector {
         let name = binding_name(objects::kind(&template), objects::name(&template));
         let namespace = objects::namespace(&template).to_owned();
         if namespace.is_empty() {
-            remove_binding_claim::<ClusterResourceBinding>(&self.ctx.client, "", &name, claim)
-                .await?;
+            remove_binding_claim::<ClusterResourceBinding>(
+                &self.ctx.control.client,
+                "",
+                &name,
+                claim,
+            )
+            .await?;
         } else {
-            remove_binding_claim::<ResourceBinding>(&self.ctx.client, &namespace, &name, claim)
-                .await?;
+            remove_binding_claim::<ResourceBinding>(
+                &self.ctx.control.client,
+                &namespace,
+                &name,
+                claim,
+            )
+            .await?;
         }
         if remove_claim(&mut template, claim) {
-            templates::update(&self.ctx, &template).await?;
+            self.ctx.templates.update(&template).await?;
         }
         Ok(())
     }
 
-    /// §3.4: claim the template, then create or update its binding.
+    /// Claims the template, then creates or updates its binding (a Lazy-only change stops after the claim).
     async fn apply(&self, mut template: Value, chosen: &Chosen, lazy: bool) -> Result<Action> {
         let reference = reference_of(&template);
         if claim_template(&mut template, &chosen.claim) {
-            template = templates::update(&self.ctx, &template).await?;
+            template = self.ctx.templates.update(&template).await?;
         }
         if lazy && chosen.lazy {
             return Ok(Action::await_change());
@@ -326,13 +339,7 @@ impl Detector {
             priority,
             cluster_scoped,
         );
-        if !cluster_scoped
-            && self
-                .ctx
-                .options
-                .feature_gates
-                .enabled(Feature::WorkloadAffinity)
-        {
+        if !cluster_scoped && self.ctx.feature_gates.enabled(Feature::WorkloadAffinity) {
             desired.1.workload_affinity_groups =
                 workload_affinity_groups(template, &chosen.spec.placement);
         }
@@ -343,7 +350,7 @@ impl Detector {
         let wrote = if cluster_scoped {
             let known_absent = self.crb.get("", name).is_none();
             upsert_binding::<ClusterResourceBinding>(
-                &self.ctx.client,
+                &self.ctx.control.client,
                 desired,
                 &chosen.claim,
                 objects::uid(template),
@@ -354,7 +361,7 @@ impl Detector {
             let namespace = desired.0.namespace.as_deref().unwrap_or_default();
             let known_absent = self.rb.get(namespace, name).is_none();
             upsert_binding::<ResourceBinding>(
-                &self.ctx.client,
+                &self.ctx.control.client,
                 desired,
                 &chosen.claim,
                 objects::uid(template),
@@ -373,7 +380,6 @@ impl Detector {
         let reference = reference_of(template);
         if self
             .ctx
-            .options
             .feature_gates
             .enabled(Feature::MultiplePodTemplatesScheduling)
             && enabled(
@@ -453,7 +459,7 @@ impl Detector {
                 ),
             ));
         }
-        let api: Api<PriorityClass> = Api::all(self.ctx.client.clone());
+        let api: Api<PriorityClass> = Api::all(self.ctx.control.client.clone());
         match get_opt(api, &priority.priority_class_name).await? {
             Some(class) => Ok(Some(class.value.unwrap_or_default())),
             None => Err(Error::waiting(format!(

@@ -16,11 +16,11 @@ use super::build::{
     workload_affinity_groups,
 };
 use super::filter::{
-    Claim, SkippedApis, changed_by_karmada, claim_of, template_event_passes, update_is_significant,
-    watchable,
+    Claim, SkippedApis, changed_by_karmada, claim_of, namespace_skipped, template_event_passes,
+    update_is_significant, watchable,
 };
-use crate::context::Options;
 use crate::discovery::ServedResource;
+use crate::options::Options;
 
 fn mk_deployment(name: &str) -> Value {
     json!({
@@ -152,34 +152,57 @@ fn only_preferred_listable_non_karmada_resources_are_watched() {
 }
 
 #[test]
+fn default_skips_kube_namespaces_and_reserved_ones_only() {
+    let options = Options::default();
+    for ns in [
+        "kube-system",
+        "kube-public",
+        "karmada-system",
+        "karmada-cluster",
+        "karmada-es-m1",
+    ] {
+        assert!(
+            namespace_skipped(&options.skipped_propagating_namespaces, ns),
+            "{ns}"
+        );
+    }
+    for ns in ["", "default", "app", "my-kube-x"] {
+        assert!(
+            !namespace_skipped(&options.skipped_propagating_namespaces, ns),
+            "{ns}"
+        );
+    }
+}
+
+#[test]
 fn event_filter_drops_reserved_and_skipped_namespaces() {
     let options = Options::default();
     assert!(template_event_passes(
-        &options,
+        &options.skipped_propagating_namespaces,
         "Deployment",
         "default",
         "nginx"
     ));
     assert!(template_event_passes(
-        &options,
+        &options.skipped_propagating_namespaces,
         "Namespace",
         "",
         "kube-system"
     ));
     assert!(!template_event_passes(
-        &options,
+        &options.skipped_propagating_namespaces,
         "Deployment",
         "kube-system",
         "coredns"
     ));
     assert!(!template_event_passes(
-        &options,
+        &options.skipped_propagating_namespaces,
         "Work",
         "karmada-es-member1",
         "w"
     ));
     assert!(!template_event_passes(
-        &options,
+        &options.skipped_propagating_namespaces,
         "Secret",
         "karmada-cluster",
         "member1"

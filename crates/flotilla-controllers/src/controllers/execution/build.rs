@@ -1,16 +1,16 @@
-//! Pure steps of the object watcher (controllers spec §6.4, interpreter spec §3.4.1): ownership check,
+//! Pure steps of the object watcher: ownership check,
 //! generic retention of member-owned metadata, no-op detection, and detaching a preserved member object.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_api::names::{annotations, labels};
+use flotilla_core::prune::prune_irrelevant_fields;
 use serde_json::Value;
 
 use crate::error::Error;
 use crate::objects;
-use crate::prune::prune_irrelevant_fields;
 
-/// §6.4 Update step 1: Flotilla may update `observed` when it carries `karmada.io/managed: "true"`, or when
+/// Ownership: Flotilla may update `observed` when it carries `karmada.io/managed: "true"`, or when
 /// `desired` allows taking it over (`work.karmada.io/conflict-resolution: overwrite`).
 ///
 /// # Errors
@@ -40,7 +40,7 @@ pub(crate) fn is_managed(observed: &Value) -> bool {
     objects::label(observed, labels::MANAGED) == Some(labels::MANAGED_VALUE)
 }
 
-/// Generic retention (interpreter spec §3.4.1), done to `desired` before any interpreter Retain:
+/// Generic retention, done to `desired` for every kind before any interpreter Retain:
 /// `resourceVersion`, `finalizers` and `ownerReferences` come from `observed`; observed annotations and labels
 /// not in `desired` are kept unless they were propagated before (listed in observed's managed-* annotation)
 /// and have since been removed from the template.
@@ -103,7 +103,7 @@ fn retain_map(
     }
 }
 
-/// §6.4 Update step 4: whether `desired` (already retained) differs from what the member holds.
+/// No-op detection: whether `desired` (already retained) differs from what the member holds.
 ///
 /// The observed copy is pruned and retained exactly like `desired`; fields only the member has (defaults its
 /// API server filled in) do not count as a difference, everything `desired` says must match, and lists must
@@ -141,7 +141,8 @@ fn empty_container(value: &Value) -> bool {
     }
 }
 
-/// The labels and annotations Flotilla puts on member objects; a preserved object is stripped of them (§6.3).
+/// The labels and annotations Flotilla puts on member objects; a member object preserved when its Work goes
+/// (`preserveResourcesOnDeletion`) is stripped of them, with its policy's claim.
 const BOOKKEEPING_LABELS: [&str; 3] = [
     labels::RESOURCE_BINDING_PERMANENT_ID,
     labels::WORK_PERMANENT_ID,

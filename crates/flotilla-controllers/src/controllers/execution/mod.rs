@@ -1,8 +1,8 @@
-//! The execution controller (controllers spec §6): applies each Work's manifest to its member cluster through
-//! the object watcher, decides the `Applied` and `Dispatching` conditions (the work status controller writes
-//! them with the member objects' first status: `work_status::ConditionOutbox`), deletes (or detaches) member
-//! objects when the Work goes, and corrects drift: member changes to what a Work owns, and deletions of member
-//! objects, bring the Work back for another sync (§6.5).
+//! The execution controller: applies each Work's manifest to its member cluster through
+//! the object watcher, decides the `Applied` and `Dispatching` conditions (it posts them through its
+//! `work_status::ConditionPoster`; the work status controller writes them with the member objects' first
+//! status), deletes (or detaches) member objects when the Work goes, and corrects drift: member changes to what a
+//! Work owns, and deletions of member objects, bring the Work back for another sync.
 
 pub(crate) mod build;
 mod reconcile;
@@ -15,15 +15,18 @@ use std::sync::Arc;
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{annotations, labels};
 use flotilla_api::work::v1alpha1::Work;
+use flotilla_core::prune::prune_irrelevant_fields;
 use kube::ResourceExt;
 use kube::api::DynamicObject;
 use tokio_util::sync::CancellationToken;
 
 use self::watcher::{ObjectWatcher, RecordKey};
-use crate::context::Context;
+use super::work_status::ConditionPoster;
 use crate::events::EventRecorder;
-use crate::prune::prune_irrelevant_fields;
+use crate::interpreter::Interpreter;
+use crate::member::Members;
 use crate::runtime::{self, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::templates::with_type;
 
 /// Name of the controller (metrics, events `flotilla-execution-controller`).
@@ -44,6 +47,30 @@ impl std::fmt::Display for WorkKey {
     }
 }
 
+/// What the execution controller needs.
+pub(crate) struct Context {
+    /// The control plane (Works and Clusters), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Keeps the fields members own when it updates their objects (Retain, through the object watcher).
+    pub interpreter: Arc<dyn Interpreter>,
+    /// The members it applies to.
+    pub members: Members,
+    /// Where the conditions it decides go: the work status controller writes them.
+    pub conditions: ConditionPoster,
+}
+
+impl Context {
+    /// The execution controller's context, posting the conditions it decides to `conditions`.
+    pub(crate) fn new(shared: &Shared, conditions: ConditionPoster) -> Self {
+        Context {
+            control: shared.control.clone(),
+            interpreter: shared.interpreter.clone(),
+            members: shared.members.clone(),
+            conditions,
+        }
+    }
+}
+
 /// The execution controller's shared state.
 pub(crate) struct ExecutionController {
     ctx: Context,
@@ -56,9 +83,9 @@ pub(crate) struct ExecutionController {
 /// Runs the execution controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(ExecutionController {
-        recorder: ctx.recorder(NAME),
-        works: ctx.informers.typed(),
-        clusters: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        works: ctx.control.informers.typed(),
+        clusters: ctx.control.informers.typed(),
         watcher: Arc::new(ObjectWatcher::new(ctx.interpreter.clone())),
         ctx,
     });
@@ -68,7 +95,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     }
     // Works live in their member's execution namespace: each member gets its own turns, so a member that
     // answers slowly does not hold the Works of the others.
-    let runner = Controller::new(NAME, &controller.works, &controller.ctx)
+    let runner = Controller::new(NAME, &controller.works, &controller.ctx.control.runtime)
         .per_partition(|work| work.namespace.clone().unwrap_or_default());
     runner.reconcile_changes(&controller.works, runtime::spec_changed);
     let trigger = runner.trigger();
@@ -103,7 +130,9 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         .await;
 }
 
-/// §6.5: the Work to re-sync for a member change, if the change is not Flotilla's own and not status-only.
+/// The Work to re-sync for a member change, if the object is Flotilla's (managed, with its Work's annotations),
+/// the change is not Flotilla's own write (its recorded version) and not status-only (equal after pruning); a
+/// deletion always re-syncs, which recreates the object.
 fn drifted(
     cluster: &str,
     api_version: &str,

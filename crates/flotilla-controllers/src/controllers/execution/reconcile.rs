@@ -1,10 +1,14 @@
-//! The execution reconcile (controllers spec §6.3).
+//! The execution reconcile: release a deleted Work once its member objects are cleaned up (or detached), decide
+//! `Dispatching`, then apply every manifest of a Work whose cluster is ready and decide `Applied`.
 
 use std::sync::Arc;
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{annotations, conditions as names, events, finalizers};
 use flotilla_api::work::v1alpha1::{Work, WorkStatus};
+use flotilla_client::api_error::is_not_found;
+use flotilla_core::conditions::{cluster_ready, new_condition, set_condition};
+use flotilla_core::names::cluster_of_execution_namespace;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{Api, ResourceExt};
@@ -14,14 +18,11 @@ use super::build::detached_manifest;
 use super::watcher::Outcome;
 use super::{ExecutionController, WorkKey};
 use crate::api::get_opt;
-use crate::conditions::{cluster_ready, new_condition, set_condition};
-use crate::error::{Error, Result, is_not_found};
+use crate::error::{Error, Result};
 use crate::events::reference;
 use crate::member::Member;
-use crate::names::cluster_of_execution_namespace;
-use crate::objects;
 use crate::runtime::Action;
-use crate::update;
+use crate::{objects, update};
 
 /// The template a manifest came from, for events: same identity, uid from `resourcetemplate.karmada.io/uid`.
 fn template_reference(manifest: &Value) -> ObjectReference {
@@ -37,7 +38,7 @@ fn template_reference(manifest: &Value) -> ObjectReference {
 
 impl ExecutionController {
     pub(super) async fn reconcile(&self, key: WorkKey) -> Result<Action> {
-        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &key.namespace);
+        let api: Api<Work> = Api::namespaced(self.ctx.control.client.clone(), &key.namespace);
         let work = match self.works.get(&key.namespace, &key.name) {
             Some(work) => work.as_ref().clone(),
             None => match get_opt(api.clone(), &key.name).await? {
@@ -53,9 +54,12 @@ impl ExecutionController {
         }
         let cluster = match self.clusters.get("", cluster_name) {
             Some(cluster) => Some(cluster),
-            None => get_opt(Api::<Cluster>::all(self.ctx.client.clone()), cluster_name)
-                .await?
-                .map(Arc::new),
+            None => get_opt(
+                Api::<Cluster>::all(self.ctx.control.client.clone()),
+                cluster_name,
+            )
+            .await?
+            .map(Arc::new),
         };
         // A Pull cluster's Works are its agent's (on the control plane), another cluster's not an agent's.
         if cluster
@@ -107,7 +111,7 @@ impl ExecutionController {
         if suspended || !ready {
             // Posted whether or not they differ from the informer's copy, which may lag behind an earlier
             // post: the work status controller compares with what it last wrote.
-            self.ctx.work_conditions.post(key.clone(), conditions);
+            self.ctx.conditions.post(key.clone(), conditions);
             if suspended {
                 return Ok(Action::await_change());
             }
@@ -118,7 +122,7 @@ impl ExecutionController {
         let member = match self.ctx.members.get(&cluster).await {
             Ok(member) => member,
             Err(err) => {
-                self.ctx.work_conditions.post(key.clone(), conditions);
+                self.ctx.conditions.post(key.clone(), conditions);
                 return Err(err);
             }
         };
@@ -127,7 +131,8 @@ impl ExecutionController {
             .map(|()| Action::await_change())
     }
 
-    /// §6.3 steps 6–8: apply every manifest, then record `Applied` (with `Dispatching`): the
+    /// Applies every manifest (create when the member lacks it, else update), then records `Applied` (with
+    /// `Dispatching`): the
     /// work status controller writes them together with the member objects' first status.
     async fn sync(
         &self,
@@ -195,7 +200,7 @@ impl ExecutionController {
         // Posted even when the informer's copy shows them already: that copy may predate an earlier post (a
         // failed apply's `Applied=False`, say) which this result must replace.
         set_condition(&mut conditions, condition);
-        self.ctx.work_conditions.post(key, conditions);
+        self.ctx.conditions.post(key, conditions);
         let result = Error::aggregate(errors);
         match &result {
             Ok(()) => self.recorder.normal(
@@ -240,7 +245,8 @@ impl ExecutionController {
         result
     }
 
-    /// §6.3 step 2: clean the member (or detach what is preserved), then release the Work.
+    /// A Work being deleted: clean the member (or detach what is preserved; a cluster not ready blocks the
+    /// cleanup unless it is being deleted itself), then release the Work.
     async fn finalize(
         &self,
         api: &Api<Work>,

@@ -1,4 +1,4 @@
-//! The object watcher (controllers spec §6.4): creates, updates and deletes member objects, and remembers what
+//! The object watcher (Karmada's `objectwatcher`): creates, updates and deletes member objects, and remembers what
 //! it last wrote (resourceVersion and manifest fingerprint per member object) so that its own writes are not
 //! mistaken for drift and unchanged Works cause no writes.
 
@@ -6,12 +6,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use flotilla_api::config::v1alpha1::InterpreterOperation;
+use flotilla_client::api_error::{is_already_exists, is_not_found};
 use kube::api::{DeleteParams, PostParams, PropagationPolicy};
 use serde_json::Value;
 
 use super::build::{check_ownership, fingerprint, is_managed, needs_update, retain_cluster_fields};
 use crate::discovery::ServedResource;
-use crate::error::{Error, Result, is_already_exists, is_not_found};
+use crate::error::{Error, Result};
 use crate::interpreter::{Interpreter, enabled, retain};
 use crate::member::Member;
 use crate::objects::{self, describe, value_to_dynamic};
@@ -182,7 +183,8 @@ impl ObjectWatcher {
         format!("{} in cluster {}", describe(manifest), member.cluster)
     }
 
-    /// Updates `observed` to `manifest`, keeping what the member owns (§6.4 Update).
+    /// Updates `observed` to `manifest`, keeping what the member owns: the ownership check, the generic
+    /// retention, the interpreter's Retain, and no write when nothing differs.
     ///
     /// # Errors
     /// As [`ObjectWatcher::apply`].

@@ -1,4 +1,4 @@
-//! Pure steps of the graceful eviction controller (controllers spec §9.7): which eviction tasks a binding
+//! Pure steps of the graceful eviction controller: which eviction tasks a binding
 //! keeps, and when to look again.
 
 use std::time::Duration;

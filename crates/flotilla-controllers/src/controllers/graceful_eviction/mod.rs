@@ -1,4 +1,4 @@
-//! The graceful eviction controller (controllers spec §9.7; always started, as in Karmada): stamps new
+//! The graceful eviction controller (always started, as in Karmada): stamps new
 //! graceful eviction tasks and removes them when they time out, when `suppressDeletion` turns false, or when
 //! the binding's new placement is healthy. A removed task lets the binding controller delete the evicted
 //! cluster's Work.
@@ -16,13 +16,32 @@ use tokio_util::sync::CancellationToken;
 
 use self::build::{assess, next_check};
 use crate::bindings::{self, BindingObject, BindingRef};
-use crate::context::Context;
 use crate::error::Result;
+use crate::options::Options;
 use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (Karmada's `graceful-eviction-controller`).
 pub(crate) const NAME: &str = "graceful-eviction-controller";
+
+/// What the graceful eviction controller needs.
+pub(crate) struct Context {
+    /// The control plane (bindings and their eviction tasks) and its reconciles.
+    pub control: ControlPlane,
+    /// How long a graceful eviction task without `gracePeriodSeconds` lasts (`--graceful-eviction-timeout`).
+    pub graceful_eviction_timeout: Duration,
+}
+
+impl Context {
+    /// The graceful eviction controller's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            control: shared.control.clone(),
+            graceful_eviction_timeout: options.graceful_eviction_timeout,
+        }
+    }
+}
 
 struct GracefulEvictionController {
     ctx: Context,
@@ -45,12 +64,12 @@ fn relevant<K: BindingObject>(change: &Change<'_, K>) -> bool {
 /// Runs the controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(GracefulEvictionController {
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
         ctx,
     });
-    let rb = Controller::new(NAME, &controller.rb, &controller.ctx);
-    let crb = Controller::new(NAME, &controller.crb, &controller.ctx);
+    let rb = Controller::new(NAME, &controller.rb, &controller.ctx.control.runtime);
+    let crb = Controller::new(NAME, &controller.crb, &controller.ctx.control.runtime);
     rb.reconcile_changes(&controller.rb, relevant);
     crb.reconcile_changes(&controller.crb, relevant);
     bindings::run_both(
@@ -93,9 +112,9 @@ impl GracefulEvictionController {
         {
             return Ok(Action::await_change());
         }
-        let timeout = self.ctx.options.graceful_eviction_timeout;
+        let timeout = self.ctx.graceful_eviction_timeout;
         let now = Timestamp::now();
-        let api = B::api(&self.ctx.client, namespace);
+        let api = B::api(&self.ctx.control.client, namespace);
         let written = update::update(
             &api,
             &cached.describe(),

@@ -1,4 +1,4 @@
-//! Pure steps of the taint manager (controllers spec §9.6): whether and when a binding leaves a cluster with
+//! Pure steps of the taint manager: whether and when a binding leaves a cluster with
 //! NoExecute taints, and the eviction itself.
 
 use std::collections::BTreeMap;
@@ -9,7 +9,7 @@ use flotilla_api::work::v1alpha2::{GracefulEvictionTask, ResourceBindingSpec};
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use crate::scheduler::filter::tolerates;
+use flotilla_core::scheduler::filter::tolerates;
 
 const NO_EXECUTE: &str = "NoExecute";
 

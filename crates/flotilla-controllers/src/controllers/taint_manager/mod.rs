@@ -1,4 +1,4 @@
-//! The taint manager (controllers spec §9.6; gate `Failover`, `--enable-taint-manager`,
+//! The taint manager (gate `Failover`, `--enable-taint-manager`,
 //! `--enable-no-execute-taint-eviction`): bindings leave a cluster whose NoExecute taints they do not
 //! tolerate, at once or when their `tolerationSeconds` run out, through a graceful eviction task; the scheduler
 //! then places the replicas on the remaining clusters.
@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::events;
+use flotilla_api::policy::v1alpha1::PurgeMode;
 use flotilla_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding, TargetCluster};
+use flotilla_core::state_preservation::state_for_eviction;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
@@ -22,12 +24,12 @@ use tokio_util::sync::CancellationToken;
 
 use self::build::{Verdict, applied_tolerations, evict, no_execute_taints, purge_mode, verdict};
 use crate::bindings::{BindingObject, template_reference};
-use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
-use crate::features::Feature;
+use crate::features::{Feature, FeatureGates};
+use crate::options::Options;
 use crate::runtime::{Action, Controller, Informer, spec_changed};
-use crate::state_preservation::state_for_eviction;
+use crate::shared::{ControlPlane, Shared};
 use crate::update::{self, Edit, Part};
 
 /// Name of the controller (Karmada's `taint-manager`).
@@ -36,6 +38,34 @@ pub(crate) const NAME: &str = "taint-manager";
 /// How often a NoExecute-tainted cluster's bindings are looked at again (Karmada's
 /// `ClusterTaintEvictionRetryFrequency`, 10 s).
 const RETRY: Duration = Duration::from_secs(10);
+
+/// What the taint manager needs.
+pub(crate) struct Context {
+    /// The control plane (Clusters and the bindings on them), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Feature gates: `StatefulFailoverInjection` records a failed copy's state on the eviction.
+    pub feature_gates: FeatureGates,
+    /// Whether it evicts from clusters with untolerated NoExecute taints (`--enable-no-execute-taint-eviction`).
+    pub enable_no_execute_taint_eviction: bool,
+    /// How a binding without `spec.failover.cluster` leaves such a cluster
+    /// (`--no-execute-taint-eviction-purge-mode`).
+    pub no_execute_taint_eviction_purge_mode: PurgeMode,
+    /// Bindings evicted per second (`--resource-eviction-rate`).
+    pub resource_eviction_rate: f64,
+}
+
+impl Context {
+    /// The taint manager's context: its handles from `shared`, its settings from `options`.
+    pub(crate) fn new(shared: &Shared, options: &Options) -> Self {
+        Context {
+            control: shared.control.clone(),
+            feature_gates: options.feature_gates.clone(),
+            enable_no_execute_taint_eviction: options.enable_no_execute_taint_eviction,
+            no_execute_taint_eviction_purge_mode: options.no_execute_taint_eviction_purge_mode,
+            resource_eviction_rate: options.resource_eviction_rate,
+        }
+    }
+}
 
 struct TaintManager {
     ctx: Context,
@@ -49,19 +79,19 @@ struct TaintManager {
 
 /// Runs the taint manager until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
-    let period = Duration::from_secs_f64(1.0 / ctx.options.resource_eviction_rate.max(1e-6));
+    let period = Duration::from_secs_f64(1.0 / ctx.resource_eviction_rate.max(1e-6));
     let quota = Quota::with_period(period)
         .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
         .allow_burst(NonZeroU32::MIN);
     let controller = Arc::new(TaintManager {
-        recorder: ctx.recorder(NAME),
-        clusters: ctx.informers.typed(),
-        rb: ctx.informers.typed(),
-        crb: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        clusters: ctx.control.informers.typed(),
+        rb: ctx.control.informers.typed(),
+        crb: ctx.control.informers.typed(),
         limiter: RateLimiter::direct(quota),
         ctx,
     });
-    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx);
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.control.runtime);
     let trigger = runner.trigger();
     // Taints live in the spec: a new or re-tainted cluster is looked at at once, then every RETRY.
     controller.clusters.add_handler(move |change| {
@@ -78,7 +108,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
 
 impl TaintManager {
     async fn reconcile(&self, name: &str) -> Result<Action> {
-        if !self.ctx.options.enable_no_execute_taint_eviction {
+        if !self.ctx.enable_no_execute_taint_eviction {
             return Ok(Action::await_change());
         }
         let Some(cluster) = self.clusters.get("", name) else {
@@ -158,8 +188,11 @@ impl TaintManager {
     async fn evict<B: BindingObject>(&self, cluster: &Cluster, binding: &B) -> Result<()> {
         self.limiter.until_ready().await;
         let name = cluster.name_any();
-        let flag = self.ctx.options.no_execute_taint_eviction_purge_mode;
-        let api = B::api(&self.ctx.client, &binding.namespace().unwrap_or_default());
+        let flag = self.ctx.no_execute_taint_eviction_purge_mode;
+        let api = B::api(
+            &self.ctx.control.client,
+            &binding.namespace().unwrap_or_default(),
+        );
         let written = update::update(
             &api,
             &binding.describe(),
@@ -178,7 +211,6 @@ impl TaintManager {
                 let preserved = if due
                     && self
                         .ctx
-                        .options
                         .feature_gates
                         .enabled(Feature::StatefulFailoverInjection)
                 {

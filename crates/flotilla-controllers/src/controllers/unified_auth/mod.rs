@@ -17,26 +17,23 @@ use std::sync::Arc;
 
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::{events, finalizers};
+use flotilla_core::names::work_name;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::{Resource, ResourceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
-use crate::names::work_name;
 use crate::runtime::{Action, Change, Controller, Informer, Trigger};
+use crate::shared::ControlPlane;
 use crate::works::{create_or_update_work, owned_work};
 
 /// Name of the controller (metrics, events `flotilla-unified-auth-controller`).
 pub(crate) const NAME: &str = "unified-auth-controller";
 
-/// Its `--controllers` name.
-pub(crate) const CONTROLLER: &str = "unifiedAuth";
-
 struct UnifiedAuth {
-    ctx: Context,
+    ctx: ControlPlane,
     recorder: EventRecorder,
     clusters: Arc<Informer<Cluster>>,
     roles: Arc<Informer<ClusterRole>>,
@@ -44,9 +41,9 @@ struct UnifiedAuth {
 }
 
 /// Runs the unified-auth controller until `shutdown` is cancelled.
-pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
+pub(crate) async fn run(ctx: ControlPlane, shutdown: CancellationToken) {
     let controller = Arc::new(UnifiedAuth {
-        recorder: ctx.recorder(NAME),
+        recorder: ctx.events.recorder(NAME),
         clusters: ctx.informers.typed(),
         roles: ctx.informers.typed(),
         bindings: ctx.informers.typed(),
@@ -57,7 +54,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         () = async { controller.roles.wait_synced().await; controller.bindings.wait_synced().await } => {}
         () = shutdown.cancelled() => return,
     }
-    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx);
+    let runner = Controller::new(NAME, &controller.clusters, &controller.ctx.runtime);
     runner.reconcile_changes(&controller.clusters, |change| {
         matches!(change, Change::Added(_))
     });

@@ -1,4 +1,4 @@
-//! The work status controller (controllers spec §7.1): member object changes → InterpretStatus and
+//! The work status controller: member object changes → InterpretStatus and
 //! InterpretHealth → the owning Work's `status.manifestStatuses`.
 //!
 //! It reconciles Works: a member object's change (found through the Work annotations Flotilla puts on every
@@ -8,8 +8,9 @@
 //! hook sees every one.
 //!
 //! It is also the one writer of a Work's status in its process: the execution controller's `Applied` and
-//! `Dispatching` conditions reach the Work through its [`ConditionOutbox`], together with the first status of
-//! the objects that apply created.
+//! `Dispatching` conditions reach the Work through its [`ConditionOutbox`] (the execution controller holds the
+//! other end, a [`ConditionPoster`], both made by [`handover`]), together with the first status of the objects
+//! that apply created.
 
 mod outbox;
 
@@ -21,23 +22,23 @@ use flotilla_api::config::v1alpha1::InterpreterOperation;
 use flotilla_api::names::{annotations, conditions as names, events};
 use flotilla_api::work::v1alpha1::{ManifestStatus, ResourceIdentifier, Work};
 use flotilla_api::work::v1alpha2::ResourceHealth;
+use flotilla_core::conditions::{cluster_ready, is_true};
+use flotilla_core::names::cluster_of_execution_namespace;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::conditions::{cluster_ready, is_true};
-use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::events::{EventRecorder, reference};
-use crate::interpreter::{enabled, interpret_health, reflect_status};
-use crate::member::Member;
-use crate::names::cluster_of_execution_namespace;
+use crate::interpreter::{Interpreter, enabled, interpret_health, reflect_status};
+use crate::member::{Member, Members};
 use crate::objects;
 use crate::runtime::{Action, Change, Controller, Informer};
+use crate::shared::{ControlPlane, Shared};
 use crate::templates::with_type;
 
-pub(crate) use self::outbox::ConditionOutbox;
+pub(crate) use self::outbox::{ConditionOutbox, ConditionPoster, handover};
 use super::execution::WorkKey;
 
 /// Name of the controller (metrics, events `flotilla-work-status-controller`).
@@ -45,6 +46,30 @@ pub(crate) const NAME: &str = "work-status-controller";
 
 /// How long changes of a Work's member objects are gathered before their status is reflected.
 const COALESCE: Duration = Duration::from_millis(300);
+
+/// What the work status controller needs.
+pub(crate) struct Context {
+    /// The control plane (Works and Clusters; the Work statuses it writes), its Events and reconciles.
+    pub control: ControlPlane,
+    /// Reflects member status and health (InterpretStatus, InterpretHealth).
+    pub interpreter: Arc<dyn Interpreter>,
+    /// The members whose objects it reads.
+    pub members: Members,
+    /// The execution controller's conditions, on their way to the Works.
+    pub conditions: ConditionOutbox,
+}
+
+impl Context {
+    /// The work status controller's context, receiving the conditions posted to `conditions`' poster.
+    pub(crate) fn new(shared: &Shared, conditions: ConditionOutbox) -> Self {
+        Context {
+            control: shared.control.clone(),
+            interpreter: shared.interpreter.clone(),
+            members: shared.members.clone(),
+            conditions,
+        }
+    }
+}
 
 struct WorkStatusController {
     ctx: Context,
@@ -56,17 +81,17 @@ struct WorkStatusController {
 /// Runs the work status controller until `shutdown` is cancelled.
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let controller = Arc::new(WorkStatusController {
-        recorder: ctx.recorder(NAME),
-        works: ctx.informers.typed(),
-        clusters: ctx.informers.typed(),
+        recorder: ctx.control.events.recorder(NAME),
+        works: ctx.control.informers.typed(),
+        clusters: ctx.control.informers.typed(),
         ctx,
     });
     // One pool of permits, unlike the execution controller's one per member: reconciles here read the member
     // informers' caches, so a slow member does not hold them, and while they wait for a permit more of a
     // member object's changes gather into one reflection (per-member pools cost writes under load).
-    let runner = Controller::new(NAME, &controller.works, &controller.ctx);
+    let runner = Controller::new(NAME, &controller.works, &controller.ctx.control.runtime);
     let trigger = runner.trigger();
-    controller.ctx.work_conditions.attach(trigger.clone());
+    controller.ctx.conditions.attach(trigger.clone());
     controller
         .ctx
         .members
@@ -171,19 +196,18 @@ impl WorkStatusController {
             name: work.name_any(),
         };
         if work.metadata.deletion_timestamp.is_some() {
-            self.ctx.work_conditions.forget(&key);
+            self.ctx.conditions.forget(&key);
             return Ok(Action::await_change());
         }
-        let posted = self.ctx.work_conditions.take(&key);
+        let posted = self.ctx.conditions.take(&key);
         let current = work.status.clone().unwrap_or_default();
-        let conditions = posted.filter(|posted| {
-            *posted != self.ctx.work_conditions.current(&key, &current.conditions)
-        });
+        let conditions = posted
+            .filter(|posted| *posted != self.ctx.conditions.current(&key, &current.conditions));
         let reflected = match self.reflect(work, &current.manifest_statuses).await {
             Ok(reflected) => reflected,
             Err(err) => {
                 if let Some(conditions) = conditions {
-                    self.ctx.work_conditions.restore(key, conditions);
+                    self.ctx.conditions.restore(key, conditions);
                 }
                 return Err(err);
             }
@@ -198,19 +222,19 @@ impl WorkStatusController {
         if status.is_empty() {
             return Ok(Action::await_change());
         }
-        let api: Api<Work> = Api::namespaced(self.ctx.client.clone(), &key.namespace);
+        let api: Api<Work> = Api::namespaced(self.ctx.control.client.clone(), &key.namespace);
         let patch = json!({ "status": status });
         let written = api
             .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
             .await;
         if let Err(source) = written {
             if let Some(conditions) = conditions {
-                self.ctx.work_conditions.restore(key.clone(), conditions);
+                self.ctx.conditions.restore(key.clone(), conditions);
             }
             return Err(Error::kube("patch status of", key.to_string(), source));
         }
         if let Some(conditions) = conditions {
-            self.ctx.work_conditions.wrote(key, conditions);
+            self.ctx.conditions.wrote(key, conditions);
         }
         if let Some((_, notes)) = reflected {
             let work_ref = reference(work);
@@ -375,7 +399,8 @@ fn same_object(status: &ManifestStatus, manifest: &Value) -> bool {
         && id.name == objects::name(manifest)
 }
 
-/// The identifier of the manifest `observed` belongs to (§7.1 step 5).
+/// The identifier of the manifest `observed` belongs to: the index of the Work's manifest with its apiVersion,
+/// kind, namespace and name, and its group, version and kind (`resource` left empty).
 ///
 /// # Errors
 /// `Invalid` when no manifest of the Work has the object's apiVersion, kind, namespace and name.

@@ -21,7 +21,27 @@ use super::COALESCE;
 use crate::controllers::execution::WorkKey;
 use crate::runtime::Trigger;
 
-/// Conditions waiting to be written, by Work; cheap to clone (a handle).
+/// The hand-over of Work conditions from the execution controller (the poster, which decides them) to the work
+/// status controller (the outbox, which writes them): the two ends share one outbox.
+pub(crate) fn handover() -> (ConditionPoster, ConditionOutbox) {
+    let outbox = ConditionOutbox::default();
+    (ConditionPoster(outbox.clone()), outbox)
+}
+
+/// The execution controller's end of the hand-over: it can only post.
+#[derive(Clone)]
+pub(crate) struct ConditionPoster(ConditionOutbox);
+
+impl ConditionPoster {
+    /// Hands over the Work's whole condition list, replacing any not yet written; it is written within
+    /// [`COALESCE`], with whatever member status arrives by then.
+    pub(crate) fn post(&self, key: WorkKey, conditions: Vec<Condition>) {
+        self.0.post(key, conditions);
+    }
+}
+
+/// Conditions waiting to be written, by Work: the work status controller's end of the hand-over. Cheap to
+/// clone (a handle).
 #[derive(Clone, Default)]
 pub(crate) struct ConditionOutbox(Arc<Mutex<State>>);
 
@@ -40,9 +60,8 @@ impl ConditionOutbox {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Hands over the Work's whole condition list, replacing any not yet written; it is written within
-    /// [`COALESCE`], with whatever member status arrives by then.
-    pub(crate) fn post(&self, key: WorkKey, conditions: Vec<Condition>) {
+    /// Takes the Work's whole condition list from the poster, replacing any not yet written.
+    fn post(&self, key: WorkKey, conditions: Vec<Condition>) {
         let mut state = self.state();
         if let Some(trigger) = &state.trigger {
             trigger.reconcile_within(trigger.object_ref(&key.namespace, &key.name), COALESCE);
@@ -111,7 +130,7 @@ mod tests {
     }
 
     fn condition(type_: &str, status: &str) -> Condition {
-        crate::conditions::new_condition(type_, status, "Reason", "message")
+        flotilla_core::conditions::new_condition(type_, status, "Reason", "message")
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl InProcessControllers {
         let running = self.running.try_lock().ok()?;
         running
             .as_ref()
-            .map(|r| r.manager.context().metrics.encode())
+            .map(|r| r.manager.metrics().encode())
     }
 
     /// Stops the controllers; the API servers, members and agents keep running.

@@ -15,8 +15,8 @@ use flotilla_apiserver::{RunningServer, Server, ServerConfig};
 use flotilla_simulator::SimulatorConfig;
 use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
-use flotilla_controllers::kube_client::RateLimit;
-use flotilla_controllers::join::{self, Credentials, Registration};
+use flotilla_client::RateLimit;
+use flotilla_join::{Credentials, Registration};
 use flotilla_controllers::manager::ManagerOptions;
 use flotilla_webhook::example::{ExampleConfig, RunningWebhook};
 
@@ -485,10 +485,10 @@ async fn serve_aggregated(control: &kube::Client) -> anyhow::Result<RunningAggre
 /// Registers an embedded member in Push mode as `flotilla join` does, its admin token as the control plane's
 /// credentials (the member's own ServiceAccount token controller issues the impersonator's).
 async fn register(control: &kube::Client, member: &Member) -> anyhow::Result<()> {
-    let id = join::member_id(&member.client)
+    let id = flotilla_join::member_id(&member.client)
         .await
         .with_context(|| format!("failed to read the id of {}", member.name))?;
-    let impersonator = join::member::impersonator_token(&member.client, join::member::TOKEN_TIMEOUT)
+    let impersonator = flotilla_join::member::impersonator_token(&member.client, flotilla_join::member::TOKEN_TIMEOUT)
         .await
         .with_context(|| format!("failed to obtain the impersonator's token from {}", member.name))?;
     let registration = Registration {
@@ -502,7 +502,7 @@ async fn register(control: &kube::Client, member: &Member) -> anyhow::Result<()>
         id,
         ..Registration::default()
     };
-    join::register(control, &registration)
+    flotilla_join::register(control, &registration)
         .await
         .with_context(|| format!("failed to register {} with the control plane", member.name))?;
     Ok(())

@@ -2,7 +2,7 @@
 //! `karmada-apiserver`) and `members.config` (one context per member, named after it).
 
 use anyhow::Context;
-use flotilla_controllers::kube_client::{self, RateLimit};
+use flotilla_client::RateLimit;
 use serde_json::Value;
 
 /// Context name of the control plane in `karmada.config`.
@@ -44,7 +44,7 @@ pub fn merge(configs: &[String]) -> anyhow::Result<String> {
 /// # Errors
 /// When the kubeconfig cannot be parsed or a client cannot be built from it.
 pub async fn client(kubeconfig: &str, limit: RateLimit) -> anyhow::Result<kube::Client> {
-    kube_client::client(config(kubeconfig).await?, limit).context("failed to create a client")
+    flotilla_client::client(config(kubeconfig).await?, limit).context("failed to create a client")
 }
 
 /// The client configuration of a kubeconfig document (its current context).

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use flotilla_controllers::join::ReportSecrets;
+use flotilla_join::ReportSecrets;
 use tokio::sync::Mutex;
 
 use super::{UpConfig, kubeconfigs};
