@@ -137,8 +137,8 @@ async fn refusals(env: &Env, ns: &str, protected_ns: &str) -> anyhow::Result<()>
 }
 
 /// A protected Deployment in a namespace that is not protected keeps both: the namespace controller's delete of
-/// the Deployment is refused like anyone's, so the namespace stays terminating with its content remaining until
-/// the label goes.
+/// the Deployment is refused like anyone's, so the namespace stays terminating, reporting the refusal in its
+/// `NamespaceDeletionContentFailure` condition, until the label goes.
 async fn held(env: &Env, holder_ns: &str) -> anyhow::Result<()> {
     let namespaces: Api<Namespace> = Api::all(env.karmada.clone());
     namespaces
@@ -158,18 +158,22 @@ async fn held(env: &Env, holder_ns: &str) -> anyhow::Result<()> {
         .delete(holder_ns, &DeleteParams::default())
         .await?;
     wait_for(
-        "the namespace controller to report content remaining",
+        "the namespace controller to report the refused delete",
         || async {
             let namespace = namespaces.get(holder_ns).await.map_err(|e| e.to_string())?;
-            let remaining = namespace
+            let refused = namespace
                 .status
                 .and_then(|s| s.conditions)
                 .unwrap_or_default()
                 .into_iter()
-                .any(|c| c.type_ == "NamespaceContentRemaining" && c.status == "True");
-            remaining
-                .then_some(())
-                .ok_or_else(|| "no NamespaceContentRemaining=True yet".to_owned())
+                .any(|c| {
+                    c.type_ == "NamespaceDeletionContentFailure"
+                        && c.status == "True"
+                        && c.message.as_deref().unwrap_or_default().contains(PROTECTED)
+                });
+            refused.then_some(()).ok_or_else(|| {
+                "no NamespaceDeletionContentFailure=True naming the protection yet".to_owned()
+            })
         },
     )
     .await?;

@@ -1,17 +1,19 @@
 //! The namespace controller, as kube-controller-manager's: a namespace marked for deletion has its content
-//! deleted (each object honouring its own finalizers, each delete admitted as the controller's ServiceAccount's,
-//! so that a validating webhook may refuse it), reports what remains in its `NamespaceContentRemaining`
-//! condition, and once nothing remains its `kubernetes` finalizer is released, which removes it. (What every
+//! deleted (Pods first; each object honouring its own finalizers; each delete admitted as the controller's
+//! ServiceAccount's, so that a validating webhook may refuse it), reports progress in kube-controller-manager's
+//! five conditions (`NamespaceDeletionContentFailure` with the refusals, `NamespaceContentRemaining` naming the
+//! resources left, `NamespaceFinalizersRemaining` naming their finalizers, and the two discovery ones), and once
+//! nothing remains its `kubernetes` finalizer is released, which removes it. (What every
 //! active namespace holds, the `default` ServiceAccount and the CA ConfigMap, is kept by `super::published`.)
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use flotilla_store::hub::{Event, EventType};
 use serde_json::{Value, json};
 
 use super::runtime::{Next, Reconciler, Watches};
-use super::{Steps, acting_as, gone_is_fine, namespaces_key};
+use super::{acting_as, gone_is_fine, namespaces_key};
 use crate::context::Ctx;
 use crate::meta;
 use crate::resource::ResourceInfo;
@@ -39,37 +41,176 @@ fn is_terminating(ctx: &Ctx, name: &str) -> bool {
         .is_some_and(|ns| meta::is_deleting(&ns))
 }
 
-async fn set_condition(ctx: &Ctx, name: &str, remaining: usize) -> ApiResult<()> {
+/// What one pass over a terminating namespace found, from which its five deletion conditions follow.
+#[derive(Debug, Default)]
+struct Pass {
+    /// Why deletions failed, one message per resource whose deletion failed.
+    failures: Vec<String>,
+    /// The first of those failures, which the reconcile answers with.
+    first_failure: Option<ApiError>,
+    /// `<resource>.<group>` (kube's spelling, `pods.` for the core group) → objects left after deleting.
+    remaining: BTreeMap<String, usize>,
+    /// Finalizer → objects left that hold it.
+    finalizers: BTreeMap<String, usize>,
+}
+
+/// kube-controller-manager's conditions of a terminating namespace, in its order: (type, status, reason,
+/// message) for each of the five it maintains, the unproblematic ones with its own reasons and messages.
+fn conditions(pass: &Pass) -> [(&'static str, &'static str, &'static str, String); 5] {
+    let counted = |map: &BTreeMap<String, usize>, what: &str| {
+        map.iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| what.replace("{k}", k).replace("{n}", &n.to_string()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut failures = pass.failures.clone();
+    failures.sort();
+    [
+        (
+            "NamespaceDeletionDiscoveryFailure",
+            "False",
+            "ResourcesDiscovered",
+            "All resources successfully discovered".into(),
+        ),
+        (
+            "NamespaceDeletionGroupVersionParsingFailure",
+            "False",
+            "ParsedGroupVersions",
+            "All legacy kube types successfully parsed".into(),
+        ),
+        if failures.is_empty() {
+            (
+                "NamespaceDeletionContentFailure",
+                "False",
+                "ContentDeleted",
+                "All content successfully deleted, may be waiting on finalization".into(),
+            )
+        } else {
+            (
+                "NamespaceDeletionContentFailure",
+                "True",
+                "ContentDeletionFailed",
+                format!(
+                    "Failed to delete all resource types, {} remaining: {}",
+                    failures.len(),
+                    failures.join(", ")
+                ),
+            )
+        },
+        if pass.remaining.values().any(|n| *n > 0) {
+            (
+                "NamespaceContentRemaining",
+                "True",
+                "SomeResourcesRemain",
+                format!(
+                    "Some resources are remaining: {}",
+                    counted(&pass.remaining, "{k} has {n} resource instances")
+                ),
+            )
+        } else {
+            (
+                "NamespaceContentRemaining",
+                "False",
+                "ContentRemoved",
+                "All content successfully removed".into(),
+            )
+        },
+        if pass.finalizers.values().any(|n| *n > 0) {
+            (
+                "NamespaceFinalizersRemaining",
+                "True",
+                "SomeFinalizersRemain",
+                format!(
+                    "Some content in the namespace has finalizers remaining: {}",
+                    counted(&pass.finalizers, "{k} in {n} resource instances")
+                ),
+            )
+        } else {
+            (
+                "NamespaceFinalizersRemaining",
+                "False",
+                "ContentHasNoFinalizers",
+                "All content-preserving finalizers finished".into(),
+            )
+        },
+    ]
+}
+
+/// Writes the namespace's deletion conditions as kube-controller-manager does: a condition missing is added, one
+/// whose status, reason or message changed is replaced (with a new transition time), the rest are kept as they
+/// are.
+async fn set_conditions(ctx: &Ctx, name: &str, pass: &Pass) -> ApiResult<()> {
+    let wanted = conditions(pass);
     write::guaranteed_update(&ctx.store, &namespaces_key(), "", name, false, |cur| {
         let Some(cur) = cur else {
             return Ok(Outcome::Unchanged);
         };
-        let mut new = cur.as_ref().clone();
-        let (status, reason, message) = if remaining > 0 {
-            (
-                "True",
-                "SomeResourcesRemain",
-                format!("Some resources are remaining: {remaining} objects"),
-            )
-        } else {
-            (
-                "False",
-                "ContentDeleted",
-                "All content successfully removed".to_string(),
-            )
-        };
-        let same = cur
-            .pointer("/status/conditions/0/status")
-            .and_then(Value::as_str)
-            == Some(status);
-        if same {
+        let mut list: Vec<Value> = cur
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut changed = false;
+        for (ctype, status, reason, message) in &wanted {
+            let condition = json!({"type": ctype, "status": status, "lastTransitionTime": meta::now(), "reason": reason, "message": message});
+            let old = list
+                .iter_mut()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some(ctype));
+            match old {
+                None => {
+                    list.push(condition);
+                    changed = true;
+                }
+                Some(old) => {
+                    let same = |k: &str, v: &str| old.get(k).and_then(Value::as_str) == Some(v);
+                    if !(same("status", status) && same("reason", reason) && same("message", message)) {
+                        *old = condition;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
             return Ok(Outcome::Unchanged);
         }
-        new["status"]["conditions"] = json!([{"type": "NamespaceContentRemaining", "status": status, "reason": reason, "message": message, "lastTransitionTime": meta::now()}]);
+        let mut new = cur.as_ref().clone();
+        new["status"]["conditions"] = json!(list);
         Ok(Outcome::Put(new))
     })
     .await
     .map(|_| ())
+}
+
+/// Deletes what is left of one resource in the namespace, as the controller's ServiceAccount, and notes what
+/// remains afterwards (or, when a deletion failed, why).
+async fn delete_resource(ctx: &Ctx, info: &ResourceInfo, name: &str, pass: &mut Pass) {
+    let (_, items) = ctx.store.list(&info.key(), Some(name));
+    for obj in items.iter().filter(|o| !meta::is_deleting(o)) {
+        let n = meta::meta_str(obj, "name").unwrap_or("");
+        let opts = DeleteOpts {
+            requester: Some(acting_as(
+                NAMESPACE_CONTROLLER,
+                json!({"propagationPolicy": "Background"}),
+            )),
+            ..DeleteOpts::default()
+        };
+        if let Err(e) = gone_is_fine(write::delete(ctx, info, name, n, &opts).await) {
+            // As the controller's delete of a collection stops at its first failure.
+            pass.failures.push(e.message.clone());
+            pass.first_failure.get_or_insert(e);
+            return;
+        }
+    }
+    let (_, left) = ctx.store.list(&info.key(), Some(name));
+    if left.is_empty() {
+        return;
+    }
+    pass.remaining
+        .insert(format!("{}.{}", info.plural, info.group), left.len());
+    for finalizer in left.iter().flat_map(|o| meta::finalizers(o)) {
+        *pass.finalizers.entry(finalizer).or_default() += 1;
+    }
 }
 
 /// Releases the `kubernetes` finalizer of an emptied namespace, which removes it when no other finalizer holds
@@ -128,32 +269,29 @@ impl Reconciler for Namespaces {
         }
     }
 
+    /// One pass of kube-controller-manager's namespace deleter: Pods first (nothing else is deleted while Pods
+    /// remain), then every other resource; the five conditions written; the `kubernetes` finalizer released once
+    /// nothing remains and nothing failed. A failure (a webhook refusing a delete) is the reconcile's error.
     async fn reconcile(&self, ctx: &Arc<Ctx>, name: &String) -> Result<Next, ApiError> {
         if !is_terminating(ctx, name) {
             return Ok(Next::Done);
         }
-        let mut remaining = 0;
-        let mut deletions = Steps::default();
-        for info in namespaced_resources(ctx) {
-            let (_, items) = ctx.store.list(&info.key(), Some(name));
-            remaining += items.len();
-            for obj in items.iter().filter(|o| !meta::is_deleting(o)) {
-                let n = meta::meta_str(obj, "name").unwrap_or("");
-                let opts = DeleteOpts {
-                    requester: Some(acting_as(
-                        NAMESPACE_CONTROLLER,
-                        json!({"propagationPolicy": "Background"}),
-                    )),
-                    ..DeleteOpts::default()
-                };
-                deletions.note(gone_is_fine(
-                    write::delete(ctx, &info, name, n, &opts).await,
-                ));
+        let resources = namespaced_resources(ctx);
+        let is_pods = |i: &ResourceInfo| i.group.is_empty() && i.plural == "pods";
+        let mut pass = Pass::default();
+        for info in resources.iter().filter(|i| is_pods(i)) {
+            delete_resource(ctx, info, name, &mut pass).await;
+        }
+        if pass.remaining.is_empty() {
+            for info in resources.iter().filter(|i| !is_pods(i)) {
+                delete_resource(ctx, info, name, &mut pass).await;
             }
         }
-        set_condition(ctx, name, remaining).await?;
-        deletions.finish()?;
-        if remaining == 0 {
+        set_conditions(ctx, name, &pass).await?;
+        if let Some(first) = pass.first_failure {
+            return Err(first);
+        }
+        if pass.remaining.is_empty() {
             release(ctx, name).await?;
         }
         Ok(Next::Done)
