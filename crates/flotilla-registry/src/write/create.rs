@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::admit::Admission;
 use super::field_validation::Mode;
 use super::hooks;
-use super::patching::{self, Writer};
+use super::ownership::{self, Writer};
 use super::shape::Shaper;
 use super::{Options, Outcome, Saved, guaranteed_update};
 use crate::admission::webhooks::Operation;
@@ -153,7 +153,7 @@ pub(crate) async fn prepare_new(
         .is_none_or(serde_json::Map::is_empty);
     shaper.decode(info, obj, None)?;
     if let Some(writer) = writer {
-        patching::record_ownership(info, None, obj, writer, Endpoint::Main);
+        ownership::record_ownership(info, None, obj, writer, Endpoint::Main);
     }
     crate::admission::admit_create(&ctx.store, info, obj)?;
     if let Some(admission) = admission {

@@ -16,6 +16,7 @@ pub mod create;
 pub mod delete;
 pub mod field_validation;
 pub(crate) mod hooks;
+pub(crate) mod ownership;
 pub mod patching;
 pub mod scale;
 pub mod shape;

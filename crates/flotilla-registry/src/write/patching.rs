@@ -1,9 +1,10 @@
-//! The seam between the registry and the protocol modules of `crate::patch`: patch-type negotiation, the one
-//! call that turns (live object, patch body) into the new object, and the `managedFields` bookkeeping every
-//! write does.
+//! The seam between the registry and the protocol modules of `crate::patch`: patch-type negotiation and the one
+//! call that turns (live object, patch body) into the new object. The `managedFields` bookkeeping of every other
+//! write is `super::ownership`.
 
 use serde_json::Value;
 
+use super::ownership;
 use crate::kind_info::KindInfo;
 use crate::meta::{self, Endpoint};
 use crate::patch::apply::{self as ssa, WriteOptions};
@@ -41,30 +42,6 @@ pub fn validate_options(
     patch::validate_options(ptype, manager, force, dry_run, field_validation).map_err(patch_error)
 }
 
-/// Who writes: the field manager, and whether the write is a server-side apply (which records its own
-/// ownership) or an ordinary update.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Writer<'a> {
-    /// Field manager.
-    pub manager: &'a str,
-    /// Whether the new object came out of server-side apply and already carries its `managedFields`.
-    pub applied: bool,
-}
-
-/// Top-level fields an endpoint ignores: `status` on the main endpoint of a kind with a status subresource,
-/// everything but status on `/status`.
-fn reset_fields(info: &ResourceInfo, ep: Endpoint) -> &'static [&'static str] {
-    // A CertificateSigningRequest's spec is the requester's and never changes after create: no writer owns it.
-    if ep == Endpoint::Main && crate::kinds::access::certificates::serves(info) {
-        return &["spec", "status"];
-    }
-    match ep {
-        Endpoint::Status | Endpoint::Approval => &["spec"],
-        Endpoint::Main | Endpoint::Finalize if info.status => &["status"],
-        Endpoint::Main | Endpoint::Finalize => &[],
-    }
-}
-
 /// One PATCH request as the patch engines need it.
 #[derive(Debug, Clone, Copy)]
 pub struct PatchInput<'a> {
@@ -98,7 +75,7 @@ pub fn apply_to(
                 manager,
                 subresource: input.ep.subresource(),
                 now: &now,
-                reset_fields: reset_fields(info, input.ep),
+                reset_fields: ownership::reset_fields(info, input.ep),
             };
             ssa::apply(live, &config, kind, &opts, input.force).map_err(patch_error)
         }
@@ -107,26 +84,4 @@ pub fn apply_to(
         }
         (_, None) => Err(ApiError::internal("a non-apply patch needs a live object")),
     }
-}
-
-/// Records the writer's field ownership in `new` (the object about to be stored): an `Update` entry for every
-/// write but server-side apply, whose result already carries its `Apply` entry.
-pub(crate) fn record_ownership(
-    info: &ResourceInfo,
-    live: Option<&Value>,
-    new: &mut Value,
-    writer: Writer<'_>,
-    ep: Endpoint,
-) {
-    if writer.applied {
-        return;
-    }
-    let now = meta::now();
-    let opts = WriteOptions {
-        manager: writer.manager,
-        subresource: ep.subresource(),
-        now: &now,
-        reset_fields: reset_fields(info, ep),
-    };
-    ssa::record_update(live, new, &info.kind_info(), &opts);
 }

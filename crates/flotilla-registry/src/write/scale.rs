@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::patching::Writer;
+use super::ownership::Writer;
 use super::shape::Shaper;
 use super::update::{Via, finish_update};
 use super::{Attempts, Options};

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use super::admit::Admission;
 use super::create::{admit_create, check_namespace_field, check_type, prepare_new};
 use super::hooks;
-use super::patching::{self, PatchInput, Writer};
+use super::ownership::{self, Writer};
+use super::patching::{self, PatchInput};
 use super::shape::Shaper;
 use super::{Attempts, Options, Outcome, Saved};
 use crate::admission::webhooks::Operation;
@@ -95,7 +96,7 @@ pub(crate) async fn finish_update(
         Some(mf) => {
             meta::meta_mut(&mut new)?.insert("managedFields".into(), mf);
         }
-        None => patching::record_ownership(info, Some(cur), &mut new, writer, ep),
+        None => ownership::record_ownership(info, Some(cur), &mut new, writer, ep),
     }
     if let Some(admission) = admission {
         admission

@@ -13,18 +13,20 @@
 //! - Requests for the webhook configurations themselves are never sent to webhooks, so a broken webhook can
 //!   always be removed.
 //!
-//! Where a write calls them is `crate::write::admit`.
+//! The two phases are `mutating` and `validating`; both find the webhooks a request reaches (`matching`) and
+//! call each (`call`) here. Where a write calls them is `crate::write::admit`.
 //!
 //! Not done: `matchPolicy: Equivalent` conversion to another version of the resource (only the requested version
 //! matches) and `matchConditions` (CEL; a webhook that has them counts as failing, so its failurePolicy decides).
 
 mod client;
+mod mutating;
 pub mod review;
 pub mod rules;
+mod validating;
 
 use std::time::Duration;
 
-use futures::future::join_all;
 use serde_json::Value;
 
 pub use review::{Request, UserInfo};
@@ -83,109 +85,6 @@ fn call_failed(name: &str, reason: &str) -> ApiError {
 }
 
 impl Webhooks {
-    /// Runs the mutating webhooks that match `request` over `object`, calling `redefault` on the object after each
-    /// patch (the server defaults a webhook's result again). Returns the webhooks' warnings.
-    ///
-    /// # Errors
-    /// A webhook's denial; a failed call of a webhook whose failurePolicy is `Fail`; a patch that does not apply;
-    /// a dry run that a webhook with side effects matches; `redefault`'s error.
-    pub async fn mutate(
-        &self,
-        store: &Store,
-        request: &Request<'_>,
-        object: &mut Value,
-        redefault: &mut (dyn FnMut(&mut Value) -> ApiResult<()> + Send),
-    ) -> ApiResult<Vec<String>> {
-        let hooks = self.matching(
-            store,
-            "mutatingwebhookconfigurations",
-            request,
-            Some(object),
-        )?;
-        let mut warnings = Vec::new();
-        // The object as each IfNeeded webhook left it: it runs again if a later webhook changed it.
-        let mut left = Vec::new();
-        for (index, hook) in hooks.iter().enumerate() {
-            self.mutate_once(store, hook, request, object, redefault, &mut warnings)
-                .await?;
-            if hook.reinvoked() {
-                left.push((index, object.clone()));
-            }
-        }
-        for (index, seen) in left {
-            if *object != seen {
-                self.mutate_once(
-                    store,
-                    &hooks[index],
-                    request,
-                    object,
-                    redefault,
-                    &mut warnings,
-                )
-                .await?;
-            }
-        }
-        Ok(warnings)
-    }
-
-    async fn mutate_once(
-        &self,
-        store: &Store,
-        hook: &Hook,
-        request: &Request<'_>,
-        object: &mut Value,
-        redefault: &mut (dyn FnMut(&mut Value) -> ApiResult<()> + Send),
-        warnings: &mut Vec<String>,
-    ) -> ApiResult<()> {
-        let Some(answer) = self.call(store, hook, request, Some(object), true).await? else {
-            return Ok(());
-        };
-        warnings.extend(answer.warnings);
-        if let Some(denied) = answer.denied {
-            return Err(denied);
-        }
-        if let Some(patch) = answer.patch {
-            json_patch::patch(object, &patch).map_err(|e| {
-                ApiError::internal(format!(
-                    "admission webhook \"{}\" returned a patch that does not apply: {e}",
-                    hook.name
-                ))
-            })?;
-            redefault(object)?;
-        }
-        Ok(())
-    }
-
-    /// Runs the validating webhooks that match `request` on `object` (`None` on delete), all at once. Returns
-    /// their warnings.
-    ///
-    /// # Errors
-    /// The first denial or failed call (of a webhook whose failurePolicy is `Fail`), in configuration order; a
-    /// dry run that a webhook with side effects matches.
-    pub async fn validate(
-        &self,
-        store: &Store,
-        request: &Request<'_>,
-        object: Option<&Value>,
-    ) -> ApiResult<Vec<String>> {
-        let hooks = self.matching(store, "validatingwebhookconfigurations", request, object)?;
-        let answers = join_all(
-            hooks
-                .iter()
-                .map(|hook| self.call(store, hook, request, object, false)),
-        )
-        .await;
-        let mut warnings = Vec::new();
-        for answer in answers {
-            let Some(answer) = answer? else { continue };
-            warnings.extend(answer.warnings);
-            if let Some(denied) = answer.denied {
-                return Err(denied);
-            }
-        }
-        Ok(warnings)
-    }
-
     /// Calls one webhook; `None` when it failed and its failurePolicy says to ignore that.
     async fn call(
         &self,

@@ -4,17 +4,20 @@
 //! validation, right before the commit. Both run inside the preparation, with no store lock held, so a write
 //! prepared again after a conflict is admitted again.
 //!
+//! `mutating` and `validating` are the two points; this module holds what both send.
+//!
 //! Writes of the server's own controllers (no [`Requester`]) are not sent to webhooks.
+
+mod mutating;
+mod validating;
 
 use serde_json::Value;
 
 use super::Requester;
-use super::shape::Shaper;
 use crate::admission::webhooks::{Operation, Request};
 use crate::context::Ctx;
 use crate::meta::Endpoint;
 use crate::resource::ResourceInfo;
-use crate::status::ApiResult;
 
 /// One write's attributes, for its admission webhooks.
 #[derive(Clone, Copy)]
@@ -73,49 +76,5 @@ impl<'a> Admission<'a> {
             options: self.requester.options.clone(),
             user: &self.requester.user,
         }
-    }
-
-    /// Runs the mutating webhooks over `obj` (the object about to be validated; `old` the stored one), decoding
-    /// and defaulting it again after each change.
-    ///
-    /// # Errors
-    /// A webhook's denial or failure (per its failurePolicy), a patch that does not apply, or a patched object
-    /// that no longer decodes.
-    pub(crate) async fn mutate(
-        &self,
-        operation: Operation,
-        old: Option<&Value>,
-        obj: &mut Value,
-        shaper: &mut Shaper,
-    ) -> ApiResult<()> {
-        let info = self.info;
-        let mut redefault = |o: &mut Value| shaper.decode(info, o, old);
-        self.ctx
-            .webhooks
-            .mutate(
-                &self.ctx.store,
-                &self.request(operation, old),
-                obj,
-                &mut redefault,
-            )
-            .await
-            .map(drop)
-    }
-
-    /// Runs the validating webhooks on `obj` (`None` on delete; `old` the stored object).
-    ///
-    /// # Errors
-    /// A webhook's denial or failure (per its failurePolicy).
-    pub(crate) async fn validate(
-        &self,
-        operation: Operation,
-        old: Option<&Value>,
-        obj: Option<&Value>,
-    ) -> ApiResult<()> {
-        self.ctx
-            .webhooks
-            .validate(&self.ctx.store, &self.request(operation, old), obj)
-            .await
-            .map(drop)
     }
 }
