@@ -124,14 +124,7 @@ async fn refusals(env: &Env, ns: &str, protected_ns: &str) -> anyhow::Result<()>
     namespaces
         .delete(protected_ns, &DeleteParams::default())
         .await?;
-    wait_for("the Namespace to be gone", || async {
-        match namespaces.get_opt(protected_ns).await {
-            Ok(None) => Ok(()),
-            Ok(Some(_)) => Err("still there (terminating)".to_owned()),
-            Err(error) => Err(error.to_string()),
-        }
-    })
-    .await?;
+    namespace_gone(&namespaces, protected_ns).await?;
 
     customizations(&env.karmada, ns).await
 }
@@ -185,15 +178,20 @@ async fn held(env: &Env, holder_ns: &str) -> anyhow::Result<()> {
     deployments
         .patch("web", &PatchParams::default(), &Patch::Merge(&unlabelled))
         .await?;
-    wait_for("the namespace and its Deployment to be gone", || async {
-        match namespaces.get_opt(holder_ns).await {
+    namespace_gone(&namespaces, holder_ns).await?;
+    Ok(())
+}
+
+/// Waits until the namespace `name` (and so all it held) is gone.
+async fn namespace_gone(namespaces: &Api<Namespace>, name: &str) -> anyhow::Result<()> {
+    wait_for(&format!("namespace {name} to be gone"), || async {
+        match namespaces.get_opt(name).await {
             Ok(None) => Ok(()),
             Ok(Some(_)) => Err("still there (terminating)".to_owned()),
             Err(error) => Err(error.to_string()),
         }
     })
-    .await?;
-    Ok(())
+    .await
 }
 
 async fn customizations(client: &Client, ns: &str) -> anyhow::Result<()> {

@@ -23,6 +23,18 @@ impl ResKey {
 /// Namespace-then-name key of an object inside one resource.
 pub type ObjKey = (String, String);
 
+/// The [`ObjKey`] of a stored object (empty strings for what its metadata lacks): the order lists are served in.
+pub fn obj_key(object: &serde_json::Value) -> ObjKey {
+    let field = |k: &str| {
+        object
+            .pointer(&format!("/metadata/{k}"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    (field("namespace"), field("name"))
+}
+
 /// A reference to one stored object.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ObjRef {

@@ -36,7 +36,7 @@ use commit::{CommitStats, Committer};
 use disk::{DiskError, DiskOp, Job};
 use lock::StoreLock;
 
-pub use key::{ObjKey, ObjRef, ResKey};
+pub use key::{ObjKey, ObjRef, ResKey, obj_key};
 
 /// A change to commit.
 #[derive(Debug)]
@@ -492,20 +492,10 @@ impl Store {
         }
         self.hub.wait_published(current).await;
         let events = self.hub.since(res, at)?;
-        let key_of = |o: &Value| {
-            let m = o.get("metadata");
-            let s = |k: &str| {
-                m.and_then(|m| m.get(k))
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            };
-            (s("namespace"), s("name"))
-        };
         let mut map: BTreeMap<ObjKey, Arc<Value>> =
-            items.into_iter().map(|o| (key_of(&o), o)).collect();
+            items.into_iter().map(|o| (obj_key(&o), o)).collect();
         for ev in events.iter().rev().filter(|e| e.rv <= current) {
-            let key = key_of(&ev.object);
+            let key = obj_key(&ev.object);
             match (ev.kind, &ev.prev) {
                 (EventType::Added, _) | (_, None) => {
                     map.remove(&key);

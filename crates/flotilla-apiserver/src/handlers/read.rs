@@ -15,6 +15,7 @@ use crate::wire::json_response;
 use flotilla_registry::resource::ResourceInfo;
 use flotilla_registry::status::{ApiError, ApiResult};
 use flotilla_store::hub::TooOld;
+use flotilla_store::obj_key;
 
 /// Parses a resourceVersion parameter (400 when not a decimal number).
 pub(crate) fn parse_rv(raw: Option<&str>) -> ApiResult<Option<u64>> {
@@ -184,22 +185,12 @@ pub(crate) async fn list(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult
             }
         }
     };
-    let key_of = |o: &Value| {
-        let m = o.get("metadata");
-        let s = |k: &str| {
-            m.and_then(|m| m.get(k))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        (s("namespace"), s("name"))
-    };
     let mut matching = items
         .into_iter()
         .filter(|o| filter.matches(o))
         .filter(|o| match &start {
             None => true,
-            Some(s) => key_of(o) > *s,
+            Some(s) => obj_key(o) > *s,
         });
     let mut page: Vec<Arc<Value>> = Vec::new();
     let mut more = 0usize;
@@ -214,7 +205,7 @@ pub(crate) async fn list(ctx: &Ctx, info: &ResourceInfo, req: &Req) -> ApiResult
     if more > 0
         && let Some(last) = page.last()
     {
-        let (ns, name) = key_of(last);
+        let (ns, name) = obj_key(last);
         meta["continue"] = json!(encode_continue(&Continue {
             rv: snap_rv,
             ns,
