@@ -1,5 +1,5 @@
 //! The namespace controller, as kube-controller-manager's: a namespace marked for deletion has its content
-//! deleted (Pods first; each object honouring its own finalizers; each delete admitted as the controller's
+//! deleted, from five seconds after the deletion began (Pods first; each object honouring its own finalizers; each delete admitted as the controller's
 //! ServiceAccount's, so that a validating webhook may refuse it), reports progress in kube-controller-manager's
 //! five conditions (`NamespaceDeletionContentFailure` with the refusals, `NamespaceContentRemaining` naming the
 //! resources left, `NamespaceFinalizersRemaining` naming their finalizers, and the two discovery ones), and once
@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::time::Duration;
 
 use flotilla_store::hub::{Event, EventType};
 use serde_json::{Value, json};
@@ -24,6 +25,11 @@ use crate::write::{self, Outcome};
 /// The ServiceAccount kube-controller-manager's namespace controller deletes a namespace's content as.
 const NAMESPACE_CONTROLLER: &str = "namespace-controller";
 
+/// How long after its deletion began a namespace's content is first deleted, as kube-controller-manager waits
+/// (so that every API server has seen the deletion and refuses new content first). Clients rely on it: Karmada's
+/// deletion-protection specs relabel a namespace and its Deployment right after deleting the namespace.
+const DELETION_GRACE: Duration = Duration::from_secs(5);
+
 /// The namespace controller; its keys are namespace names.
 pub(crate) struct Namespaces;
 
@@ -39,6 +45,20 @@ fn is_terminating(ctx: &Ctx, name: &str) -> bool {
     ctx.store
         .get(&namespaces_key(), "", name)
         .is_some_and(|ns| meta::is_deleting(&ns))
+}
+
+/// What is left of the namespace's grace period ([`DELETION_GRACE`]); `None` once it is over, or when the
+/// namespace is not terminating.
+fn grace_left(ctx: &Ctx, name: &str) -> Option<Duration> {
+    let namespace = ctx.store.get(&namespaces_key(), "", name)?;
+    let since = namespace
+        .pointer("/metadata/deletionTimestamp")
+        .and_then(Value::as_str)?
+        .parse::<jiff::Timestamp>()
+        .ok()?;
+    let age = jiff::Timestamp::now().duration_since(since);
+    let left = jiff::SignedDuration::try_from(DELETION_GRACE).ok()? - age;
+    Duration::try_from(left).ok().filter(|d| !d.is_zero())
 }
 
 /// What one pass over a terminating namespace found, from which its five deletion conditions follow.
@@ -238,8 +258,7 @@ impl Reconciler for Namespaces {
         "namespace"
     }
 
-    /// Every change: a terminating namespace is looked at again whenever its content changes (an object gone,
-    /// a finalizer released).
+    /// Every change: a terminating namespace is looked at again when an object of its content is gone.
     fn watches(&self) -> Watches {
         Watches::All
     }
@@ -263,18 +282,34 @@ impl Reconciler for Namespaces {
                 .into_iter()
                 .collect();
         }
+        // Only an object gone can let a terminating namespace go. Other changes of its content are left to the
+        // retries, as kube-controller-manager's namespace controller, which watches namespaces only, leaves
+        // them: a delete refused by a webhook is retried after a back-off, not at once when the refusing label
+        // goes, so a client that lifts a protection and then relabels the namespace still finds it.
+        if ev.kind != EventType::Deleted {
+            return Vec::new();
+        }
         match meta::meta_str(&ev.object, "namespace") {
             Some(ns) if !ns.is_empty() && is_terminating(ctx, ns) => vec![ns.to_string()],
             _ => Vec::new(),
         }
     }
 
-    /// One pass of kube-controller-manager's namespace deleter: Pods first (nothing else is deleted while Pods
+    /// A refused delete (a webhook protecting an object) is retried after the back-off, as kube-controller-manager
+    /// retries it: the refusal lifts when the object's protection does, which no change of the namespace tells.
+    fn waits_for_change(&self, _error: &ApiError) -> bool {
+        false
+    }
+
+    /// One pass of kube-controller-manager's namespace deleter, once the namespace's grace period is over: Pods first (nothing else is deleted while Pods
     /// remain), then every other resource; the five conditions written; the `kubernetes` finalizer released once
     /// nothing remains and nothing failed. A failure (a webhook refusing a delete) is the reconcile's error.
     async fn reconcile(&self, ctx: &Arc<Ctx>, name: &String) -> Result<Next, ApiError> {
         if !is_terminating(ctx, name) {
             return Ok(Next::Done);
+        }
+        if let Some(left) = grace_left(ctx, name) {
+            return Ok(Next::After(left));
         }
         let resources = namespaced_resources(ctx);
         let is_pods = |i: &ResourceInfo| i.group.is_empty() && i.plural == "pods";
@@ -295,5 +330,58 @@ impl Reconciler for Namespaces {
             release(ctx, name).await?;
         }
         Ok(Next::Done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use flotilla_store::{Change, Expect, ResKey};
+
+    use super::*;
+
+    fn event(kind: EventType, object: Value) -> Event {
+        Event {
+            kind,
+            rv: 1,
+            res: ResKey::new("apps", "deployments"),
+            object: Arc::new(object),
+            prev: None,
+        }
+    }
+
+    /// kube-controller-manager's namespace controller watches namespaces only, so lifting a protection that
+    /// refused its delete does not bring the namespace back at once (a client may still relabel it); an object
+    /// gone may let the namespace go, and is taken at once.
+    #[tokio::test]
+    async fn content_that_changes_waits_for_the_retry_and_content_gone_is_taken_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::for_test(dir.path());
+        let terminating = json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "held", "deletionTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"finalizers": ["kubernetes"]}});
+        ctx.store
+            .commit(
+                &namespaces_key(),
+                "",
+                "held",
+                Expect::Absent,
+                Change::Put(terminating),
+            )
+            .await
+            .unwrap();
+        let web = json!({"metadata": {"name": "web", "namespace": "held"}});
+        let mut controller = Namespaces;
+        assert!(
+            controller
+                .observe(&ctx, &event(EventType::Modified, web.clone()))
+                .is_empty()
+        );
+        assert_eq!(
+            controller.observe(&ctx, &event(EventType::Deleted, web)),
+            vec!["held".to_string()]
+        );
+        assert!(!controller.waits_for_change(&ApiError::forbidden("protected")));
     }
 }

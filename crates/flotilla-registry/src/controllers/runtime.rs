@@ -71,10 +71,17 @@ pub trait Reconciler: Send + 'static {
     /// The keys one committed change asks work for.
     fn observe(&mut self, ctx: &Ctx, event: &Event) -> Vec<Self::Key>;
 
+    /// Whether a reconcile that failed with `error` waits for a change that asks for its key again, instead of
+    /// being retried after its back-off. By default it waits when the server refused a request as malformed,
+    /// forbidden, not allowed or invalid, which the same request again cannot change.
+    fn waits_for_change(&self, error: &ApiError) -> bool {
+        permanent(error)
+    }
+
     /// Brings `key` to its wanted state.
     ///
     /// # Errors
-    /// Whatever failed; the key is retried after its back-off.
+    /// Whatever failed; the key is retried after its back-off (or waits, see [`Self::waits_for_change`]).
     fn reconcile(
         &self,
         ctx: &Arc<Ctx>,
@@ -241,7 +248,7 @@ pub async fn run<R: Reconciler>(ctx: Arc<Ctx>, mut reconciler: R) {
                         queue.push_at(key, Instant::now() + delay);
                     }
                 }
-                Err(e) if permanent(&e) => {
+                Err(e) if reconciler.waits_for_change(&e) => {
                     queue.succeeded(&key);
                     tracing::warn!(
                         controller = reconciler.name(),
