@@ -3,8 +3,8 @@
 //!
 //! It watches every kind whose status Karmada's native interpreter aggregates (Deployments, StatefulSets,
 //! ReplicaSets, DaemonSets, Jobs, CronJobs, Pods, PodDisruptionBudgets, Services, Ingresses,
-//! PersistentVolumeClaims and PersistentVolumes; not HorizontalPodAutoscalers' status, which needs metrics) and, after a
-//! short delay, sets their status the way the real controllers would once every pod is up (see
+//! PersistentVolumeClaims and PersistentVolumes; not HorizontalPodAutoscalers' status, which needs metrics) and,
+//! after a short delay, sets their status the way the real controllers would once every pod is up (see
 //! [`simulated_status`]); it also creates what those controllers create (a Deployment's ReplicaSet, a
 //! ReplicaSet's Pods, a CronJob's Jobs) and scales what HorizontalPodAutoscalers target as a metrics-less
 //! autoscaler does (within their replica bounds). Custom resources are left alone, as in a cluster without their

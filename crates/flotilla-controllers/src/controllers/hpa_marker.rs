@@ -117,7 +117,11 @@ pub(crate) async fn run(shared: Shared, shutdown: CancellationToken) {
                     () = shutdown.cancelled() => return,
                 };
                 if let Err(err) = marker.unmark(&target).await {
-                    tracing::warn!(target = %target, error = %err, "taking the retain-replicas label off failed; retrying");
+                    tracing::warn!(
+                        target = %target,
+                        error = %err,
+                        "taking the retain-replicas label off failed; retrying"
+                    );
                     let left = left.clone();
                     tokio::spawn(async move {
                         tokio::time::sleep(UNMARK_RETRY).await;
@@ -191,7 +195,11 @@ impl Marker {
         };
         if label.as_deref() != Some("true") {
             self.patch_label(&api, &target, json!("true")).await?;
-            tracing::info!(target = %target, hpa = %hpa.name_any(), "marked the HPA's target to retain member replicas");
+            tracing::info!(
+                target = %target,
+                hpa = %hpa.name_any(),
+                "marked the HPA's target to retain member replicas"
+            );
         }
         Ok(Action::await_change())
     }
