@@ -41,7 +41,8 @@ pub enum Feature {
     MultiplePodTemplatesScheduling,
     /// `ResourceQuotaEstimate`: requirements that InterpretReplica gives without a namespace get the
     /// template's, so a quota-aware estimator could charge them to it. Flotilla runs no scheduler estimator,
-    /// so that is the gate's only effect here.
+    /// and its interpreters do not yet copy the pod template's `priorityClassName` into the requirements as
+    /// Karmada's native ones do under the gate, so the namespace is the gate's only effect here.
     ResourceQuotaEstimate,
 }
 
