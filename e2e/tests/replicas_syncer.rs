@@ -1,9 +1,14 @@
 //! Issue 18 item 9: a Deployment template labelled `resourcetemplate.karmada.io/retain-replicas: "true"` whose
-//! member copies are scaled in the members (by an HPA there; here the member Deployment is scaled directly, as
-//! the HPA would, since neither world runs an HPA controller). The members keep their replicas (the native
+//! member copies are scaled in the members (by an HPA there; in the first two scenarios the member Deployment is
+//! scaled directly, as the HPA would). The members keep their replicas (the native
 //! Retain), and with Divided scheduling Karmada's `deploymentReplicasSyncer` (which `flotilla up` and the kube
 //! world run, as Karmada's deployment does) writes the members' total back into the template, even when the
 //! HPA's floor exceeds what was propagated. With Duplicated scheduling the template keeps its replicas.
+//!
+//! The last scenario runs the whole chain with a real HPA propagated next to the Deployment: Karmada's
+//! `hpaScaleTargetMarker` labels the template, and the members' HPA controllers (the simulator's in the
+//! embedded world, kube-controller-manager's in the kube world; neither has metrics, so each only keeps its
+//! target within its bounds) scale the copies.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use flotilla_api::policy::v1alpha1::PropagationPolicy;
@@ -11,7 +16,9 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use flotilla_e2e::resources::{DEPLOYMENT, RESOURCE_BINDING, int, target_clusters, web_deployment};
+use flotilla_e2e::resources::{
+    DEPLOYMENT, RESOURCE_BINDING, Res, int, target_clusters, web_deployment,
+};
 use flotilla_e2e::steps::{control_object, member_object, touch, touched};
 use flotilla_e2e::{Env, Options};
 
@@ -20,6 +27,13 @@ flotilla_e2e::scenario!(
     "resync",
     Options::default(),
     divided
+);
+
+flotilla_e2e::scenario!(
+    propagated_hpas_mark_their_target_and_scale_it_in_the_members,
+    "hpa",
+    Options::default(),
+    propagated_hpa
 );
 
 flotilla_e2e::scenario!(
@@ -170,5 +184,104 @@ async fn duplicated(env: &Env, ns: &str) -> anyhow::Result<()> {
         int(&template, "/spec/replicas") == Some(2),
         "a Duplicated template's replicas were synced: {template}"
     );
+    Ok(())
+}
+
+/// `autoscaling/v2 HorizontalPodAutoscaler`.
+const HPA: Res = Res(
+    "autoscaling",
+    "v2",
+    "HorizontalPodAutoscaler",
+    "horizontalpodautoscalers",
+);
+
+const RETAIN_REPLICAS: &str = "resourcetemplate.karmada.io/retain-replicas";
+
+fn retains_replicas(template: &Value) -> bool {
+    template
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(RETAIN_REPLICAS))
+        .and_then(Value::as_str)
+        == Some("true")
+}
+
+async fn propagated_hpa(env: &Env, ns: &str) -> anyhow::Result<()> {
+    let equal = |cluster: &str| json!({"targetCluster": {"clusterNames": [cluster]}, "weight": 1});
+    Api::<PropagationPolicy>::namespaced(env.karmada.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": {"name": "web"},
+                "spec": {
+                    "resourceSelectors": [
+                        {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                        {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "name": "web"}
+                    ],
+                    "placement": {
+                        "clusterAffinity": {"clusterNames": ["member1", "member2"]},
+                        "replicaScheduling": {
+                            "replicaSchedulingType": "Divided",
+                            "replicaDivisionPreference": "Weighted",
+                            "weightPreference": {"staticWeightList": [equal("member1"), equal("member2")]}
+                        }
+                    }
+                }
+            }))?,
+        )
+        .await?;
+    let mut deployment = web_deployment();
+    deployment["spec"]["replicas"] = json!(2);
+    Api::<Deployment>::namespaced(env.karmada.clone(), ns)
+        .create(&PostParams::default(), &serde_json::from_value(deployment)?)
+        .await?;
+    member_replicas(env, "member1", ns, 1).await?;
+    member_replicas(env, "member2", ns, 1).await?;
+
+    // Each member's HPA keeps at least 3: the template is marked, the members keep what their HPAs set, and
+    // the template follows their total.
+    HPA.api(&env.karmada, Some(ns))
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "apiVersion": "autoscaling/v2",
+                "kind": "HorizontalPodAutoscaler",
+                "metadata": {"name": "web"},
+                "spec": {
+                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                    "minReplicas": 3,
+                    "maxReplicas": 10
+                }
+            }))?,
+        )
+        .await?;
+    control_object(
+        env,
+        DEPLOYMENT,
+        ns,
+        "web",
+        "marked by its HPA",
+        retains_replicas,
+    )
+    .await?;
+    member_replicas(env, "member1", ns, 3).await?;
+    member_replicas(env, "member2", ns, 3).await?;
+    control_object(
+        env,
+        DEPLOYMENT,
+        ns,
+        "web",
+        "synced to the members' total",
+        |d| int(d, "/spec/replicas") == Some(6) && int(d, "/status/replicas") == Some(6),
+    )
+    .await?;
+
+    // Without its HPA the template is no longer marked.
+    HPA.api(&env.karmada, Some(ns))
+        .delete("web", &Default::default())
+        .await?;
+    control_object(env, DEPLOYMENT, ns, "web", "unmarked", |d| {
+        !retains_replicas(d)
+    })
+    .await?;
     Ok(())
 }

@@ -13,15 +13,18 @@ use std::fmt;
 pub(crate) const APPLICATION_FAILOVER: &str = "applicationFailover";
 /// `--controllers` name of the deployment replicas syncer.
 pub(crate) const DEPLOYMENT_REPLICAS_SYNCER: &str = "deploymentReplicasSyncer";
+/// `--controllers` name of the HPA scale-target marker.
+pub(crate) const HPA_SCALE_TARGET_MARKER: &str = "hpaScaleTargetMarker";
 /// `--controllers` name of the unified-auth controller.
 pub(crate) const UNIFIED_AUTH: &str = "unifiedAuth";
 
 /// Karmada's controllers that are off unless `--controllers` names them.
-const DISABLED_BY_DEFAULT: &[&str] = &["hpaScaleTargetMarker", "deploymentReplicasSyncer"];
+const DISABLED_BY_DEFAULT: &[&str] = &[HPA_SCALE_TARGET_MARKER, DEPLOYMENT_REPLICAS_SYNCER];
 
 /// The controllers Flotilla lets `--controllers` switch: its off-by-default ones, `applicationFailover` and
 /// `unifiedAuth`.
 const SWITCHABLE: &[&str] = &[
+    HPA_SCALE_TARGET_MARKER,
     DEPLOYMENT_REPLICAS_SYNCER,
     APPLICATION_FAILOVER,
     UNIFIED_AUTH,
@@ -153,17 +156,14 @@ mod tests {
     fn settings_flotilla_cannot_honour_are_named() {
         let selection = ControllerSelection::parse("*,hpaScaleTargetMarker,-binding,cluster")
             .unwrap_or_default();
-        assert_eq!(
-            selection.without_effect(),
-            ["hpaScaleTargetMarker", "-binding"]
-        );
+        assert_eq!(selection.without_effect(), ["-binding"]);
         assert!(
             ControllerSelection::karmada_deployment().enabled(SYNCER),
             "Karmada's deployment runs the syncer"
         );
         assert_eq!(
             ControllerSelection::karmada_deployment().to_string(),
-            "*,deploymentReplicasSyncer"
+            "*,hpaScaleTargetMarker,deploymentReplicasSyncer"
         );
     }
 }

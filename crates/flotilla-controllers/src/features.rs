@@ -39,6 +39,11 @@ pub enum Feature {
     /// `MultiplePodTemplatesScheduling`: bindings carry the components GetComponents reports and a workload
     /// held to one cluster is placed where a whole set of its components fits.
     MultiplePodTemplatesScheduling,
+    /// `ResourceQuotaEstimate`: requirements that InterpretReplica gives without a namespace get the
+    /// template's, so a quota-aware estimator could charge them to it. Flotilla runs no scheduler estimator,
+    /// and its interpreters do not yet copy the pod template's `priorityClassName` into the requirements as
+    /// Karmada's native ones do under the gate, so the namespace is the gate's only effect here.
+    ResourceQuotaEstimate,
 }
 
 impl Feature {
@@ -53,6 +58,7 @@ impl Feature {
             Feature::PropagationPolicyPreemption => "PropagationPolicyPreemption",
             Feature::WorkloadAffinity => "WorkloadAffinity",
             Feature::MultiplePodTemplatesScheduling => "MultiplePodTemplatesScheduling",
+            Feature::ResourceQuotaEstimate => "ResourceQuotaEstimate",
         }
     }
 }
@@ -83,7 +89,7 @@ const GATES: &[Gate] = &[
     gate("CustomizedClusterResourceModeling", true, Stage::Beta, true),
     gate("PropagationPolicyPreemption", false, Stage::Alpha, true),
     gate("MultiClusterService", false, Stage::Alpha, false),
-    gate("ResourceQuotaEstimate", false, Stage::Alpha, false),
+    gate("ResourceQuotaEstimate", false, Stage::Alpha, true),
     gate("StatefulFailoverInjection", false, Stage::Alpha, true),
     gate("PriorityBasedScheduling", false, Stage::Alpha, false),
     gate("FederatedQuotaEnforcement", false, Stage::Alpha, false),
@@ -251,7 +257,7 @@ mod tests {
         assert!(gates.without_effect().is_empty());
         assert_eq!(
             gates.to_string(),
-            "Failover=true,PropagationPolicyPreemption=true,StatefulFailoverInjection=true,MultiplePodTemplatesScheduling=true,WorkloadAffinity=true"
+            "Failover=true,PropagationPolicyPreemption=true,ResourceQuotaEstimate=true,StatefulFailoverInjection=true,MultiplePodTemplatesScheduling=true,WorkloadAffinity=true"
         );
     }
 

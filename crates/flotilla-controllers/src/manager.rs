@@ -422,6 +422,19 @@ async fn run(
                 )),
             );
         }
+        if options
+            .controllers
+            .enabled(enabled_controllers::HPA_SCALE_TARGET_MARKER)
+        {
+            spawn(
+                &mut tasks,
+                controllers::hpa_marker::NAME,
+                Box::pin(controllers::hpa_marker::run(
+                    shared.clone(),
+                    shutdown.clone(),
+                )),
+            );
+        }
         ready.send_replace(true);
         tracing::info!("controllers started");
     }

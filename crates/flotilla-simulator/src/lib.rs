@@ -3,10 +3,12 @@
 //!
 //! It watches every kind whose status Karmada's native interpreter aggregates (Deployments, StatefulSets,
 //! ReplicaSets, DaemonSets, Jobs, CronJobs, Pods, PodDisruptionBudgets, Services, Ingresses,
-//! PersistentVolumeClaims and PersistentVolumes; not HorizontalPodAutoscalers, which need metrics) and, after a
-//! short delay, sets their status the way the real controllers would once every pod is up (see
+//! PersistentVolumeClaims and PersistentVolumes; not HorizontalPodAutoscalers' status, which needs metrics) and,
+//! after a short delay, sets their status the way the real controllers would once every pod is up (see
 //! [`simulated_status`]); it also creates what those controllers create (a Deployment's ReplicaSet, a
-//! ReplicaSet's Pods, a CronJob's Jobs). Custom resources are left alone, as in a cluster without their operator.
+//! ReplicaSet's Pods, a CronJob's Jobs) and scales what HorizontalPodAutoscalers target as a metrics-less
+//! autoscaler does (within their replica bounds). Custom resources are left alone, as in a cluster without their
+//! operator.
 //!
 //! Guarantees:
 //! * it is an ordinary API client: it reads through list and watch and writes with `PUT .../status` carrying the
@@ -24,6 +26,7 @@
 //! `flotilla simulate` runs one alone against any cluster. Real members need none: their own controllers, scheduler
 //! and nodes report real status, and where the two differ the real one is right (docs/COMPATIBILITY.md).
 
+mod autoscaler;
 mod children;
 mod common;
 mod cron_job;

@@ -110,6 +110,10 @@ pub(super) fn spawn(
     let nodes = watched::<Node>(&client, &config, &cancel, &mut tasks);
     let pods = watched::<Pod>(&client, &config, &cancel, &mut tasks);
     let jobs = watched::<Job>(&client, &config, &cancel, &mut tasks);
+    // Scaling is a child-making controller's job too: off with the children, as `flotilla bench` runs.
+    if config.children {
+        crate::autoscaler::spawn(&client, &config, &cancel, &mut tasks);
+    }
     for kind in Kind::ALL {
         let resource = kind.api_resource();
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);

@@ -14,6 +14,7 @@ pub(crate) mod dependencies;
 pub(crate) mod detector;
 pub(crate) mod execution;
 pub(crate) mod graceful_eviction;
+pub(crate) mod hpa_marker;
 pub(crate) mod namespace_sync;
 pub(crate) mod policy_normaliser;
 pub(crate) mod replicas_syncer;

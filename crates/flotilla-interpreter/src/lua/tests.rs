@@ -228,6 +228,52 @@ fn replicas_must_be_a_number() {
 }
 
 #[test]
+fn typed_results_drop_empty_values_as_karmada_does() {
+    // A claim built from absent template fields is an empty table: no claim at all, as in Karmada, while an
+    // input's empty list copied in (`resources = {}` of the container) goes too.
+    let source = "function GetReplicas(obj)\n local r = {nodeClaim = {}}\n \
+                  r.nodeClaim.nodeSelector = obj.spec.template.spec.nodeSelector\n \
+                  r.resourceRequest = obj.spec.template.spec.containers[1].resources\n \
+                  r.namespace = 'ns'\n return obj.spec.replicas + 1, r\nend";
+    let out = run(
+        source,
+        Request::InterpretReplica {
+            object: deployment(),
+        },
+    )
+    .unwrap();
+    let Response::Replicas {
+        replicas,
+        requirements: Some(requirements),
+    } = out
+    else {
+        panic!("replicas: {out:?}")
+    };
+    assert_eq!(replicas, 4);
+    assert!(requirements.node_claim.is_none(), "{requirements:?}");
+    assert!(requirements.resource_request.is_empty());
+    assert_eq!(requirements.namespace, "ns");
+
+    // Only the empty values the script returned go: a claim whose one member was empty stays, empty.
+    let source = "function GetReplicas(obj) return 1, {nodeClaim = {tolerations = {}}} end";
+    let Response::Replicas {
+        requirements: Some(requirements),
+        ..
+    } = run(
+        source,
+        Request::InterpretReplica {
+            object: deployment(),
+        },
+    )
+    .unwrap()
+    else {
+        panic!("replicas")
+    };
+    let claim = requirements.node_claim.expect("claim kept");
+    assert!(claim.tolerations.is_empty() && claim.node_selector.is_empty());
+}
+
+#[test]
 fn components_and_dependencies_decode_typed() {
     let source = "function GetComponents(obj) return {{name = 'a', replicas = 2}, {Name = 'b', REPLICAS = 1}} end";
     let Response::Components(components) = run(

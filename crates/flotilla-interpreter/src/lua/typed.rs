@@ -59,6 +59,10 @@ pub(crate) fn replicas(value: &LuaValue) -> Result<i32, String> {
 ///
 /// Errors: the JSON does not fit `T` (e.g. `replicas = 2.5` in a component), as Go's "json unmarshal" message.
 pub(crate) fn decode<T: DeserializeOwned>(mut json: Value, target: Target) -> Result<T, String> {
+    // A typed result has no input object to say which empty values were meant, and in a typed field an empty
+    // value is not the same as none (an empty `nodeClaim` is a claim; an empty `labelSelector` selects
+    // everything): Karmada drops every empty value below the top, so the binding holds what it would.
+    drop_empty_members(&mut json);
     match target {
         Target::Requirements => normalize_requirements(&mut json)?,
         Target::Components | Target::Dependencies => {
@@ -81,6 +85,27 @@ pub(crate) fn decode<T: DeserializeOwned>(mut json: Value, target: Target) -> Re
         }
     }
     serde_json::from_value(json).map_err(|e| format!("json unmarshal obj failed: {e}"))
+}
+
+/// Removes each empty object or array held by an object or array in `json`, at any depth. A container is judged
+/// as the script returned it: one that becomes empty because its own empty members went stays, as in Karmada.
+fn drop_empty_members(json: &mut Value) {
+    let is_empty = |v: &Value| match v {
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => false,
+    };
+    match json {
+        Value::Object(map) => {
+            map.retain(|_, v| !is_empty(v));
+            map.values_mut().for_each(drop_empty_members);
+        }
+        Value::Array(items) => {
+            items.retain(|v| !is_empty(v));
+            items.iter_mut().for_each(drop_empty_members);
+        }
+        _ => {}
+    }
 }
 
 /// Requirements as Karmada has them after encoding them to JSON for a script and decoding the script's result:

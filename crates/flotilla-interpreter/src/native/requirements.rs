@@ -7,7 +7,8 @@
 //! overhead and each container's name and resources are read, and only the node-claim parts are decoded into
 //! their types (they are part of the answer). Those fields are type-checked as decoding them would; a wrongly
 //! typed field elsewhere in the template is not an error here. `namespace` and `priorityClassName` are never set:
-//! Karmada sets them only under the `ResourceQuotaEstimate` feature gate, which is off.
+//! Karmada sets them only under the `ResourceQuotaEstimate` feature gate; under it the detector fills in the
+//! namespace (Flotilla does not set `priorityClassName`).
 
 use std::collections::BTreeMap;
 

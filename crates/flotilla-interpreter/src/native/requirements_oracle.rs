@@ -13,7 +13,7 @@ use flotilla_apimachinery::quantity::Quantity;
 
 /// What one replica of a pod template needs: node constraints and the effective resource request, or
 /// `None` when there are neither. `namespace` and `priorityClassName` are never set here: Karmada
-/// sets them only under the `ResourceQuotaEstimate` feature gate, which is off.
+/// sets them only under the `ResourceQuotaEstimate` feature gate (the detector's business here).
 ///
 /// # Errors
 /// [`NativeError::Quantity`] when a request, limit or overhead does not parse.

@@ -67,7 +67,8 @@ pub struct Args {
           value_parser = |text: &str| FeatureGates::parse(text).map(|_| text.to_owned()))]
     pub feature_gates: Vec<String>,
     /// Karmada's controllers to run: `*` (those on by default), `name`, `-name`; Flotilla switches
-    /// `deploymentReplicasSyncer` (off by default, as in Karmada), `applicationFailover` and `unifiedAuth` (on), and
+    /// `hpaScaleTargetMarker` and `deploymentReplicasSyncer` (off by default, as in Karmada), `applicationFailover`
+    /// and `unifiedAuth` (on), and
     /// names the entries it cannot honour.
     #[arg(long, default_value = "*", value_parser = ControllerSelection::parse)]
     pub controllers: ControllerSelection,

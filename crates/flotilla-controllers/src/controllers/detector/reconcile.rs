@@ -421,7 +421,22 @@ impl Detector {
         }
         let (result, answered) = interpreter::get_replicas(interpreter, template).await;
         match result {
-            Ok((replicas, requirements)) => {
+            Ok((replicas, mut requirements)) => {
+                // Interpreters read a pod template, which rarely names its namespace; under the gate the
+                // requirements are charged to the template's.
+                if self
+                    .ctx
+                    .feature_gates
+                    .enabled(Feature::ResourceQuotaEstimate)
+                    && let Some(requirements) = requirements.as_mut()
+                    && requirements.namespace.is_empty()
+                {
+                    requirements.namespace = template
+                        .pointer("/metadata/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
+                }
                 self.recorder.normal(
                     &reference,
                     events::GET_REPLICAS_SUCCEED,

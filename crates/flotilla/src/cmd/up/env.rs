@@ -292,7 +292,7 @@ impl Environment {
             options.controllers.cluster_api = config.cluster_api;
             options.controllers.cluster_failure_threshold = config.cluster_failure_threshold;
             options.controllers.cluster_success_threshold = config.cluster_success_threshold;
-            // As Karmada's own deployment runs them (`--controllers=*,...,deploymentReplicasSyncer`).
+            // As Karmada's own deployment runs them (`--controllers=*,hpaScaleTargetMarker,deploymentReplicasSyncer`).
             options.controllers.controllers = ControllerSelection::karmada_deployment();
             // As Karmada's deployment also does (`--enable-no-execute-taint-eviction=true`).
             options.controllers.enable_no_execute_taint_eviction = true;
