@@ -28,6 +28,7 @@ mod children;
 mod common;
 mod cron_job;
 mod disruption;
+mod images;
 mod job;
 mod network;
 mod owned;
