@@ -271,7 +271,7 @@ up() {
       --server-address "127.0.0.1:$(free_port)" --cidr 10.240.0.0/16 --node-ip 10.250.0.1 \
       --node-lease-duration-seconds 40 \
       --config "$cache/stages/node-fast.yaml" --config "$cache/stages/node-heartbeat-with-lease.yaml" \
-      --config "$cache/stages/pod-fast.yaml"
+      --config "$cache/stages/pod-fast.yaml" --config "$root/hack/kube/stages/pod-image-pull-back-off.yaml"
     nodes
   fi
   wait_tokens

@@ -13,6 +13,9 @@
 //!   while the cluster is not Ready) until member2 is back: then its copies are removed. As Karmada's scheduler
 //!   reschedules a Duplicated binding on every change of a cluster it matches, `dup` returns to member2 once its
 //!   taints are gone; `div` (Divided, its replicas complete elsewhere) stays where it was moved.
+//! * A user's NoExecute taint (scenario 1, with failover on): a taint written on a Cluster without `timeAdded`, as
+//!   a user's update writes it, gets one, and a binding tolerating it for two seconds leaves the cluster then
+//!   (the taint manager counts `tolerationSeconds` from `timeAdded`: unstamped, the binding stayed for good).
 //! * Failover off (scenario 4, Karmada's default gates): member2 only gets the NoSchedule taint; its Works stay,
 //!   and when it comes back the very same objects are there. The same ClusterTaintPolicy exists and must have no
 //!   effect. In the embedded world the scenario's own Flotilla runs Karmada's default gates; the kube world's
@@ -56,6 +59,17 @@ flotilla_e2e::scenario!(
     },
     failover_off
 );
+
+flotilla_e2e::scenario!(
+    a_users_no_execute_taint_evicts_once_its_toleration_ends,
+    "usertaint",
+    Options::default(),
+    user_taint
+);
+
+/// The NoExecute taint the user's scenario writes, and the policy tolerates for [`USER_TOLERATION_SECONDS`].
+const USER_TAINT_KEY: &str = "failover.example.com/drain";
+const USER_TOLERATION_SECONDS: i64 = 2;
 
 /// How long a member's loss or return may take to show: Karmada's timings in the kube world (30 s failure
 /// and success thresholds, status every 10 s, taint manager every 10 s), seconds in the embedded one.
@@ -285,6 +299,137 @@ async fn failover_off_steps(env: &Env, ns: &str) -> anyhow::Result<()> {
     replicas_until(env, ns, "dup", &["member2"], 2).await?;
     replicas_until(env, ns, "div", &["member1", "member2", "member3"], 6).await?;
     Ok(())
+}
+
+async fn user_taint(env: &Env, ns: &str) -> anyhow::Result<()> {
+    let policies: Api<PropagationPolicy> = Api::namespaced(env.karmada.clone(), ns);
+    let deployments: Api<Deployment> = Api::namespaced(env.karmada.clone(), ns);
+    let spec = json!({
+        "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "solo"}],
+        "placement": {
+            "clusterAffinity": {"clusterNames": ["member1", "member2"]},
+            "clusterTolerations": [{
+                "key": USER_TAINT_KEY, "operator": "Exists", "effect": "NoExecute",
+                "tolerationSeconds": USER_TOLERATION_SECONDS
+            }],
+            "spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 1, "minGroups": 1}]
+        }
+    });
+    policies
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "solo"}, "spec": spec}))?,
+        )
+        .await?;
+    deployments
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(deployment("solo", 1))?,
+        )
+        .await?;
+    let placed = binding_until(env, ns, "solo", "placed on one member", patience(), |b| {
+        target_clusters(b).len() == 1
+    })
+    .await?;
+    let from = target_clusters(&placed)[0].0.clone();
+    let to = if from == "member1" {
+        "member2"
+    } else {
+        "member1"
+    };
+    let tainted = taint_cluster(env, &from).await?;
+    let result = user_taint_steps(env, ns, &from, to).await;
+    let cleaned = tainted.run(&env.karmada).await;
+    result.and(cleaned)
+}
+
+async fn user_taint_steps(env: &Env, ns: &str, from: &str, to: &str) -> anyhow::Result<()> {
+    cluster_until(
+        env,
+        from,
+        "with the user's taint stamped with timeAdded",
+        patience(),
+        |c| {
+            taints(c)
+                .iter()
+                .any(|t| t["key"] == USER_TAINT_KEY && t["timeAdded"].is_string())
+        },
+    )
+    .await?;
+    binding_until(
+        env,
+        ns,
+        "solo",
+        &format!("moved from {from} to {to}"),
+        patience(),
+        |b| {
+            let clusters = target_clusters(b);
+            clusters.len() == 1 && clusters[0].0 == to
+        },
+    )
+    .await?;
+    deployment_until(
+        env,
+        to,
+        ns,
+        "solo",
+        "propagated",
+        patience(),
+        Option::is_some,
+    )
+    .await?;
+    Ok(())
+}
+
+/// Adds [`USER_TAINT_KEY`]`:NoExecute` to Cluster `name` as a user's update does (no `timeAdded`); returns
+/// what removes it.
+async fn taint_cluster(env: &Env, name: &str) -> anyhow::Result<Undo> {
+    edit_taints(&env.karmada, name, |taints| {
+        taints.push(json!({"key": USER_TAINT_KEY, "effect": "NoExecute"}));
+    })
+    .await?;
+    let cluster = name.to_owned();
+    Ok(Undo::new(
+        env,
+        format!("remove taint {USER_TAINT_KEY} from Cluster {name}"),
+        move |client| async move {
+            edit_taints(&client, &cluster, |taints| {
+                taints.retain(|t| t["key"] != USER_TAINT_KEY);
+            })
+            .await
+        },
+    ))
+}
+
+/// Read-modify-write of Cluster `name`'s taints through `cluster.karmada.io/v1alpha1`, retried on conflict.
+async fn edit_taints<F>(client: &kube::Client, name: &str, edit: F) -> anyhow::Result<()>
+where
+    F: Fn(&mut Vec<Value>),
+{
+    let edit = &edit;
+    wait_within(
+        &format!("an update of Cluster {name}'s taints"),
+        patience(),
+        || async move {
+            let mut cluster = CLUSTER
+                .get(client, None, name)
+                .await?
+                .ok_or_else(|| format!("no Cluster {name}"))?;
+            let mut list = taints(&cluster);
+            edit(&mut list);
+            cluster["spec"]["taints"] = Value::Array(list);
+            let object: kube::core::DynamicObject =
+                serde_json::from_value(cluster).map_err(|e| e.to_string())?;
+            // A conflict (another writer of the Cluster got there first) is tried again on a fresh read.
+            CLUSTER
+                .api(client, None)
+                .replace(name, &PostParams::default(), &object)
+                .await
+                .map(|_| ())
+                .map_err(|e| format!("update of Cluster {name} failed: {e}"))
+        },
+    )
+    .await
 }
 
 /// Creates a ClusterTaintPolicy (named after the namespace: it is cluster-scoped) that taints clusters whose

@@ -31,6 +31,7 @@ mod children;
 mod common;
 mod cron_job;
 mod disruption;
+mod images;
 mod job;
 mod network;
 mod owned;

@@ -1,10 +1,13 @@
 //! Pod status as a kubelet reports a pod whose containers all started: phase `Running`, every condition
 //! `True`, a pod IP, and one running status per container (init containers terminated with `Completed`).
+//! A pod with a container whose image cannot be pulled (`crate::images`) stays `Pending` instead, that container
+//! waiting in `ImagePullBackOff` and `Ready` and `ContainersReady` `False`, as a kubelet reports it.
 //! Pods that already succeeded or failed are left alone.
 
 use serde_json::{Map, Value, json};
 
 use super::common::{Cond, Stamps, conditions, fnv32, kept_time, name, status_of};
+use super::images::{pullable, unpullable_containers};
 
 /// A stable pod IP in 10.244.0.0/16 derived from the pod's uid (or name).
 fn pod_ip(obj: &Value) -> String {
@@ -49,6 +52,21 @@ fn container_statuses(
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default();
+            if !pullable(image) {
+                return json!({
+                    "name": cname,
+                    "image": image,
+                    "imageID": "",
+                    "lastState": {},
+                    "ready": false,
+                    "started": false,
+                    "restartCount": 0,
+                    "state": {"waiting": {
+                        "reason": "ImagePullBackOff",
+                        "message": format!("Back-off pulling image \"{image}\""),
+                    }},
+                });
+            }
             let started_at = kept_time(&old_state, "startedAt", now);
             let state = if init {
                 let finished_at = kept_time(&old_state, "finishedAt", now);
@@ -82,7 +100,16 @@ pub(crate) fn pod(obj: &Value, now: &str) -> Value {
         return Value::Object(current);
     }
     let mut status = current.clone();
-    status.insert("phase".into(), json!("Running"));
+    let waiting: Vec<&str> = unpullable_containers(obj.get("spec"))
+        .into_iter()
+        .map(|(container, _)| container)
+        .collect();
+    let phase = if waiting.is_empty() {
+        "Running"
+    } else {
+        "Pending"
+    };
+    status.insert("phase".into(), json!(phase));
     let wanted: Vec<Cond<'_>> = [
         "PodReadyToStartContainers",
         "Initialized",
@@ -91,11 +118,21 @@ pub(crate) fn pod(obj: &Value, now: &str) -> Value {
         "PodScheduled",
     ]
     .into_iter()
-    .map(|kind| Cond {
-        kind,
-        status: "True",
-        reason: "",
-        message: String::new(),
+    .map(|kind| {
+        if waiting.is_empty() || !matches!(kind, "Ready" | "ContainersReady") {
+            return Cond {
+                kind,
+                status: "True",
+                reason: "",
+                message: String::new(),
+            };
+        }
+        Cond {
+            kind,
+            status: "False",
+            reason: "ContainersNotReady",
+            message: format!("containers with unready status: [{}]", waiting.join(" ")),
+        }
     })
     .collect();
     status.insert(

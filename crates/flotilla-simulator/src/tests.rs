@@ -433,3 +433,95 @@ fn statuses_carry_what_real_controllers_always_set() {
         json!({})
     );
 }
+
+#[test]
+fn deployment_with_an_image_that_cannot_be_pulled_is_never_available() {
+    let mut d = mk_deployment(Some(2), 1);
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = json!("fake/nginx:1.19.0");
+    assert!(settle(Kind::Deployment, &mut d, &MemberView::default(), T0));
+    let s = &d["status"];
+    assert_eq!(s["replicas"], 2);
+    assert_eq!(s["updatedReplicas"], 2);
+    assert_eq!(s["unavailableReplicas"], 2);
+    assert!(s.get("readyReplicas").is_none());
+    assert!(s.get("availableReplicas").is_none());
+    let conds = s["conditions"].as_array().unwrap();
+    assert_eq!(conds[0]["status"], "False");
+    assert_eq!(conds[0]["reason"], "MinimumReplicasUnavailable");
+    assert_eq!(conds[1]["reason"], "ReplicaSetUpdated");
+    assert!(!settle(
+        Kind::Deployment,
+        &mut d,
+        &MemberView::default(),
+        T1
+    ));
+
+    // Pointed back at an image that exists, it becomes available, as a real rollout ends.
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.19.0");
+    d["metadata"]["generation"] = json!(2);
+    assert!(settle(Kind::Deployment, &mut d, &MemberView::default(), T1));
+    let s = &d["status"];
+    assert_eq!(s["availableReplicas"], 2);
+    assert!(s.get("unavailableReplicas").is_none());
+    assert_eq!(s["conditions"][0]["status"], "True");
+    assert_eq!(s["conditions"][0]["lastTransitionTime"], T1);
+}
+
+#[test]
+fn replica_set_and_stateful_set_with_an_image_that_cannot_be_pulled_have_no_ready_pods() {
+    let mut rs = mk_deployment(Some(3), 1);
+    rs["kind"] = json!("ReplicaSet");
+    rs["spec"]["template"]["spec"]["containers"][0]["image"] = json!("docker.io/fake/nginx");
+    assert!(settle(
+        Kind::ReplicaSet,
+        &mut rs,
+        &MemberView::default(),
+        T0
+    ));
+    assert_eq!(rs["status"]["replicas"], 3);
+    assert_eq!(rs["status"]["fullyLabeledReplicas"], 3);
+    assert!(rs["status"].get("readyReplicas").is_none());
+    assert!(rs["status"].get("availableReplicas").is_none());
+
+    let mut sts = rs.clone();
+    sts["kind"] = json!("StatefulSet");
+    assert!(settle(
+        Kind::StatefulSet,
+        &mut sts,
+        &MemberView::default(),
+        T0
+    ));
+    // OrderedReady: the first pod waits for its image, the others are not created.
+    assert_eq!(sts["status"]["replicas"], 1);
+    assert_eq!(sts["status"]["availableReplicas"], 0);
+    assert!(sts["status"].get("readyReplicas").is_none());
+    sts["spec"]["podManagementPolicy"] = json!("Parallel");
+    assert!(settle(
+        Kind::StatefulSet,
+        &mut sts,
+        &MemberView::default(),
+        T0
+    ));
+    assert_eq!(sts["status"]["replicas"], 3);
+}
+
+#[test]
+fn pod_with_an_image_that_cannot_be_pulled_stays_pending_in_image_pull_back_off() {
+    let mut p = mk_pod();
+    p["spec"]["containers"][0]["image"] = json!("fake/nginx:1.19.0");
+    assert!(settle(Kind::Pod, &mut p, &MemberView::default(), T0));
+    let s = &p["status"];
+    assert_eq!(s["phase"], "Pending");
+    let container = &s["containerStatuses"][0];
+    assert_eq!(container["ready"], false);
+    assert_eq!(container["state"]["waiting"]["reason"], "ImagePullBackOff");
+    let ready = s["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .unwrap();
+    assert_eq!(ready["status"], "False");
+    assert_eq!(ready["reason"], "ContainersNotReady");
+    assert!(!settle(Kind::Pod, &mut p, &MemberView::default(), T1));
+}

@@ -2,6 +2,10 @@
 //! ReplicaSet and DaemonSet controllers report it: every desired replica is current, updated, ready and
 //! available, and `observedGeneration` has caught up with `metadata.generation`.
 //!
+//! A workload whose pod template names an image that cannot be pulled (`crate::images`) reports its pods
+//! created and updated but none ready or available, as its pods wait in `ImagePullBackOff`. (A real rolling
+//! update keeps the old pods available meanwhile; the simulator reports the new template's pods only.)
+//!
 //! Counters Go marks `omitempty` are left out when zero, so a settled status computed again is identical and the
 //! simulator never rewrites it.
 
@@ -12,27 +16,36 @@ use serde_json::{Value, json};
 use super::common::{
     Cond, Stamps, conditions, generation, int_at, name, put_nonzero, status_of, template_hash,
 };
+use super::images::template_unpullable;
 
 /// The replica count a workload asks for (`spec.replicas`, default 1 as the API server defaults it).
 fn desired_replicas(obj: &Value) -> i64 {
     int_at(obj, "/spec/replicas").unwrap_or(1).max(0)
 }
 
+/// The replicas of a workload that become ready: all of them, or none when its image cannot be pulled.
+fn ready_replicas(obj: &Value, replicas: i64) -> i64 {
+    if template_unpullable(obj) {
+        0
+    } else {
+        replicas
+    }
+}
+
 /// Deployment status: counters at `spec.replicas`, conditions `Available` and `Progressing`.
 pub(crate) fn deployment(obj: &Value, now: &str) -> Value {
     let current = status_of(obj);
     let replicas = desired_replicas(obj);
+    let ready = ready_replicas(obj, replicas);
     let mut status = current.clone();
     status.insert("observedGeneration".into(), json!(generation(obj)));
-    for key in [
-        "replicas",
-        "updatedReplicas",
-        "readyReplicas",
-        "availableReplicas",
-    ] {
+    for key in ["replicas", "updatedReplicas"] {
         put_nonzero(&mut status, key, replicas);
     }
-    status.remove("unavailableReplicas");
+    for key in ["readyReplicas", "availableReplicas"] {
+        put_nonzero(&mut status, key, ready);
+    }
+    put_nonzero(&mut status, "unavailableReplicas", replicas - ready);
     // A pointer the controller always sets (DeploymentReplicaSetTerminatingReplicas, on by default).
     status.insert("terminatingReplicas".into(), json!(0));
     let paused = obj.pointer("/spec/paused").and_then(Value::as_bool) == Some(true);
@@ -44,6 +57,13 @@ pub(crate) fn deployment(obj: &Value, now: &str) -> Value {
             reason: "DeploymentPaused",
             message: "Deployment is paused".into(),
         }
+    } else if ready < replicas {
+        Cond {
+            kind: "Progressing",
+            status: "True",
+            reason: "ReplicaSetUpdated",
+            message: format!("ReplicaSet \"{replica_set}\" is progressing."),
+        }
     } else {
         Cond {
             kind: "Progressing",
@@ -52,15 +72,22 @@ pub(crate) fn deployment(obj: &Value, now: &str) -> Value {
             message: format!("ReplicaSet \"{replica_set}\" has successfully progressed."),
         }
     };
-    let wanted = [
+    let available = if ready < replicas {
+        Cond {
+            kind: "Available",
+            status: "False",
+            reason: "MinimumReplicasUnavailable",
+            message: "Deployment does not have minimum availability.".into(),
+        }
+    } else {
         Cond {
             kind: "Available",
             status: "True",
             reason: "MinimumReplicasAvailable",
             message: "Deployment has minimum availability.".into(),
-        },
-        progressing,
-    ];
+        }
+    };
+    let wanted = [available, progressing];
     status.insert(
         "conditions".into(),
         conditions(&current, &wanted, Stamps::Update, now),
@@ -72,13 +99,24 @@ pub(crate) fn deployment(obj: &Value, now: &str) -> Value {
 pub(crate) fn stateful_set(obj: &Value) -> Value {
     let mut status = status_of(obj);
     let replicas = desired_replicas(obj);
+    // With the default OrderedReady policy the first pod waits for its image and no later one is created.
+    let parallel = obj
+        .pointer("/spec/podManagementPolicy")
+        .and_then(Value::as_str)
+        == Some("Parallel");
+    let (created, ready) = if template_unpullable(obj) {
+        (if parallel { replicas } else { replicas.min(1) }, 0)
+    } else {
+        (replicas, replicas)
+    };
     let revision = format!("{}-{}", name(obj), template_hash(obj));
     status.insert("observedGeneration".into(), json!(generation(obj)));
     // `replicas` and `availableReplicas` have no omitempty in the Go type.
-    status.insert("replicas".into(), json!(replicas));
-    status.insert("availableReplicas".into(), json!(replicas));
-    for key in ["readyReplicas", "currentReplicas", "updatedReplicas"] {
-        put_nonzero(&mut status, key, replicas);
+    status.insert("replicas".into(), json!(created));
+    status.insert("availableReplicas".into(), json!(ready));
+    put_nonzero(&mut status, "readyReplicas", ready);
+    for key in ["currentReplicas", "updatedReplicas"] {
+        put_nonzero(&mut status, key, created);
     }
     status.insert("currentRevision".into(), json!(revision));
     status.insert("updateRevision".into(), json!(revision));
@@ -90,10 +128,12 @@ pub(crate) fn stateful_set(obj: &Value) -> Value {
 pub(crate) fn replica_set(obj: &Value) -> Value {
     let mut status = status_of(obj);
     let replicas = desired_replicas(obj);
+    let ready = ready_replicas(obj, replicas);
     status.insert("observedGeneration".into(), json!(generation(obj)));
     status.insert("replicas".into(), json!(replicas));
-    for key in ["fullyLabeledReplicas", "readyReplicas", "availableReplicas"] {
-        put_nonzero(&mut status, key, replicas);
+    put_nonzero(&mut status, "fullyLabeledReplicas", replicas);
+    for key in ["readyReplicas", "availableReplicas"] {
+        put_nonzero(&mut status, key, ready);
     }
     status.remove("terminatingReplicas");
     Value::Object(status)

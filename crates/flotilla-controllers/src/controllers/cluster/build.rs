@@ -1,5 +1,7 @@
 //! Pure steps of the cluster controller: NoSchedule taints from the Ready condition (`not-ready` while it is
-//! absent or False, `unreachable` while Unknown, none while True), which stop new placements and never evict.
+//! absent or False, `unreachable` while Unknown, none while True), which stop new placements and never evict;
+//! and the normalisations Karmada's API server makes to every Cluster it stores (`timeAdded` of NoExecute
+//! taints, resource models).
 
 use flotilla_api::cluster::v1alpha1::{Cluster, ResourceModel, ResourceModelRange};
 use flotilla_api::names::{conditions, taints};
@@ -9,6 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
 const NO_SCHEDULE: &str = "NoSchedule";
+const NO_EXECUTE: &str = "NoExecute";
 
 fn taint(key: &str, now: Timestamp) -> Taint {
     Taint {
@@ -61,6 +64,24 @@ pub(crate) fn desired_taints(
         }
     }
     (out != current).then_some(out)
+}
+
+/// Gives every NoExecute taint without `timeAdded` the time `now`; returns whether any had none.
+///
+/// Karmada's API server stamps such a taint on every write of a Cluster, and the taint manager counts a
+/// toleration's `tolerationSeconds` from it: a taint without one never runs out. Our Clusters are stored by a
+/// CRD, whose server stamps nothing (and a patch may reach it past the aggregated API server), so the
+/// controller stamps the taint as soon as it sees it; the eviction then follows `tolerationSeconds` later.
+pub(crate) fn stamp_no_execute_taints(taints: &mut [Taint], now: Timestamp) -> bool {
+    let mut stamped = false;
+    for taint in taints
+        .iter_mut()
+        .filter(|t| t.effect == NO_EXECUTE && t.time_added.is_none())
+    {
+        taint.time_added = Some(Time(now));
+        stamped = true;
+    }
+    stamped
 }
 
 /// `key:effect` of each taint, for event messages.

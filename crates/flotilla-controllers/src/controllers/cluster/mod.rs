@@ -1,5 +1,5 @@
-//! The cluster controller: the execution namespace and finalizer of every
-//! Cluster, NoSchedule taints following its Ready condition, and the orderly removal of an unjoined cluster
+//! The cluster controller: the execution namespace and finalizer of every Cluster, NoSchedule taints following
+//! its Ready condition, the `timeAdded` of NoExecute taints, and the orderly removal of an unjoined cluster
 //! (execution namespace first, then waiting until no binding lists it).
 
 pub(crate) mod build;
@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::build::{
     default_resource_models, describe_taints, desired_taints, normalise_resource_models,
-    ready_status,
+    ready_status, stamp_no_execute_taints,
 };
 use crate::api::get_opt;
 use crate::error::{Error, Result};
@@ -137,6 +137,7 @@ impl ClusterController {
                     c.finalizers_mut().push(finalizers::CLUSTER.to_owned());
                 }
                 normalise_resource_models(&mut c.spec.resource_models);
+                stamp_no_execute_taints(&mut c.spec.taints, now);
                 let changed = c != before;
                 Ok(Edit::of(c, changed))
             },

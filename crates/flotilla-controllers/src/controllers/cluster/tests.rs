@@ -1,10 +1,11 @@
 //! Unit tests of the NoSchedule taints that follow the Ready condition.
 
 use k8s_openapi::api::core::v1::Taint;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use pretty_assertions::assert_eq;
 
-use super::build::{describe_taints, desired_taints};
+use super::build::{describe_taints, desired_taints, stamp_no_execute_taints};
 
 fn mk_taint(key: &str, effect: &str) -> Taint {
     Taint {
@@ -125,4 +126,30 @@ fn default_models_have_nine_grades_with_karmada_bounds() {
     assert!(normalise_resource_models(&mut models));
     assert_eq!(models[0].grade, 0);
     assert_eq!(models[8].ranges[0].max.0, "9223372036854775807");
+}
+
+#[test]
+fn no_execute_taints_without_time_added_are_stamped_once() {
+    let earlier = Timestamp::UNIX_EPOCH;
+    let now = Timestamp::from_second(1_000).unwrap();
+    let mut stamped = mk_taint("fail-test", "NoExecute");
+    stamped.time_added = Some(Time(earlier));
+    let mut list = vec![
+        mk_taint("not-ready", "NoExecute"),
+        mk_taint("dedicated", "NoSchedule"),
+        stamped,
+    ];
+
+    assert!(stamp_no_execute_taints(&mut list, now));
+    let times: Vec<Option<Timestamp>> = list
+        .iter()
+        .map(|t| t.time_added.as_ref().map(|t| t.0))
+        .collect();
+    // Only the unstamped NoExecute taint gets `now`; a NoSchedule taint and an existing time are left alone.
+    assert_eq!(times, [Some(now), None, Some(earlier)]);
+    assert!(!stamp_no_execute_taints(
+        &mut list,
+        Timestamp::from_second(2_000).unwrap()
+    ));
+    assert_eq!(list[0].time_added.as_ref().map(|t| t.0), Some(now));
 }
