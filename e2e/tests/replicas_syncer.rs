@@ -81,6 +81,23 @@ async fn member_scales(env: &Env, cluster: &str, ns: &str, replicas: i64) -> any
     Ok(())
 }
 
+/// Waits until the template `web` holds `replicas` in spec and status: the members' total, synced back.
+async fn template_replicas(env: &Env, ns: &str, replicas: i64) -> anyhow::Result<()> {
+    control_object(
+        env,
+        DEPLOYMENT,
+        ns,
+        "web",
+        "synced to the members' total",
+        |d| {
+            int(d, "/spec/replicas") == Some(replicas)
+                && int(d, "/status/replicas") == Some(replicas)
+        },
+    )
+    .await?;
+    Ok(())
+}
+
 async fn member_replicas(
     env: &Env,
     cluster: &str,
@@ -120,15 +137,7 @@ async fn divided(env: &Env, ns: &str) -> anyhow::Result<()> {
     // Each member's HPA keeps at least 3, more than the 1 each was given: the template follows the total.
     member_scales(env, "member1", ns, 3).await?;
     member_scales(env, "member2", ns, 3).await?;
-    control_object(
-        env,
-        DEPLOYMENT,
-        ns,
-        "web",
-        "synced to the members' total",
-        |d| int(d, "/spec/replicas") == Some(6) && int(d, "/status/replicas") == Some(6),
-    )
-    .await?;
+    template_replicas(env, ns, 6).await?;
     control_object(
         env,
         RESOURCE_BINDING,
@@ -265,15 +274,7 @@ async fn propagated_hpa(env: &Env, ns: &str) -> anyhow::Result<()> {
     .await?;
     member_replicas(env, "member1", ns, 3).await?;
     member_replicas(env, "member2", ns, 3).await?;
-    control_object(
-        env,
-        DEPLOYMENT,
-        ns,
-        "web",
-        "synced to the members' total",
-        |d| int(d, "/spec/replicas") == Some(6) && int(d, "/status/replicas") == Some(6),
-    )
-    .await?;
+    template_replicas(env, ns, 6).await?;
 
     // Without its HPA the template is no longer marked.
     HPA.api(&env.karmada, Some(ns))
