@@ -47,10 +47,8 @@ fn is_terminating(ctx: &Ctx, name: &str) -> bool {
         .is_some_and(|ns| meta::is_deleting(&ns))
 }
 
-/// What is left of the namespace's grace period ([`DELETION_GRACE`]); `None` once it is over, or when the
-/// namespace is not terminating.
-fn grace_left(ctx: &Ctx, name: &str) -> Option<Duration> {
-    let namespace = ctx.store.get(&namespaces_key(), "", name)?;
+/// What is left of a terminating namespace's grace period ([`DELETION_GRACE`]); `None` once it is over.
+fn grace_left(namespace: &Value) -> Option<Duration> {
     let since = namespace
         .pointer("/metadata/deletionTimestamp")
         .and_then(Value::as_str)?
@@ -305,10 +303,14 @@ impl Reconciler for Namespaces {
     /// remain), then every other resource; the five conditions written; the `kubernetes` finalizer released once
     /// nothing remains and nothing failed. A failure (a webhook refusing a delete) is the reconcile's error.
     async fn reconcile(&self, ctx: &Arc<Ctx>, name: &String) -> Result<Next, ApiError> {
-        if !is_terminating(ctx, name) {
+        let Some(namespace) = ctx
+            .store
+            .get(&namespaces_key(), "", name)
+            .filter(|ns| meta::is_deleting(ns))
+        else {
             return Ok(Next::Done);
-        }
-        if let Some(left) = grace_left(ctx, name) {
+        };
+        if let Some(left) = grace_left(&namespace) {
             return Ok(Next::After(left));
         }
         let resources = namespaced_resources(ctx);
