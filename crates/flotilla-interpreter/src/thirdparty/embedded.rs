@@ -21,6 +21,16 @@ pub(crate) const DOCUMENTS: &[(&str, &str)] = &[
         include_str!("../../thirdparty/apps.kruise.io/v1alpha1/DaemonSet/customizations.yaml"),
     ),
     (
+        "apps.kruise.io/v1alpha1/SidecarSet/customizations.yaml",
+        include_str!("../../thirdparty/apps.kruise.io/v1alpha1/SidecarSet/customizations.yaml"),
+    ),
+    (
+        "apps.kruise.io/v1alpha1/UnitedDeployment/customizations.yaml",
+        include_str!(
+            "../../thirdparty/apps.kruise.io/v1alpha1/UnitedDeployment/customizations.yaml"
+        ),
+    ),
+    (
         "apps.kruise.io/v1beta1/StatefulSet/customizations.yaml",
         include_str!("../../thirdparty/apps.kruise.io/v1beta1/StatefulSet/customizations.yaml"),
     ),

@@ -20,17 +20,19 @@ fn vm() -> LuaVm {
 #[test]
 fn every_bundled_document_loads_and_matches_its_directory() {
     let all = customizations().expect("bundled customizations load");
-    assert_eq!(all.len(), 15);
+    assert_eq!(all.len(), 17);
     let kinds: BTreeSet<String> = all
         .iter()
         .map(|ric| format!("{} {}", ric.spec.target.api_version, ric.spec.target.kind))
         .collect();
-    assert_eq!(kinds.len(), 15, "one customization per kind");
+    assert_eq!(kinds.len(), 17, "one customization per kind");
     for kind in [
         "apps.kruise.io/v1alpha1 BroadcastJob",
         "apps.kruise.io/v1alpha1 CloneSet",
         "apps.kruise.io/v1alpha1 AdvancedCronJob",
         "apps.kruise.io/v1alpha1 DaemonSet",
+        "apps.kruise.io/v1alpha1 SidecarSet",
+        "apps.kruise.io/v1alpha1 UnitedDeployment",
         "apps.kruise.io/v1beta1 StatefulSet",
         "argoproj.io/v1alpha1 Workflow",
         "helm.toolkit.fluxcd.io/v2beta1 HelmRelease",
@@ -140,6 +142,19 @@ fn each_kind_implements_the_operations_of_the_inventory() {
         "Policy",
         &[InterpretHealth, AggregateStatus, InterpretStatus],
     );
+    expect(
+        "apps.kruise.io/v1alpha1",
+        "SidecarSet",
+        &[
+            InterpretReplica,
+            Retain,
+            AggregateStatus,
+            InterpretStatus,
+            InterpretHealth,
+            InterpretDependency,
+        ],
+    );
+    expect("apps.kruise.io/v1alpha1", "UnitedDeployment", &workload);
     // Exact version match: another version of a bundled kind is not handled.
     let other = GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "CloneSet");
     assert!(matches!(
@@ -160,7 +175,7 @@ fn bundled_testdata_passes() {
             .and_then(Path::parent)
             .map(Path::to_path_buf)
     });
-    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 15, "{report}");
+    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 17, "{report}");
 }
 
 #[tokio::test]
