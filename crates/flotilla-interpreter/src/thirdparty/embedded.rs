@@ -39,6 +39,16 @@ pub(crate) const DOCUMENTS: &[(&str, &str)] = &[
         include_str!("../../thirdparty/argoproj.io/v1alpha1/Workflow/customizations.yaml"),
     ),
     (
+        "batch.volcano.sh/v1alpha1/Job/customizations.yaml",
+        include_str!("../../thirdparty/batch.volcano.sh/v1alpha1/Job/customizations.yaml"),
+    ),
+    (
+        "flink.apache.org/v1beta1/FlinkDeployment/customizations.yaml",
+        include_str!(
+            "../../thirdparty/flink.apache.org/v1beta1/FlinkDeployment/customizations.yaml"
+        ),
+    ),
+    (
         "helm.toolkit.fluxcd.io/v2beta1/HelmRelease/customizations.yaml",
         include_str!(
             "../../thirdparty/helm.toolkit.fluxcd.io/v2beta1/HelmRelease/customizations.yaml"

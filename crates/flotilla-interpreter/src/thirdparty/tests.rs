@@ -20,12 +20,12 @@ fn vm() -> LuaVm {
 #[test]
 fn every_bundled_document_loads_and_matches_its_directory() {
     let all = customizations().expect("bundled customizations load");
-    assert_eq!(all.len(), 17);
+    assert_eq!(all.len(), 19);
     let kinds: BTreeSet<String> = all
         .iter()
         .map(|ric| format!("{} {}", ric.spec.target.api_version, ric.spec.target.kind))
         .collect();
-    assert_eq!(kinds.len(), 17, "one customization per kind");
+    assert_eq!(kinds.len(), 19, "one customization per kind");
     for kind in [
         "apps.kruise.io/v1alpha1 BroadcastJob",
         "apps.kruise.io/v1alpha1 CloneSet",
@@ -35,6 +35,8 @@ fn every_bundled_document_loads_and_matches_its_directory() {
         "apps.kruise.io/v1alpha1 UnitedDeployment",
         "apps.kruise.io/v1beta1 StatefulSet",
         "argoproj.io/v1alpha1 Workflow",
+        "batch.volcano.sh/v1alpha1 Job",
+        "flink.apache.org/v1beta1 FlinkDeployment",
         "helm.toolkit.fluxcd.io/v2beta1 HelmRelease",
         "kustomize.toolkit.fluxcd.io/v1 Kustomization",
         "source.toolkit.fluxcd.io/v1 GitRepository",
@@ -155,6 +157,27 @@ fn each_kind_implements_the_operations_of_the_inventory() {
         ],
     );
     expect("apps.kruise.io/v1alpha1", "UnitedDeployment", &workload);
+    expect(
+        "batch.volcano.sh/v1alpha1",
+        "Job",
+        &[
+            InterpretComponent,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretStatus,
+        ],
+    );
+    expect(
+        "flink.apache.org/v1beta1",
+        "FlinkDeployment",
+        &[
+            InterpretReplica,
+            InterpretComponent,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretStatus,
+        ],
+    );
     // Exact version match: another version of a bundled kind is not handled.
     let other = GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "CloneSet");
     assert!(matches!(
@@ -175,7 +198,7 @@ fn bundled_testdata_passes() {
             .and_then(Path::parent)
             .map(Path::to_path_buf)
     });
-    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 17, "{report}");
+    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 19, "{report}");
 }
 
 #[tokio::test]
