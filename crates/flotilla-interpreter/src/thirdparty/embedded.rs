@@ -55,6 +55,22 @@ pub(crate) const DOCUMENTS: &[(&str, &str)] = &[
         ),
     ),
     (
+        "kubeflow.org/v1/Notebook/customizations.yaml",
+        include_str!("../../thirdparty/kubeflow.org/v1/Notebook/customizations.yaml"),
+    ),
+    (
+        "kubeflow.org/v1/PyTorchJob/customizations.yaml",
+        include_str!("../../thirdparty/kubeflow.org/v1/PyTorchJob/customizations.yaml"),
+    ),
+    (
+        "kubeflow.org/v1/TFJob/customizations.yaml",
+        include_str!("../../thirdparty/kubeflow.org/v1/TFJob/customizations.yaml"),
+    ),
+    (
+        "kubeflow.org/v2beta1/MPIJob/customizations.yaml",
+        include_str!("../../thirdparty/kubeflow.org/v2beta1/MPIJob/customizations.yaml"),
+    ),
+    (
         "kustomize.toolkit.fluxcd.io/v1/Kustomization/customizations.yaml",
         include_str!(
             "../../thirdparty/kustomize.toolkit.fluxcd.io/v1/Kustomization/customizations.yaml"

@@ -20,12 +20,12 @@ fn vm() -> LuaVm {
 #[test]
 fn every_bundled_document_loads_and_matches_its_directory() {
     let all = customizations().expect("bundled customizations load");
-    assert_eq!(all.len(), 19);
+    assert_eq!(all.len(), 23);
     let kinds: BTreeSet<String> = all
         .iter()
         .map(|ric| format!("{} {}", ric.spec.target.api_version, ric.spec.target.kind))
         .collect();
-    assert_eq!(kinds.len(), 19, "one customization per kind");
+    assert_eq!(kinds.len(), 23, "one customization per kind");
     for kind in [
         "apps.kruise.io/v1alpha1 BroadcastJob",
         "apps.kruise.io/v1alpha1 CloneSet",
@@ -46,6 +46,10 @@ fn every_bundled_document_loads_and_matches_its_directory() {
         "source.toolkit.fluxcd.io/v1beta2 OCIRepository",
         "kyverno.io/v1 ClusterPolicy",
         "kyverno.io/v1 Policy",
+        "kubeflow.org/v1 Notebook",
+        "kubeflow.org/v1 PyTorchJob",
+        "kubeflow.org/v1 TFJob",
+        "kubeflow.org/v2beta1 MPIJob",
     ] {
         assert!(kinds.contains(kind), "{kind} is bundled");
     }
@@ -178,6 +182,34 @@ fn each_kind_implements_the_operations_of_the_inventory() {
             InterpretStatus,
         ],
     );
+    expect(
+        "kubeflow.org/v1",
+        "Notebook",
+        &[
+            InterpretReplica,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretStatus,
+        ],
+    );
+    let training = [
+        InterpretComponent,
+        InterpretHealth,
+        AggregateStatus,
+        InterpretDependency,
+    ];
+    expect("kubeflow.org/v1", "PyTorchJob", &training);
+    expect("kubeflow.org/v1", "TFJob", &training);
+    expect(
+        "kubeflow.org/v2beta1",
+        "MPIJob",
+        &[
+            InterpretComponent,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretStatus,
+        ],
+    );
     // Exact version match: another version of a bundled kind is not handled.
     let other = GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "CloneSet");
     assert!(matches!(
@@ -198,7 +230,7 @@ fn bundled_testdata_passes() {
             .and_then(Path::parent)
             .map(Path::to_path_buf)
     });
-    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 19, "{report}");
+    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 23, "{report}");
 }
 
 #[tokio::test]
