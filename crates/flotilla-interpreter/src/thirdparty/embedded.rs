@@ -85,6 +85,18 @@ pub(crate) const DOCUMENTS: &[(&str, &str)] = &[
         include_str!("../../thirdparty/kyverno.io/v1/Policy/customizations.yaml"),
     ),
     (
+        "ray.io/v1/RayCluster/customizations.yaml",
+        include_str!("../../thirdparty/ray.io/v1/RayCluster/customizations.yaml"),
+    ),
+    (
+        "ray.io/v1/RayJob/customizations.yaml",
+        include_str!("../../thirdparty/ray.io/v1/RayJob/customizations.yaml"),
+    ),
+    (
+        "ray.io/v1/RayService/customizations.yaml",
+        include_str!("../../thirdparty/ray.io/v1/RayService/customizations.yaml"),
+    ),
+    (
         "source.toolkit.fluxcd.io/v1/GitRepository/customizations.yaml",
         include_str!(
             "../../thirdparty/source.toolkit.fluxcd.io/v1/GitRepository/customizations.yaml"

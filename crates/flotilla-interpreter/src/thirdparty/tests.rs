@@ -20,12 +20,12 @@ fn vm() -> LuaVm {
 #[test]
 fn every_bundled_document_loads_and_matches_its_directory() {
     let all = customizations().expect("bundled customizations load");
-    assert_eq!(all.len(), 23);
+    assert_eq!(all.len(), 26);
     let kinds: BTreeSet<String> = all
         .iter()
         .map(|ric| format!("{} {}", ric.spec.target.api_version, ric.spec.target.kind))
         .collect();
-    assert_eq!(kinds.len(), 23, "one customization per kind");
+    assert_eq!(kinds.len(), 26, "one customization per kind");
     for kind in [
         "apps.kruise.io/v1alpha1 BroadcastJob",
         "apps.kruise.io/v1alpha1 CloneSet",
@@ -50,6 +50,9 @@ fn every_bundled_document_loads_and_matches_its_directory() {
         "kubeflow.org/v1 PyTorchJob",
         "kubeflow.org/v1 TFJob",
         "kubeflow.org/v2beta1 MPIJob",
+        "ray.io/v1 RayCluster",
+        "ray.io/v1 RayJob",
+        "ray.io/v1 RayService",
     ] {
         assert!(kinds.contains(kind), "{kind} is bundled");
     }
@@ -210,6 +213,23 @@ fn each_kind_implements_the_operations_of_the_inventory() {
             InterpretStatus,
         ],
     );
+    expect(
+        "ray.io/v1",
+        "RayCluster",
+        &[InterpretComponent, InterpretHealth, AggregateStatus],
+    );
+    expect("ray.io/v1", "RayJob", &training);
+    expect(
+        "ray.io/v1",
+        "RayService",
+        &[
+            InterpretReplica,
+            ReviseReplica,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretDependency,
+        ],
+    );
     // Exact version match: another version of a bundled kind is not handled.
     let other = GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "CloneSet");
     assert!(matches!(
@@ -230,7 +250,7 @@ fn bundled_testdata_passes() {
             .and_then(Path::parent)
             .map(Path::to_path_buf)
     });
-    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 23, "{report}");
+    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 26, "{report}");
 }
 
 #[tokio::test]
