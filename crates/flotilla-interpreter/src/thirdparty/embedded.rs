@@ -126,4 +126,10 @@ pub(crate) const DOCUMENTS: &[(&str, &str)] = &[
             "../../thirdparty/source.toolkit.fluxcd.io/v1beta2/OCIRepository/customizations.yaml"
         ),
     ),
+    (
+        "sparkoperator.k8s.io/v1beta2/SparkApplication/customizations.yaml",
+        include_str!(
+            "../../thirdparty/sparkoperator.k8s.io/v1beta2/SparkApplication/customizations.yaml"
+        ),
+    ),
 ];

@@ -20,12 +20,12 @@ fn vm() -> LuaVm {
 #[test]
 fn every_bundled_document_loads_and_matches_its_directory() {
     let all = customizations().expect("bundled customizations load");
-    assert_eq!(all.len(), 26);
+    assert_eq!(all.len(), 27);
     let kinds: BTreeSet<String> = all
         .iter()
         .map(|ric| format!("{} {}", ric.spec.target.api_version, ric.spec.target.kind))
         .collect();
-    assert_eq!(kinds.len(), 26, "one customization per kind");
+    assert_eq!(kinds.len(), 27, "one customization per kind");
     for kind in [
         "apps.kruise.io/v1alpha1 BroadcastJob",
         "apps.kruise.io/v1alpha1 CloneSet",
@@ -53,6 +53,7 @@ fn every_bundled_document_loads_and_matches_its_directory() {
         "ray.io/v1 RayCluster",
         "ray.io/v1 RayJob",
         "ray.io/v1 RayService",
+        "sparkoperator.k8s.io/v1beta2 SparkApplication",
     ] {
         assert!(kinds.contains(kind), "{kind} is bundled");
     }
@@ -230,6 +231,16 @@ fn each_kind_implements_the_operations_of_the_inventory() {
             InterpretDependency,
         ],
     );
+    expect(
+        "sparkoperator.k8s.io/v1beta2",
+        "SparkApplication",
+        &[
+            InterpretComponent,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretStatus,
+        ],
+    );
     // Exact version match: another version of a bundled kind is not handled.
     let other = GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "CloneSet");
     assert!(matches!(
@@ -250,7 +261,7 @@ fn bundled_testdata_passes() {
             .and_then(Path::parent)
             .map(Path::to_path_buf)
     });
-    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 26, "{report}");
+    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 27, "{report}");
 }
 
 #[tokio::test]
