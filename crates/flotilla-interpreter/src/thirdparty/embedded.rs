@@ -21,6 +21,16 @@ pub(crate) const DOCUMENTS: &[(&str, &str)] = &[
         include_str!("../../thirdparty/apps.kruise.io/v1alpha1/DaemonSet/customizations.yaml"),
     ),
     (
+        "apps.kruise.io/v1alpha1/SidecarSet/customizations.yaml",
+        include_str!("../../thirdparty/apps.kruise.io/v1alpha1/SidecarSet/customizations.yaml"),
+    ),
+    (
+        "apps.kruise.io/v1alpha1/UnitedDeployment/customizations.yaml",
+        include_str!(
+            "../../thirdparty/apps.kruise.io/v1alpha1/UnitedDeployment/customizations.yaml"
+        ),
+    ),
+    (
         "apps.kruise.io/v1beta1/StatefulSet/customizations.yaml",
         include_str!("../../thirdparty/apps.kruise.io/v1beta1/StatefulSet/customizations.yaml"),
     ),
@@ -29,10 +39,36 @@ pub(crate) const DOCUMENTS: &[(&str, &str)] = &[
         include_str!("../../thirdparty/argoproj.io/v1alpha1/Workflow/customizations.yaml"),
     ),
     (
+        "batch.volcano.sh/v1alpha1/Job/customizations.yaml",
+        include_str!("../../thirdparty/batch.volcano.sh/v1alpha1/Job/customizations.yaml"),
+    ),
+    (
+        "flink.apache.org/v1beta1/FlinkDeployment/customizations.yaml",
+        include_str!(
+            "../../thirdparty/flink.apache.org/v1beta1/FlinkDeployment/customizations.yaml"
+        ),
+    ),
+    (
         "helm.toolkit.fluxcd.io/v2beta1/HelmRelease/customizations.yaml",
         include_str!(
             "../../thirdparty/helm.toolkit.fluxcd.io/v2beta1/HelmRelease/customizations.yaml"
         ),
+    ),
+    (
+        "kubeflow.org/v1/Notebook/customizations.yaml",
+        include_str!("../../thirdparty/kubeflow.org/v1/Notebook/customizations.yaml"),
+    ),
+    (
+        "kubeflow.org/v1/PyTorchJob/customizations.yaml",
+        include_str!("../../thirdparty/kubeflow.org/v1/PyTorchJob/customizations.yaml"),
+    ),
+    (
+        "kubeflow.org/v1/TFJob/customizations.yaml",
+        include_str!("../../thirdparty/kubeflow.org/v1/TFJob/customizations.yaml"),
+    ),
+    (
+        "kubeflow.org/v2beta1/MPIJob/customizations.yaml",
+        include_str!("../../thirdparty/kubeflow.org/v2beta1/MPIJob/customizations.yaml"),
     ),
     (
         "kustomize.toolkit.fluxcd.io/v1/Kustomization/customizations.yaml",
@@ -47,6 +83,18 @@ pub(crate) const DOCUMENTS: &[(&str, &str)] = &[
     (
         "kyverno.io/v1/Policy/customizations.yaml",
         include_str!("../../thirdparty/kyverno.io/v1/Policy/customizations.yaml"),
+    ),
+    (
+        "ray.io/v1/RayCluster/customizations.yaml",
+        include_str!("../../thirdparty/ray.io/v1/RayCluster/customizations.yaml"),
+    ),
+    (
+        "ray.io/v1/RayJob/customizations.yaml",
+        include_str!("../../thirdparty/ray.io/v1/RayJob/customizations.yaml"),
+    ),
+    (
+        "ray.io/v1/RayService/customizations.yaml",
+        include_str!("../../thirdparty/ray.io/v1/RayService/customizations.yaml"),
     ),
     (
         "source.toolkit.fluxcd.io/v1/GitRepository/customizations.yaml",
@@ -76,6 +124,12 @@ pub(crate) const DOCUMENTS: &[(&str, &str)] = &[
         "source.toolkit.fluxcd.io/v1beta2/OCIRepository/customizations.yaml",
         include_str!(
             "../../thirdparty/source.toolkit.fluxcd.io/v1beta2/OCIRepository/customizations.yaml"
+        ),
+    ),
+    (
+        "sparkoperator.k8s.io/v1beta2/SparkApplication/customizations.yaml",
+        include_str!(
+            "../../thirdparty/sparkoperator.k8s.io/v1beta2/SparkApplication/customizations.yaml"
         ),
     ),
 ];

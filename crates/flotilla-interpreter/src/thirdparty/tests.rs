@@ -20,19 +20,23 @@ fn vm() -> LuaVm {
 #[test]
 fn every_bundled_document_loads_and_matches_its_directory() {
     let all = customizations().expect("bundled customizations load");
-    assert_eq!(all.len(), 15);
+    assert_eq!(all.len(), 27);
     let kinds: BTreeSet<String> = all
         .iter()
         .map(|ric| format!("{} {}", ric.spec.target.api_version, ric.spec.target.kind))
         .collect();
-    assert_eq!(kinds.len(), 15, "one customization per kind");
+    assert_eq!(kinds.len(), 27, "one customization per kind");
     for kind in [
         "apps.kruise.io/v1alpha1 BroadcastJob",
         "apps.kruise.io/v1alpha1 CloneSet",
         "apps.kruise.io/v1alpha1 AdvancedCronJob",
         "apps.kruise.io/v1alpha1 DaemonSet",
+        "apps.kruise.io/v1alpha1 SidecarSet",
+        "apps.kruise.io/v1alpha1 UnitedDeployment",
         "apps.kruise.io/v1beta1 StatefulSet",
         "argoproj.io/v1alpha1 Workflow",
+        "batch.volcano.sh/v1alpha1 Job",
+        "flink.apache.org/v1beta1 FlinkDeployment",
         "helm.toolkit.fluxcd.io/v2beta1 HelmRelease",
         "kustomize.toolkit.fluxcd.io/v1 Kustomization",
         "source.toolkit.fluxcd.io/v1 GitRepository",
@@ -42,6 +46,14 @@ fn every_bundled_document_loads_and_matches_its_directory() {
         "source.toolkit.fluxcd.io/v1beta2 OCIRepository",
         "kyverno.io/v1 ClusterPolicy",
         "kyverno.io/v1 Policy",
+        "kubeflow.org/v1 Notebook",
+        "kubeflow.org/v1 PyTorchJob",
+        "kubeflow.org/v1 TFJob",
+        "kubeflow.org/v2beta1 MPIJob",
+        "ray.io/v1 RayCluster",
+        "ray.io/v1 RayJob",
+        "ray.io/v1 RayService",
+        "sparkoperator.k8s.io/v1beta2 SparkApplication",
     ] {
         assert!(kinds.contains(kind), "{kind} is bundled");
     }
@@ -140,6 +152,95 @@ fn each_kind_implements_the_operations_of_the_inventory() {
         "Policy",
         &[InterpretHealth, AggregateStatus, InterpretStatus],
     );
+    expect(
+        "apps.kruise.io/v1alpha1",
+        "SidecarSet",
+        &[
+            InterpretReplica,
+            Retain,
+            AggregateStatus,
+            InterpretStatus,
+            InterpretHealth,
+            InterpretDependency,
+        ],
+    );
+    expect("apps.kruise.io/v1alpha1", "UnitedDeployment", &workload);
+    expect(
+        "batch.volcano.sh/v1alpha1",
+        "Job",
+        &[
+            InterpretComponent,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretStatus,
+        ],
+    );
+    expect(
+        "flink.apache.org/v1beta1",
+        "FlinkDeployment",
+        &[
+            InterpretReplica,
+            InterpretComponent,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretStatus,
+        ],
+    );
+    expect(
+        "kubeflow.org/v1",
+        "Notebook",
+        &[
+            InterpretReplica,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretStatus,
+        ],
+    );
+    let training = [
+        InterpretComponent,
+        InterpretHealth,
+        AggregateStatus,
+        InterpretDependency,
+    ];
+    expect("kubeflow.org/v1", "PyTorchJob", &training);
+    expect("kubeflow.org/v1", "TFJob", &training);
+    expect(
+        "kubeflow.org/v2beta1",
+        "MPIJob",
+        &[
+            InterpretComponent,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretStatus,
+        ],
+    );
+    expect(
+        "ray.io/v1",
+        "RayCluster",
+        &[InterpretComponent, InterpretHealth, AggregateStatus],
+    );
+    expect("ray.io/v1", "RayJob", &training);
+    expect(
+        "ray.io/v1",
+        "RayService",
+        &[
+            InterpretReplica,
+            ReviseReplica,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretDependency,
+        ],
+    );
+    expect(
+        "sparkoperator.k8s.io/v1beta2",
+        "SparkApplication",
+        &[
+            InterpretComponent,
+            InterpretHealth,
+            AggregateStatus,
+            InterpretStatus,
+        ],
+    );
     // Exact version match: another version of a bundled kind is not handled.
     let other = GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "CloneSet");
     assert!(matches!(
@@ -160,7 +261,7 @@ fn bundled_testdata_passes() {
             .and_then(Path::parent)
             .map(Path::to_path_buf)
     });
-    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 15, "{report}");
+    assert_eq!(kinds.collect::<BTreeSet<_>>().len(), 27, "{report}");
 }
 
 #[tokio::test]
