@@ -20,7 +20,9 @@
 # A control plane runs kube-controller-manager restricted as Karmada's karmada-apiserver's is (no workload
 # controllers, so templates keep the status Flotilla aggregates). A member gets FLOTILLA_KUBE_NODES (default 3)
 # fake Nodes named NAME-node-1.. with 32 CPUs, 256Gi memory and 110 pods each, labelled with zone NAME-zone-<i>
-# and region NAME-region. Memory: about 450 MB for a control plane and 650 MB for a member.
+# and region NAME-region, whose kubelet is KWOK's server on 127.0.0.1 (pod logs and exec: hack/kube/debugging.yaml);
+# kube-apiserver tries a Node's InternalIP first (--kubelet-preferred-address-types), as the embedded server does,
+# since the Nodes' host names resolve nowhere. Memory: about 450 MB for a control plane and 650 MB for a member.
 # FLOTILLA_KUBE_MEMBER_QPS sets a member's kube-controller-manager's --kube-api-qps (burst twice that); unset, it
 # keeps Kubernetes' default of 20, as kind's clusters do, at which a member's own controllers need about 72 s to
 # bring up 300 single-replica Deployments (docs/BENCHMARKS.md); crates/flotilla/tests/propagation_writes.rs sets 1000.
@@ -239,7 +241,7 @@ up() {
     --client-ca-file "$dir/pki/ca.crt" --authorization-mode Node,RBAC --allow-privileged \
     --service-account-key-file "$dir/pki/sa.pub" --service-account-signing-key-file "$dir/pki/sa.key" \
     --service-account-issuer "https://kubernetes.default.svc" --service-cluster-ip-range 10.96.0.0/16 \
-    --endpoint-reconciler-type none \
+    --endpoint-reconciler-type none --kubelet-preferred-address-types InternalIP,InternalDNS,ExternalIP,ExternalDNS,Hostname \
     --requestheader-client-ca-file "$dir/pki/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
     --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
     --requestheader-extra-headers-prefix X-Remote-Extra- \
@@ -266,12 +268,23 @@ up() {
       --bind-address 127.0.0.1 --secure-port "$(free_port)" --leader-elect=false
     # KWOK renews each fake Node's Lease (the heartbeat stage only rewrites node status every ten minutes, so
     # without leases the node lifecycle controller marks the Nodes NotReady after 40 s and evicts their pods).
-    spawn kwok "$bin/kwok" --kubeconfig "$dir/kubeconfig" --manage-all-nodes=false \
+    # KWOK's server is every fake Node's kubelet: the Nodes report it as their InternalIP 127.0.0.1 and kubelet
+    # port (--node-ip, --node-port), and it serves HTTPS there (a certificate of its own, which kube-apiserver,
+    # given no kubelet CA, does not verify) with the logs and exec of hack/kube/debugging.yaml. KWOK runs with PATH
+    # alone in its environment, which the commands exec'd through it inherit.
+    local kubelet_port
+    kubelet_port=$(free_port)
+    mkdir -p "$dir/exec"
+    sed -e "s|@LOGS_FILE@|$root/hack/kube/logs/container.log|" -e "s|@EXEC_DIR@|$dir/exec|" \
+      "$root/hack/kube/debugging.yaml" >"$dir/kwok-debugging.yaml"
+    spawn kwok env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      "$bin/kwok" --kubeconfig "$dir/kubeconfig" --manage-all-nodes=false \
       --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
-      --server-address "127.0.0.1:$(free_port)" --cidr 10.240.0.0/16 --node-ip 10.250.0.1 \
-      --node-lease-duration-seconds 40 \
+      --server-address "127.0.0.1:$kubelet_port" --node-port "$kubelet_port" --node-ip 127.0.0.1 \
+      --cidr 10.240.0.0/16 --node-lease-duration-seconds 40 \
       --config "$cache/stages/node-fast.yaml" --config "$cache/stages/node-heartbeat-with-lease.yaml" \
-      --config "$cache/stages/pod-fast.yaml" --config "$root/hack/kube/stages/pod-image-pull-back-off.yaml"
+      --config "$cache/stages/pod-fast.yaml" --config "$root/hack/kube/stages/pod-image-pull-back-off.yaml" \
+      --config "$dir/kwok-debugging.yaml"
     nodes
   fi
   wait_tokens

@@ -10,6 +10,7 @@ mod failover;
 mod harness;
 mod member_status;
 mod multiple_pod_templates;
+mod pod_io;
 mod precedence;
 mod preemption;
 mod propagation;

@@ -4,7 +4,7 @@
 //! dump of the pod template, which the simulator cannot reproduce; it spells its hashes the same way).
 //!
 //! Pods are not compared: the simulator reports what a kubelet reports (`PodReadyToStartContainers`, container
-//! ids, `started`), KWOK a reduced form, and the simulator schedules nothing, so it has no `hostIP`
+//! ids, `started`), KWOK a reduced form, and the two schedulers spread pods over the Nodes by rules of their own
 //! (docs/COMPATIBILITY.md).
 #![allow(clippy::unwrap_used, clippy::panic)]
 

@@ -1,6 +1,6 @@
 //! What one server shares with its request handlers: the registry every request reads and writes through, the
 //! aggregator that takes over aggregated group-versions, and what only the HTTP layer keeps (request metrics,
-//! impersonation modes, the watch bookmark interval).
+//! impersonation modes, the watch bookmark interval, the kubelet client).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +9,7 @@ use flotilla_registry::context::Ctx as RegistryCtx;
 
 use crate::aggregator::Aggregator;
 use crate::authn::impersonation::Impersonation;
+use crate::kubelet::Kubelets;
 use crate::metrics::RequestMetrics;
 
 /// Shared state of one server, handed to every handler.
@@ -23,6 +24,8 @@ pub struct Ctx {
     pub impersonation: Impersonation,
     /// APIServices with a service, their clients and what their backends serve (`crate::aggregator`).
     pub aggregator: Arc<Aggregator>,
+    /// The client that reaches kubelets for `pods/log` and `pods/exec` (`crate::handlers::connect`).
+    pub kubelets: Kubelets,
 }
 
 #[cfg(test)]
@@ -44,6 +47,7 @@ impl Ctx {
             bookmark_interval: Duration::from_secs(30),
             metrics: RequestMetrics::new().expect("metrics"),
             impersonation: Default::default(),
+            kubelets: Kubelets::new().expect("kubelet client"),
         })
     }
 }

@@ -6,7 +6,8 @@
 //! that never goes backwards, across restarts too. This crate knows nothing of Karmada: it serves any CRD.
 //!
 //! Layers, each module using only those before it: what requests and answers look like ([`tls`], [`route`],
-//! [`negotiate`], [`wire`], [`protobuf`], [`metrics`]); who sends them ([`authn`]); the aggregator, which
+//! [`negotiate`], [`wire`], [`protobuf`], [`metrics`]); who sends them ([`authn`]); forwarding requests to
+//! backends, upgrades included ([`upstream`]), and the kubelet client ([`kubelet`]); the aggregator, which
 //! takes over aggregated group-versions ([`aggregator`]); what one server shares ([`context`]); what the
 //! server serves ([`openapi`], [`discovery`], [`handlers`]); kube-apiserver's own controller
 //! ([`authentication_trust`]); and [`server`], which listens, authenticates and dispatches.
@@ -35,6 +36,9 @@ pub mod tls;
 pub mod wire;
 
 pub(crate) mod authn;
+
+pub mod kubelet;
+pub(crate) mod upstream;
 
 pub(crate) mod aggregator;
 

@@ -162,6 +162,10 @@ fn parse_labels(text: &str) -> Option<std::collections::BTreeMap<String, String>
 
 fn verb(request: &RequestLabels<'_>, scope: &str) -> &'static str {
     let watch = request.query.flag("watch").ok().flatten().unwrap_or(false);
+    // Connect subresources count as CONNECT whatever their method (kube overrides `pods/log`'s GET so too).
+    if request.rp.is_connect() {
+        return "CONNECT";
+    }
     match *request.method {
         http::Method::GET | http::Method::HEAD if watch => "WATCH",
         http::Method::GET | http::Method::HEAD if scope == "resource" => "GET",

@@ -17,8 +17,21 @@ pub struct ResourcePath {
     pub plural: String,
     /// Object name.
     pub name: Option<String>,
-    /// Subresource (`status`, `scale`, `finalize`).
+    /// Subresource (`status`, `scale`, `finalize`, `binding`, `log`, `exec`, ...).
     pub sub: Option<String>,
+}
+
+impl ResourcePath {
+    /// Whether the path is a connect subresource the server serves: a core `v1` pod's `log` or `exec`, which
+    /// lead to the pod's kubelet.
+    pub fn is_connect(&self) -> bool {
+        self.group.is_empty()
+            && self.version == "v1"
+            && self.plural == "pods"
+            && self.namespace.is_some()
+            && self.name.is_some()
+            && matches!(self.sub.as_deref(), Some("log" | "exec"))
+    }
 }
 
 /// What a request path addresses.
@@ -132,6 +145,11 @@ impl Query {
                 .map(|(k, v)| (k.into_owned(), v.into_owned()))
                 .collect(),
         )
+    }
+
+    /// Every pair, in the order sent.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.0
     }
 
     /// The first value of `key`.

@@ -11,7 +11,9 @@
 //! - what reads the table: [`patch`] (the four patch types and server-side apply), [`table`] (`kubectl get`
 //!   printers), [`catalog`] (every served resource, built-in and custom);
 //! - the write path: [`admission`] (built-in plugins and webhooks), [`context`] (what one server shares),
-//!   [`write`] (create, update, patch, delete: prepare, then commit to the store);
+//!   [`write`] (create, update, patch, delete: prepare, then commit to the store; a pod's `binding`);
+//! - [`connect`]: where a pod's `log` and `exec` subresources lead (the kubelet of its Node), for the server to
+//!   proxy them;
 //! - [`controllers`]: what kube-controller-manager and apiextensions would run beside a real kube-apiserver
 //!   (namespace lifecycle, garbage collection, CRDs, published objects, ServiceAccount tokens, Event expiry),
 //!   writing through [`write`].
@@ -45,5 +47,7 @@ pub mod table;
 pub mod admission;
 pub mod context;
 pub mod write;
+
+pub mod connect;
 
 pub mod controllers;

@@ -10,6 +10,11 @@
 //! autoscaler does (within their replica bounds). Custom resources are left alone, as in a cluster without their
 //! operator.
 //!
+//! It stands in for kube-scheduler and the Nodes' kubelets too: it binds pods to Nodes through `pods/binding`
+//! (`scheduler`), reports a bound pod running with its Node's address, and serves the simulated containers' logs
+//! and exec over HTTPS as every Node's kubelet (`kubelet`, with [`SimulatorConfig::kubelet`]; the commands a
+//! simulated container answers are listed there and in docs/COMPATIBILITY.md).
+//!
 //! Guarantees:
 //! * it is an ordinary API client: it reads through list and watch and writes with `PUT .../status` carrying the
 //!   object's resourceVersion, so every other client sees a MODIFIED event with a new resourceVersion, a
@@ -20,7 +25,10 @@
 //!   writes is `spec.replicas` of a Deployment's ReplicaSets, as the Deployment controller does;
 //! * a settled object is never rewritten: computing its status again gives the same value (timestamps of
 //!   unchanged conditions and start times are kept);
-//! * objects being deleted, finished Jobs and finished Pods are not touched.
+//! * objects being deleted, finished Jobs and finished Pods are not touched;
+//! * a pod is bound once, by one `pods/binding` the API server checks (a pod bound meanwhile is left to its
+//!   binder), and a Node's only field it writes is its kubelet's endpoint (`status.addresses`' `InternalIP`,
+//!   `status.daemonEndpoints`); the kubelet runs nothing on the machine.
 //!
 //! It runs against any API server (it needs only a kube [`Client`]): `flotilla up` starts one per member, and
 //! `flotilla simulate` runs one alone against any cluster. Real members need none: their own controllers, scheduler
@@ -33,10 +41,12 @@ mod cron_job;
 mod disruption;
 mod images;
 mod job;
+mod kubelet;
 mod network;
 mod owned;
 mod pod;
 mod runner;
+mod scheduler;
 mod storage;
 mod workloads;
 
@@ -51,6 +61,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub use kubelet::ServeError;
 pub use workloads::{NodeView, Taint};
 
 /// Field manager of the simulator's status writes.
@@ -105,9 +116,10 @@ impl Kind {
         Kind::PersistentVolume,
     ];
 
-    /// Whether the kind's status depends on the member's Nodes (re-read when a Node changes).
+    /// Whether the kind's status depends on the member's Nodes (re-read when a Node changes): DaemonSets are placed
+    /// on them, and Pods bound to them (their `hostIP` is their Node's).
     pub fn needs_nodes(self) -> bool {
-        self == Kind::DaemonSet
+        matches!(self, Kind::DaemonSet | Kind::Pod)
     }
 
     /// Whether the kind's status depends on the member's Jobs (re-read when a Job changes).
@@ -149,7 +161,7 @@ impl Kind {
 /// What of the member, besides the object itself, some kinds' status depends on.
 #[derive(Clone, Debug, Default)]
 pub struct MemberView {
-    /// The member's Nodes (DaemonSets schedule onto them).
+    /// The member's Nodes (DaemonSets and Pods are placed on them).
     pub nodes: Vec<NodeView>,
     /// The member's Pods, as JSON (PodDisruptionBudgets count them, claims are used by them).
     pub pods: Vec<Value>,
@@ -171,7 +183,7 @@ pub fn simulated_status(kind: Kind, object: &Value, member: &MemberView, now: &s
         Kind::DaemonSet => workloads::daemon_set(object, &member.nodes),
         Kind::Job => job::job(object, now),
         Kind::CronJob => cron_job::cron_job(object, &member.jobs),
-        Kind::Pod => pod::pod(object, now),
+        Kind::Pod => pod::pod(object, &member.nodes, now),
         Kind::PodDisruptionBudget => disruption::pod_disruption_budget(object, &member.pods, now),
         Kind::Service => network::service(object),
         Kind::Ingress => network::ingress(object),
@@ -204,6 +216,9 @@ pub struct SimulatorConfig {
     /// Jobs). Off, only statuses are written: `flotilla bench` measures propagation, and these member-side
     /// objects would otherwise triple the member writes it pays for on the same CPU.
     pub children: bool,
+    /// Serve the simulated kubelet (`kubelet`: simulated containers' logs and exec over HTTPS on 127.0.0.1) and
+    /// point every Node's kubelet endpoint (`InternalIP` 127.0.0.1, `daemonEndpoints.kubeletEndpoint.Port`) at it.
+    pub kubelet: bool,
 }
 
 impl Default for SimulatorConfig {
@@ -212,6 +227,7 @@ impl Default for SimulatorConfig {
             delay: DEFAULT_DELAY,
             cluster: String::new(),
             children: true,
+            kubelet: true,
         }
     }
 }
@@ -242,6 +258,18 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// A pod could not be bound to the Node the simulated scheduler chose.
+    #[error("failed to bind Pod {object}")]
+    Bind {
+        /// `namespace/name` of the pod.
+        object: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The simulated kubelet could not start serving.
+    #[error("failed to serve the simulated kubelet")]
+    Kubelet(#[source] kubelet::ServeError),
     /// The object could not be encoded.
     #[error("failed to encode {kind:?} {object}")]
     Encode {
@@ -255,18 +283,29 @@ pub enum Error {
     },
 }
 
-/// A running simulator: one watch-driven loop per kind, plus a Node watch.
+/// A running simulator: one watch-driven loop per kind, the Node, Pod and Job watches, and the simulated kubelet.
 pub struct Simulator {
     cancel: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
+    kubelet_port: Option<u16>,
 }
 
 impl Simulator {
-    /// Starts simulating every [`Kind`] on the cluster `client` reaches.
+    /// Starts simulating every [`Kind`] on the cluster `client` reaches. Must run inside a Tokio runtime (the
+    /// kubelet's listener is bound at once).
     pub fn start(client: Client, config: SimulatorConfig) -> Simulator {
         let cancel = CancellationToken::new();
-        let tasks = runner::spawn(client, config, cancel.clone());
-        Simulator { cancel, tasks }
+        let (tasks, kubelet_port) = runner::spawn(client, config, cancel.clone());
+        Simulator {
+            cancel,
+            tasks,
+            kubelet_port,
+        }
+    }
+
+    /// The port the simulated kubelet serves on 127.0.0.1, when it runs.
+    pub fn kubelet_port(&self) -> Option<u16> {
+        self.kubelet_port
     }
 
     /// Stops every loop and waits for in-flight writes to finish.

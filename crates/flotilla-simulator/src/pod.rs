@@ -1,13 +1,22 @@
 //! Pod status as a kubelet reports a pod whose containers all started: phase `Running`, every condition
-//! `True`, a pod IP, and one running status per container (init containers terminated with `Completed`).
-//! A pod with a container whose image cannot be pulled (`crate::images`) stays `Pending` instead, that container
-//! waiting in `ImagePullBackOff` and `Ready` and `ContainersReady` `False`, as a kubelet reports it.
-//! Pods that already succeeded or failed are left alone.
+//! `True`, a pod IP, the Node's `InternalIP` as host IP, and one running status per container (init containers
+//! terminated with `Completed`). A pod with a container whose image cannot be pulled (`crate::images`) stays
+//! `Pending` instead, that container waiting in `ImagePullBackOff` and `Ready` and `ContainersReady` `False`, as a
+//! kubelet reports it.
+//!
+//! Only pods bound to a known Node run, as only a Node's kubelet starts them: an unbound pod keeps its status while
+//! the simulated scheduler binds it (`crate::scheduler`), or gets the scheduler's `PodScheduled=False` when it fits
+//! no Node; one bound to a Node the member does not have stays as it is. Pods that already succeeded or failed are
+//! left alone.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
 use super::common::{Cond, Stamps, conditions, fnv32, kept_time, name, status_of};
 use super::images::{pullable, unpullable_containers};
+use super::scheduler::{Placement, place};
+use super::workloads::NodeView;
 
 /// A stable pod IP in 10.244.0.0/16 derived from the pod's uid (or name).
 fn pod_ip(obj: &Value) -> String {
@@ -90,8 +99,8 @@ fn container_statuses(
     Some(Value::Array(statuses))
 }
 
-/// The pod's status once running (or its current status when it already finished).
-pub(crate) fn pod(obj: &Value, now: &str) -> Value {
+/// The pod's status once running on its Node, one of `nodes` (or what the module documentation says otherwise).
+pub(crate) fn pod(obj: &Value, nodes: &[NodeView], now: &str) -> Value {
     let current = status_of(obj);
     if matches!(
         current.get("phase").and_then(Value::as_str),
@@ -99,7 +108,24 @@ pub(crate) fn pod(obj: &Value, now: &str) -> Value {
     ) {
         return Value::Object(current);
     }
+    let node_name = obj
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if node_name.is_empty() {
+        return match place(obj, nodes, &BTreeMap::new()) {
+            Placement::Unschedulable(message) => unschedulable(&current, message, now),
+            Placement::Bind(_) | Placement::Leave => Value::Object(current),
+        };
+    }
+    let Some(node) = nodes.iter().find(|n| n.name == node_name) else {
+        return Value::Object(current);
+    };
     let mut status = current.clone();
+    if let Some(ip) = &node.internal_ip {
+        status.insert("hostIP".into(), json!(ip));
+        status.insert("hostIPs".into(), json!([{"ip": ip}]));
+    }
     let waiting: Vec<&str> = unpullable_containers(obj.get("spec"))
         .into_iter()
         .map(|(container, _)| container)
@@ -156,5 +182,22 @@ pub(crate) fn pod(obj: &Value, now: &str) -> Value {
             None => status.remove(status_list),
         };
     }
+    Value::Object(status)
+}
+
+/// What kube-scheduler reports of a pod it cannot place: `Pending`, `PodScheduled=False`, `Unschedulable`.
+fn unschedulable(current: &Map<String, Value>, message: String, now: &str) -> Value {
+    let mut status = current.clone();
+    status.insert("phase".into(), json!("Pending"));
+    let wanted = [Cond {
+        kind: "PodScheduled",
+        status: "False",
+        reason: "Unschedulable",
+        message,
+    }];
+    status.insert(
+        "conditions".into(),
+        conditions(current, &wanted, Stamps::NullProbe, now),
+    );
     Value::Object(status)
 }

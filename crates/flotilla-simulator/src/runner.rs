@@ -1,6 +1,8 @@
 //! The watch-driven loops: one kube-runtime controller per simulated kind, a Node reflector whose changes re-run
-//! every DaemonSet, and a Pod reflector whose changes re-run every kind counting pods.
+//! every DaemonSet and Pod, a Pod reflector whose changes re-run every kind counting pods, and the simulated
+//! kubelet (`crate::kubelet`) with the writer of the Nodes' kubelet endpoint.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +19,7 @@ use tokio::task::JoinHandle;
 use tokio_stream::wrappers::WatchStream;
 use tokio_util::sync::CancellationToken;
 
+use super::scheduler::{self, Placement};
 use super::{Error, FIELD_MANAGER, Kind, MemberView, NodeView, SimulatorConfig, pending_status};
 
 /// Retry delay after a conflict (someone else wrote first: re-read and try again soon).
@@ -100,16 +103,22 @@ impl KindCtx {
     }
 }
 
-/// Starts the Node reflector and one controller per kind.
+/// Starts the reflectors, one controller per kind and, when configured, the simulated kubelet; returns the tasks
+/// and the kubelet's port.
 pub(super) fn spawn(
     client: Client,
     config: SimulatorConfig,
     cancel: CancellationToken,
-) -> Vec<JoinHandle<()>> {
+) -> (Vec<JoinHandle<()>>, Option<u16>) {
     let mut tasks = Vec::new();
     let nodes = watched::<Node>(&client, &config, &cancel, &mut tasks);
     let pods = watched::<Pod>(&client, &config, &cancel, &mut tasks);
     let jobs = watched::<Job>(&client, &config, &cancel, &mut tasks);
+    let kubelet_port = if config.kubelet {
+        kubelet(&client, &config, &nodes, &pods, &cancel, &mut tasks)
+    } else {
+        None
+    };
     // Scaling is a child-making controller's job too: off with the children, as `flotilla bench` runs.
     if config.children {
         crate::autoscaler::spawn(&client, &config, &cancel, &mut tasks);
@@ -155,7 +164,42 @@ pub(super) fn spawn(
                 .await;
         }));
     }
-    tasks
+    (tasks, kubelet_port)
+}
+
+/// Serves the simulated kubelet and keeps every Node's kubelet endpoint pointing at it; its port, or `None` (logged)
+/// when it cannot listen.
+fn kubelet(
+    client: &Client,
+    config: &SimulatorConfig,
+    nodes: &Watched<Node>,
+    pods: &Watched<Pod>,
+    cancel: &CancellationToken,
+    tasks: &mut Vec<JoinHandle<()>>,
+) -> Option<u16> {
+    let pods = crate::kubelet::Pods {
+        store: pods.store.clone(),
+        changed: pods.changed.clone(),
+    };
+    match crate::kubelet::serve(pods, cancel.clone()) {
+        Ok((port, task)) => {
+            tasks.push(task);
+            tasks.push(tokio::spawn(crate::kubelet::nodes::keep_endpoints(
+                client.clone(),
+                nodes.store.clone(),
+                nodes.changed.clone(),
+                port,
+                config.cluster.clone(),
+                cancel.clone(),
+            )));
+            Some(port)
+        }
+        Err(error) => {
+            let error = Error::Kubelet(error);
+            tracing::warn!(cluster = %config.cluster, error = %crate::display_chain(&error), "simulator: pods have no logs or exec");
+            None
+        }
+    }
 }
 
 /// A cache of every object of one kind of the member, as a simulated controller's status depends on them.
@@ -244,6 +288,10 @@ async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindCtx>) -> Result<Acti
     };
     let done = || again.map_or_else(Action::await_change, Action::requeue);
     let member = ctx.member().await;
+    if ctx.kind == Kind::Pod && bind(&ctx, &ctx.encode(&object)?, &member).await? {
+        // The binding's change brings the pod back, bound.
+        return Ok(Action::await_change());
+    }
     let now = crate::common::now();
     if pending_status(ctx.kind, &ctx.encode(&object)?, &member, &now).is_none() {
         return Ok(done());
@@ -282,6 +330,55 @@ async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindCtx>) -> Result<Acti
             source,
         })?;
     Ok(done())
+}
+
+/// Binds `pod` where the simulated scheduler places it (`crate::scheduler`), through `pods/binding` as
+/// kube-scheduler does; whether it was bound (or someone else bound it or deleted it meanwhile).
+async fn bind(ctx: &KindCtx, pod: &serde_json::Value, member: &MemberView) -> Result<bool, Error> {
+    // Only pods on Nodes in use count (finished ones have left them).
+    let mut bound: BTreeMap<String, usize> = BTreeMap::new();
+    for other in ctx.pods.store.state() {
+        let running = other
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.as_deref())
+            .is_none_or(|p| p != "Succeeded" && p != "Failed");
+        if let Some(node) = other.spec.as_ref().and_then(|s| s.node_name.clone())
+            && running
+        {
+            *bound.entry(node).or_default() += 1;
+        }
+    }
+    let Placement::Bind(node) = scheduler::place(pod, &member.nodes, &bound) else {
+        return Ok(false);
+    };
+    let (Some(ns), Some(name)) = (
+        pod.pointer("/metadata/namespace")
+            .and_then(serde_json::Value::as_str),
+        pod.pointer("/metadata/name")
+            .and_then(serde_json::Value::as_str),
+    ) else {
+        return Ok(false);
+    };
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), ns);
+    let binding = scheduler::binding(pod, &node);
+    match api
+        .create_subresource::<_, serde_json::Value>(
+            "binding",
+            name,
+            &PostParams::default(),
+            &binding,
+        )
+        .await
+    {
+        Ok(_) => Ok(true),
+        // Bound by another scheduler, or gone: its change event ends the matter.
+        Err(kube::Error::Api(status)) if status.code == 409 || status.code == 404 => Ok(true),
+        Err(source) => Err(Error::Bind {
+            object: format!("{ns}/{name}"),
+            source,
+        }),
+    }
 }
 
 fn error_policy(object: Arc<DynamicObject>, error: &Error, ctx: Arc<KindCtx>) -> Action {

@@ -165,6 +165,7 @@ fn node(labels: &[(&str, &str)], taints: &[(&str, &str)]) -> NodeView {
                 effect: effect.to_string(),
             })
             .collect(),
+        ..NodeView::default()
     }
 }
 
@@ -304,11 +305,22 @@ fn suspended_and_failed_jobs_are_left_alone() {
     );
 }
 
+/// A member with one Ready Node, `node-1`, which the simulated kubelet reaches on 127.0.0.1.
+fn pod_member() -> MemberView {
+    with_nodes(&[NodeView {
+        name: "node-1".into(),
+        ready: true,
+        internal_ip: Some("127.0.0.1".into()),
+        ..NodeView::default()
+    }])
+}
+
 fn mk_pod() -> Value {
     json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "web", "namespace": "default", "uid": "0b5c7e1a"},
         "spec": {
+            "nodeName": "node-1",
             "initContainers": [{"name": "init", "image": "busybox", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}],
             "containers": [{"name": "app", "image": "nginx", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}],
         },
@@ -319,7 +331,7 @@ fn mk_pod() -> Value {
 #[test]
 fn pod_runs_ready_with_an_ip_and_container_statuses() {
     let mut p = mk_pod();
-    assert!(settle(Kind::Pod, &mut p, &MemberView::default(), T0));
+    assert!(settle(Kind::Pod, &mut p, &pod_member(), T0));
     let s = &p["status"];
     assert_eq!(s["phase"], "Running");
     let ready = s["conditions"]
@@ -342,25 +354,19 @@ fn pod_runs_ready_with_an_ip_and_container_statuses() {
         s["initContainerStatuses"][0]["state"]["terminated"]["reason"],
         "Completed"
     );
-    assert_eq!(
-        pending_status(Kind::Pod, &p, &MemberView::default(), T1),
-        None
-    );
+    assert_eq!(pending_status(Kind::Pod, &p, &pod_member(), T1), None);
 }
 
 #[test]
 fn pod_ip_is_stable_and_finished_pods_stay_finished() {
     let mut a = mk_pod();
     let mut b = mk_pod();
-    settle(Kind::Pod, &mut a, &MemberView::default(), T0);
-    settle(Kind::Pod, &mut b, &MemberView::default(), T1);
+    settle(Kind::Pod, &mut a, &pod_member(), T0);
+    settle(Kind::Pod, &mut b, &pod_member(), T1);
     assert_eq!(a["status"]["podIP"], b["status"]["podIP"]);
     let mut done = mk_pod();
     done["status"] = json!({"phase": "Succeeded"});
-    assert_eq!(
-        pending_status(Kind::Pod, &done, &MemberView::default(), T0),
-        None
-    );
+    assert_eq!(pending_status(Kind::Pod, &done, &pod_member(), T0), None);
 }
 
 /// `qosClass` is the API server's (it sets it when the Pod is created); the kubelet, and so the simulator, keeps it.
@@ -368,7 +374,7 @@ fn pod_ip_is_stable_and_finished_pods_stay_finished() {
 fn pod_keeps_the_qos_class_the_server_set() {
     let mut p = mk_pod();
     p["status"] = json!({"qosClass": "Burstable"});
-    settle(Kind::Pod, &mut p, &MemberView::default(), T0);
+    settle(Kind::Pod, &mut p, &pod_member(), T0);
     assert_eq!(p["status"]["qosClass"], "Burstable");
     assert_eq!(p["status"]["phase"], "Running");
 }
@@ -419,8 +425,8 @@ fn statuses_carry_what_real_controllers_always_set() {
     assert_eq!(job["status"]["uncountedTerminatedPods"], json!({}));
 
     let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "u"},
-        "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
-    assert!(settle(Kind::Pod, &mut pod, &MemberView::default(), T0));
+        "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "nginx"}]}});
+    assert!(settle(Kind::Pod, &mut pod, &pod_member(), T0));
     for condition in pod["status"]["conditions"].as_array().unwrap() {
         assert_eq!(
             condition.get("lastProbeTime"),
@@ -509,7 +515,7 @@ fn replica_set_and_stateful_set_with_an_image_that_cannot_be_pulled_have_no_read
 fn pod_with_an_image_that_cannot_be_pulled_stays_pending_in_image_pull_back_off() {
     let mut p = mk_pod();
     p["spec"]["containers"][0]["image"] = json!("fake/nginx:1.19.0");
-    assert!(settle(Kind::Pod, &mut p, &MemberView::default(), T0));
+    assert!(settle(Kind::Pod, &mut p, &pod_member(), T0));
     let s = &p["status"];
     assert_eq!(s["phase"], "Pending");
     let container = &s["containerStatuses"][0];
@@ -523,5 +529,107 @@ fn pod_with_an_image_that_cannot_be_pulled_stays_pending_in_image_pull_back_off(
         .unwrap();
     assert_eq!(ready["status"], "False");
     assert_eq!(ready["reason"], "ContainersNotReady");
-    assert!(!settle(Kind::Pod, &mut p, &MemberView::default(), T1));
+    assert!(!settle(Kind::Pod, &mut p, &pod_member(), T1));
+}
+
+fn ready_node(name: &str) -> NodeView {
+    NodeView {
+        name: name.into(),
+        ready: true,
+        internal_ip: Some("127.0.0.1".into()),
+        ..NodeView::default()
+    }
+}
+
+#[test]
+fn a_running_pod_reports_its_nodes_internal_ip_as_host_ip() {
+    let mut p = mk_pod();
+    settle(Kind::Pod, &mut p, &pod_member(), T0);
+    assert_eq!(p["status"]["hostIP"], "127.0.0.1");
+    assert_eq!(p["status"]["hostIPs"], json!([{"ip": "127.0.0.1"}]));
+    // Bound to a Node the member does not have, no kubelet starts it.
+    let mut stray = mk_pod();
+    stray["spec"]["nodeName"] = json!("elsewhere");
+    assert_eq!(pending_status(Kind::Pod, &stray, &pod_member(), T0), None);
+}
+
+#[test]
+fn the_scheduler_spreads_pods_over_the_nodes_that_fit() {
+    use crate::scheduler::{Placement, place};
+    let mut pod = mk_pod();
+    pod["spec"]["nodeName"] = json!(null);
+    let nodes = [
+        ready_node("node-1"),
+        ready_node("node-2"),
+        ready_node("node-3"),
+    ];
+    let load: std::collections::BTreeMap<String, usize> =
+        [("node-1".to_string(), 2), ("node-2".to_string(), 1)].into();
+    assert_eq!(place(&pod, &nodes, &load), Placement::Bind("node-3".into()));
+    let load: std::collections::BTreeMap<String, usize> =
+        [("node-1".to_string(), 1), ("node-3".to_string(), 1)].into();
+    assert_eq!(place(&pod, &nodes, &load), Placement::Bind("node-2".into()));
+
+    let mut cordoned = ready_node("node-1");
+    cordoned.unschedulable = true;
+    let mut tainted = ready_node("node-2");
+    tainted.taints = vec![Taint {
+        key: "dedicated".into(),
+        value: "gpu".into(),
+        effect: "NoSchedule".into(),
+    }];
+    let mut labelled = ready_node("node-3");
+    labelled.labels.insert("disk".into(), "ssd".into());
+    let not_ready = NodeView {
+        ready: false,
+        ..ready_node("node-4")
+    };
+    let nodes = [cordoned, tainted, labelled, not_ready];
+    let none = std::collections::BTreeMap::new();
+    assert_eq!(place(&pod, &nodes, &none), Placement::Bind("node-3".into()));
+    pod["spec"]["nodeSelector"] = json!({"disk": "hdd"});
+    assert_eq!(
+        place(&pod, &nodes, &none),
+        Placement::Unschedulable(
+            "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, \
+             1 node(s) had untolerated taint {dedicated: gpu}, \
+             1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, \
+             1 node(s) were unschedulable. \
+             preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+                .into()
+        )
+    );
+    pod["spec"]["nodeSelector"] = json!(null);
+    pod["spec"]["tolerations"] =
+        json!([{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]);
+    let tolerated = place(&pod, &nodes, &[("node-3".to_string(), 5)].into());
+    assert_eq!(tolerated, Placement::Bind("node-2".into()));
+    assert_eq!(
+        place(&pod, &[], &none),
+        Placement::Unschedulable("no nodes available to schedule pods".into())
+    );
+    pod["spec"]["schedulerName"] = json!("my-scheduler");
+    assert_eq!(place(&pod, &nodes, &none), Placement::Leave);
+}
+
+#[test]
+fn an_unbound_pod_waits_for_its_binding_or_reports_that_nothing_fits() {
+    let mut pod = mk_pod();
+    pod["spec"]["nodeName"] = json!(null);
+    assert_eq!(
+        pending_status(Kind::Pod, &pod, &pod_member(), T0),
+        None,
+        "the scheduler binds it first"
+    );
+    pod["spec"]["nodeSelector"] = json!({"disk": "ssd"});
+    assert!(settle(Kind::Pod, &mut pod, &pod_member(), T0));
+    assert_eq!(pod["status"]["phase"], "Pending");
+    assert_eq!(
+        pod["status"]["conditions"],
+        json!([{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "lastProbeTime": null,
+                "lastTransitionTime": T0,
+                "message": "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}])
+    );
+    assert!(pod["status"].get("hostIP").is_none());
+    assert!(!settle(Kind::Pod, &mut pod, &pod_member(), T1));
 }

@@ -150,13 +150,22 @@ pub struct Taint {
     pub effect: String,
 }
 
-/// The labels and taints of one member Node, as a DaemonSet sees it.
+/// One member Node as the simulated controllers see it: what a DaemonSet places by (labels, taints), and what the
+/// simulated scheduler and kubelet need (name, readiness, cordon, the address pods get as `hostIP`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeView {
+    /// `metadata.name`.
+    pub name: String,
     /// `metadata.labels`.
     pub labels: BTreeMap<String, String>,
     /// `spec.taints`.
     pub taints: Vec<Taint>,
+    /// Whether its `Ready` condition is `True`.
+    pub ready: bool,
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+    /// Its first `InternalIP` address, when it has one.
+    pub internal_ip: Option<String>,
 }
 
 impl NodeView {
@@ -186,7 +195,38 @@ impl NodeView {
                     .collect()
             })
             .unwrap_or_default();
-        NodeView { labels, taints }
+        let ready = node
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| text(c, "type") == "Ready" && text(c, "status") == "True")
+            });
+        let internal_ip = node
+            .pointer("/status/addresses")
+            .and_then(Value::as_array)
+            .and_then(|addresses| {
+                addresses
+                    .iter()
+                    .find(|a| text(a, "type") == "InternalIP")
+                    .map(|a| text(a, "address"))
+            })
+            .filter(|a| !a.is_empty());
+        NodeView {
+            name: node
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            labels,
+            taints,
+            ready,
+            unschedulable: node
+                .pointer("/spec/unschedulable")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            internal_ip,
+        }
     }
 }
 
@@ -204,7 +244,7 @@ const DAEMON_TOLERATIONS: [(&str, &str); 7] = [
 
 /// Whether one of `tolerations` (a pod spec's) tolerates `taint`, as the scheduler matches them: an empty
 /// effect matches every effect, `Exists` ignores the value, and `Exists` with no key matches every taint.
-fn tolerated(tolerations: &[Value], taint: &Taint) -> bool {
+pub(crate) fn tolerated(tolerations: &[Value], taint: &Taint) -> bool {
     tolerations.iter().any(|t| {
         let text = |key: &str| t.get(key).and_then(Value::as_str).unwrap_or("");
         let effect_ok = text("effect").is_empty() || text("effect") == taint.effect;

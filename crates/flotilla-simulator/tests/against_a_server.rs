@@ -302,3 +302,365 @@ async fn every_builtin_workload_kind_gets_its_controllers_status() {
     simulator.shutdown().await;
     server.shutdown().await;
 }
+
+/// A WebSocket client of the server's `pods/exec`, speaking `protocol`, as kubectl's (v5) or the Python client's
+/// (v4) speak it.
+mod exec_client {
+    use std::sync::Arc;
+
+    use futures::{SinkExt, StreamExt};
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+    pub(super) type Socket =
+        tokio_tungstenite::WebSocketStream<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>;
+
+    /// Opens an exec of `query` in pod `default/web`; the socket and the protocol the server chose.
+    pub(super) async fn open(
+        server: &flotilla_apiserver::RunningServer,
+        query: &str,
+        protocol: &str,
+    ) -> (Socket, String) {
+        let addr = server.local_addr();
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(server.ca_pem().as_bytes()) {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        // Only HTTP/1.1 switches protocols.
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let stream = tokio_rustls::TlsConnector::from(Arc::new(tls))
+            .connect(ServerName::IpAddress(addr.ip().into()), tcp)
+            .await
+            .unwrap();
+        let mut request = format!("wss://{addr}/api/v1/namespaces/default/pods/web/exec?{query}")
+            .into_client_request()
+            .unwrap();
+        let headers = request.headers_mut();
+        headers.insert(
+            "authorization",
+            format!("Bearer {}", server.admin_token()).parse().unwrap(),
+        );
+        headers.insert("sec-websocket-protocol", protocol.parse().unwrap());
+        let (socket, response) = tokio_tungstenite::client_async(request, stream)
+            .await
+            .unwrap();
+        let chosen = response
+            .headers()
+            .get("sec-websocket-protocol")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        (socket, chosen)
+    }
+
+    /// Every binary message until the server closes, and the close code.
+    pub(super) async fn until_closed(socket: &mut Socket) -> (Vec<Vec<u8>>, Option<u16>) {
+        let mut messages = Vec::new();
+        while let Some(message) = socket.next().await {
+            match message.unwrap() {
+                Message::Binary(data) => messages.push(data.to_vec()),
+                Message::Close(frame) => return (messages, frame.map(|f| u16::from(f.code))),
+                _ => {}
+            }
+        }
+        (messages, None)
+    }
+
+    pub(super) async fn send(socket: &mut Socket, data: &[u8]) {
+        socket
+            .send(Message::Binary(data.to_vec().into()))
+            .await
+            .unwrap();
+    }
+
+    /// The next binary message.
+    pub(super) async fn next(socket: &mut Socket) -> Vec<u8> {
+        loop {
+            if let Message::Binary(data) = socket.next().await.unwrap().unwrap() {
+                return data.to_vec();
+            }
+        }
+    }
+}
+
+/// A pod is bound to a Node by the simulated scheduler, runs with its Node's address, and its simulated
+/// containers answer `pods/log` and `pods/exec` through the API server, to kube-rs, a WebSocket client and
+/// kubectl.
+#[tokio::test]
+async fn pods_are_bound_and_their_simulated_containers_give_logs_and_run_exec() {
+    use exec_client::{next, open, send, until_closed};
+    use kube::api::LogParams;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (server, client, simulator) = start(dir.path(), 2).await;
+    let port = simulator.kubelet_port().expect("the kubelet serves");
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(client.clone());
+    for node in ["node-1", "node-2"] {
+        wait_for(
+            &nodes,
+            node,
+            "the Node to point at the simulated kubelet",
+            |n| {
+                let status = n.status.clone().unwrap_or_default();
+                let internal = status
+                    .addresses
+                    .unwrap_or_default()
+                    .first()
+                    .is_some_and(|a| a.type_ == "InternalIP" && a.address == "127.0.0.1");
+                let kubelet = status
+                    .daemon_endpoints
+                    .and_then(|d| d.kubelet_endpoint)
+                    .map(|e| e.port);
+                internal && kubelet == Some(i32::from(port))
+            },
+        )
+        .await;
+    }
+
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let pod = json!({"metadata": {"name": "web"}, "spec": {"containers": [
+        {"name": "nginx", "image": "nginx:1.19.0", "ports": [{"name": "web", "containerPort": 80}],
+         "env": [{"name": "MODE", "value": "test"}]},
+        {"name": "busybox", "image": "busybox", "command": ["sleep", "3600"]}]}});
+    pods.create(&PostParams::default(), &mk(pod)).await.unwrap();
+    let running = wait_for(&pods, "web", "the pod bound and running", |p| {
+        p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+            && p.status.as_ref().and_then(|s| s.host_ip.as_deref()) == Some("127.0.0.1")
+    })
+    .await;
+    let node = running.spec.unwrap().node_name.unwrap();
+    assert!(node.starts_with("node-"), "{node}");
+
+    // A pod that fits no Node is the scheduler's Unschedulable.
+    let stuck = json!({"metadata": {"name": "stuck"}, "spec": {"nodeSelector": {"disk": "ssd"},
+        "containers": [{"name": "c", "image": "nginx"}]}});
+    pods.create(&PostParams::default(), &mk(stuck))
+        .await
+        .unwrap();
+    wait_for(&pods, "stuck", "the pod reported unschedulable", |p| {
+        p.status.iter().flat_map(|s| s.conditions.iter().flatten()).any(|c| {
+            c.type_ == "PodScheduled"
+                && c.status == "False"
+                && c.message.as_deref().is_some_and(|m| m.starts_with("0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."))
+        })
+    })
+    .await;
+
+    let logs = pods
+        .logs(
+            "web",
+            &LogParams {
+                container: Some("nginx".into()),
+                ..LogParams::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        logs.starts_with(&format!(
+            "flotilla simulated container nginx started on node {node} in pod default/web\n"
+        )),
+        "{logs}"
+    );
+    let last = pods
+        .logs(
+            "web",
+            &LogParams {
+                container: Some("busybox".into()),
+                tail_lines: Some(2),
+                timestamps: true,
+                ..LogParams::default()
+            },
+        )
+        .await
+        .unwrap();
+    let lines: Vec<&str> = last.lines().collect();
+    assert_eq!(lines.len(), 2, "{last}");
+    assert!(lines[0].ends_with(" command: sleep 3600"), "{last}");
+    assert!(lines[1].ends_with("Z ready"), "{last}");
+    let refused = |params: LogParams| {
+        let pods = pods.clone();
+        async move {
+            match pods.logs("web", &params).await {
+                Err(kube::Error::Api(status)) => (status.code, status.message),
+                other => panic!("not refused: {other:?}"),
+            }
+        }
+    };
+    assert_eq!(
+        refused(LogParams {
+            container: Some("non-existent-container".into()),
+            ..LogParams::default()
+        })
+        .await,
+        (
+            400,
+            "container non-existent-container is not valid for pod web".to_string()
+        )
+    );
+    assert_eq!(
+        refused(LogParams {
+            container: Some("nginx".into()),
+            previous: true,
+            ..LogParams::default()
+        })
+        .await,
+        (
+            400,
+            "previous terminated container \"nginx\" in pod \"web\" not found".to_string()
+        )
+    );
+
+    // Exec over WebSocket v5: ready, the output, the outcome, a normal close.
+    let (mut socket, protocol) = open(
+        &server,
+        "command=echo&command=hello&container=nginx&stdout=true&stderr=true",
+        "v5.channel.k8s.io",
+    )
+    .await;
+    assert_eq!(protocol, "v5.channel.k8s.io");
+    let (messages, close) = until_closed(&mut socket).await;
+    assert_eq!(
+        messages,
+        [
+            b"\x01".to_vec(),
+            b"\x01hello\n".to_vec(),
+            b"\x03{\"status\":\"Success\"}".to_vec()
+        ]
+    );
+    assert_eq!(close, Some(1000));
+    let (mut socket, _) = open(
+        &server,
+        "command=false&container=nginx&stdout=true",
+        "v5.channel.k8s.io",
+    )
+    .await;
+    let (messages, _) = until_closed(&mut socket).await;
+    let outcome: Value = serde_json::from_slice(&messages.last().unwrap()[1..]).unwrap();
+    assert_eq!(outcome["reason"], "NonZeroExitCode");
+    assert_eq!(
+        outcome["details"]["causes"][0],
+        json!({"reason": "ExitCode", "message": "1"})
+    );
+    // v4, as the Python client speaks it; an executable the image lacks.
+    let (mut socket, protocol) = open(
+        &server,
+        "command=ls&container=nginx&stdout=true",
+        "v4.channel.k8s.io",
+    )
+    .await;
+    assert_eq!(protocol, "v4.channel.k8s.io");
+    let (messages, _) = until_closed(&mut socket).await;
+    let outcome: Value = serde_json::from_slice(&messages.last().unwrap()[1..]).unwrap();
+    assert_eq!(
+        (outcome["reason"].as_str(), outcome["code"].as_i64()),
+        (Some("InternalError"), Some(500))
+    );
+    assert!(
+        outcome["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("exec: \"ls\": executable file not found in $PATH: unknown"),
+        "{outcome}"
+    );
+    // Standard input to `cat`, ended by v5's close of channel 0.
+    let (mut socket, _) = open(
+        &server,
+        "command=cat&container=nginx&stdin=true&stdout=true",
+        "v5.channel.k8s.io",
+    )
+    .await;
+    assert_eq!(next(&mut socket).await, [1]);
+    send(&mut socket, b"\x00typed\n").await;
+    assert_eq!(next(&mut socket).await, b"\x01typed\n");
+    send(&mut socket, &[255, 0]).await;
+    let (messages, close) = until_closed(&mut socket).await;
+    assert_eq!(messages, [b"\x03{\"status\":\"Success\"}".to_vec()]);
+    assert_eq!(close, Some(1000));
+
+    // kubectl, as karmadactl's member client runs it.
+    let kubeconfig = dir.path().join("member.kubeconfig");
+    std::fs::write(&kubeconfig, server.kubeconfig("member")).unwrap();
+    for bin in flotilla_testing::kubectl::kubectl_bins() {
+        let run = |args: &'static [&'static str]| {
+            let (bin, kubeconfig) = (bin.clone(), kubeconfig.clone());
+            tokio::task::spawn_blocking(move || {
+                flotilla_testing::kubectl::kubectl_split(&bin, &kubeconfig, args)
+            })
+        };
+        let (code, stdout, stderr) = run(&["exec", "web", "-c", "nginx", "--", "echo", "hello"])
+            .await
+            .unwrap();
+        assert_eq!(
+            (code, stdout.as_str()),
+            (Some(0), "hello\n"),
+            "{bin}: {stderr}"
+        );
+        let (code, stdout, _) = run(&["exec", "web", "-c", "nginx", "--", "hostname"])
+            .await
+            .unwrap();
+        assert_eq!((code, stdout.as_str()), (Some(0), "web\n"), "{bin}");
+        let (code, _, stderr) = run(&["exec", "web", "-c", "nginx", "--", "false"])
+            .await
+            .unwrap();
+        assert_eq!(code, Some(1), "{bin}: {stderr}");
+        assert!(
+            stderr.contains("command terminated with exit code 1"),
+            "{bin}: {stderr}"
+        );
+        let (code, stdout, stderr) = run(&["logs", "web"]).await.unwrap();
+        assert_eq!(code, Some(0), "{bin}: {stderr}");
+        assert!(
+            stdout.contains("flotilla simulated container nginx started"),
+            "{bin}: {stdout}"
+        );
+        let (code, _, stderr) = run(&["logs", "web", "-c", "non-existent-container"])
+            .await
+            .unwrap();
+        assert_eq!(code, Some(1));
+        assert!(
+            stderr.contains("container non-existent-container is not valid for pod web"),
+            "{bin}: {stderr}"
+        );
+    }
+
+    // A followed log stays open while the pod runs and ends when it goes.
+    let mut followed = pods
+        .log_stream(
+            "web",
+            &LogParams {
+                container: Some("nginx".into()),
+                follow: true,
+                ..LogParams::default()
+            },
+        )
+        .await
+        .unwrap();
+    let mut lines = Vec::new();
+    use futures::AsyncBufReadExt;
+    let mut line = String::new();
+    while !line.trim_end().ends_with("ready") {
+        line.clear();
+        followed.read_line(&mut line).await.unwrap();
+        lines.push(line.clone());
+    }
+    pods.delete("web", &Default::default()).await.unwrap();
+    line.clear();
+    let end = tokio::time::timeout(DEADLINE, followed.read_line(&mut line)).await;
+    assert!(
+        matches!(end, Ok(Ok(0))),
+        "the follow went on: {end:?} {line:?}"
+    );
+
+    simulator.shutdown().await;
+    server.shutdown().await;
+}

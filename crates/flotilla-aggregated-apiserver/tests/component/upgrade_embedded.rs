@@ -1,6 +1,6 @@
-//! Upgrades with real embedded API servers: a member, which serves no exec (it has no kubelets) and answers
-//! at once, and a control plane whose aggregator passes upgrades on to this server, as in `flotilla up`:
-//! an upgrade switches through both proxies, and kubectl exec ends with the member's answer.
+//! Upgrades with real embedded API servers: a member whose pod no scheduler has bound (it runs no simulator), so
+//! that its exec is refused at once, and a control plane whose aggregator passes upgrades on to this server, as
+//! in `flotilla up`: an upgrade switches through both proxies, and kubectl exec ends with the member's answer.
 
 use flotilla_testing::kubectl::kubectl_bins;
 use k8s_openapi::api::core::v1::Pod;
@@ -31,27 +31,39 @@ async fn register_real(control: &Client, member: &Embedded) {
 }
 
 #[tokio::test]
-async fn a_real_embedded_member_refuses_exec_at_once() {
+async fn a_real_embedded_member_refuses_exec_into_an_unbound_pod_at_once() {
     let env = Env::start().await;
     let member = Embedded::start().await;
     register_real(&env.control.client, &member).await;
     let caller = env.front_proxy();
-    // The embedded API server serves no exec or attach: its 404 is passed on, as kube-apiserver's for a
-    // subresource it does not serve.
-    for request in [
-        websocket_exec(&env, "tom", "real", "web"),
-        spdy(&env, "real", "web", "exec"),
-        spdy(&env, "real", "web", "attach"),
+    // The embedded API server refuses an exec into a pod without a Node as kube-apiserver does, and serves no
+    // attach: its answers are passed on.
+    for (request, code, reason, message) in [
+        (
+            websocket_exec(&env, "tom", "real", "web"),
+            400,
+            "BadRequest",
+            "pod web does not have a host assigned",
+        ),
+        (
+            spdy(&env, "real", "web", "exec"),
+            400,
+            "BadRequest",
+            "pod web does not have a host assigned",
+        ),
+        (
+            spdy(&env, "real", "web", "attach"),
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        ),
     ] {
         let answer = tokio::time::timeout(PATIENCE, caller.call(request))
             .await
             .expect("an answer in time, not a hang");
-        assert_eq!(answer.status, 404, "{}", answer.text());
-        assert_eq!(answer.json()["reason"], "NotFound");
-        assert_eq!(
-            answer.json()["message"],
-            "the server could not find the requested resource"
-        );
+        assert_eq!(answer.status, code, "{}", answer.text());
+        assert_eq!(answer.json()["reason"], reason);
+        assert_eq!(answer.json()["message"], message);
     }
     env.stop().await;
 }
@@ -96,8 +108,8 @@ async fn behind_the_embedded_aggregator_upgrades_switch_and_kubectl_exec_ends() 
     assert!(!seen.values("impersonate-user").is_empty(), "{seen:?}");
     drop(io);
 
-    // kubectl exec in a pod of the embedded member: WebSocket first, then SPDY, both refused by the member;
-    // through both proxies kubectl ends at once, and says what it says directly to the member.
+    // kubectl exec in an unbound pod of the embedded member: WebSocket first, then SPDY, both refused by the
+    // member; through both proxies kubectl ends at once, and says what it says directly to the member.
     let dir = tempfile::tempdir().expect("a directory");
     let through_control = dir.path().join("control");
     std::fs::write(&through_control, control.server.kubeconfig("control"))
@@ -116,7 +128,7 @@ async fn behind_the_embedded_aggregator_upgrades_switch_and_kubectl_exec_ends() 
         let (code, _, stderr) = proxied;
         assert_eq!(code, Some(1), "{bin}: {stderr}");
         assert!(
-            stderr.contains("the server could not find the requested resource"),
+            stderr.contains("pod web does not have a host assigned"),
             "{bin}: {stderr}"
         );
     }

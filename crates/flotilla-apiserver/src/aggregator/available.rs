@@ -21,8 +21,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::apiservice::{ApiService, condition};
 use super::queue::{Policy, drive};
-use super::transport::{Transport, describe};
+use super::transport::Transport;
 use super::{Aggregator, apiservices, resolve};
+use crate::upstream::describe;
 use flotilla_registry::auth::UserInfo;
 use flotilla_registry::auth::user::MASTERS;
 use flotilla_registry::write::{self, Outcome};

@@ -15,7 +15,6 @@
 //! reach service: <error>`.
 
 use super::Aggregator;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,14 +23,10 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::Registered;
-use super::transport::{BoxError, ProxyBody, describe};
-use crate::authn::impersonation::is_impersonation_header;
+use crate::upstream::{self, BoxError, Outgoing, ProxyBody, describe, encode_query};
 use flotilla_registry::auth::UserInfo;
 
 /// How long a discovery request (`/apis/<group>/<version>`) may take, as kube-aggregator allows.
@@ -43,19 +38,6 @@ const CORS: [&str; 4] = [
     "access-control-allow-headers",
     "access-control-allow-methods",
     "access-control-allow-origin",
-];
-
-/// Headers a proxy never forwards (RFC 7230 hop-by-hop, as Go's reverse proxy removes them).
-const HOP_BY_HOP: [&str; 9] = [
-    "connection",
-    "proxy-connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
 ];
 
 /// Why a request did not reach the backend.
@@ -103,31 +85,6 @@ pub(crate) fn text(code: StatusCode, msg: &str) -> Response {
         HeaderValue::from_static("nosniff"),
     );
     r
-}
-
-/// What Go's `url.QueryEscape` leaves alone.
-const QUERY: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
-
-/// The query as kube-aggregator re-encodes it (`req.URL.Query().Encode()`): pairs sorted by key.
-pub(crate) fn encode_query(raw: Option<&str>) -> String {
-    let mut pairs: Vec<(String, String)> = form_urlencoded::parse(raw.unwrap_or("").as_bytes())
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
-    pairs.sort_by(|a, b| a.0.cmp(&b.0));
-    let escape = |s: &str| {
-        utf8_percent_encode(s, QUERY)
-            .to_string()
-            .replace("%20", "+")
-    };
-    pairs
-        .iter()
-        .map(|(k, v)| format!("{}={}", escape(k), escape(v)))
-        .collect::<Vec<_>>()
-        .join("&")
 }
 
 /// `key` escaped as client-go escapes an extra key into a header name (`%XX` for every byte that is not an
@@ -181,38 +138,6 @@ pub(crate) fn set_identity(headers: &mut HeaderMap, user: &UserInfo) {
         for v in values {
             add(&format!("X-Remote-Extra-{}", escape_extra_key(k)), v);
         }
-    }
-}
-
-/// Whether the request asks to switch protocols (and may: HTTP/1.1 with hyper's upgrade handle).
-fn is_upgrade(headers: &HeaderMap) -> bool {
-    headers.contains_key(header::UPGRADE)
-        && headers
-            .get_all(header::CONNECTION)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
-}
-
-/// Removes hop-by-hop headers, and those the `Connection` header names; `keep_upgrade` keeps `Connection`
-/// and `Upgrade` for a protocol switch.
-fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) {
-    let named: Vec<String> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(',').map(|t| t.trim().to_ascii_lowercase()))
-        .filter(|t| !(t.is_empty() || (keep_upgrade && t == "upgrade")))
-        .collect();
-    for name in named {
-        headers.remove(name.as_str());
-    }
-    for name in HOP_BY_HOP {
-        if keep_upgrade && (name == "connection" || name == "upgrade") {
-            continue;
-        }
-        headers.remove(name);
     }
 }
 
@@ -289,11 +214,12 @@ pub(crate) async fn send(
     Ok(response)
 }
 
-/// Forwards one client request to the APIService it belongs to and streams the answer back.
+/// Forwards one client request to the APIService it belongs to and streams the answer back (an upgrade is
+/// joined once the backend switches, `crate::upstream`).
 pub(crate) async fn forward<B>(
     agg: &Arc<Aggregator>,
     target: Arc<Registered>,
-    mut parts: http::request::Parts,
+    parts: http::request::Parts,
     body: B,
     user: &UserInfo,
 ) -> Response
@@ -301,85 +227,18 @@ where
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
-    let upgrade = is_upgrade(&parts.headers);
-    let on_upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
-    let mut headers = std::mem::take(&mut parts.headers);
-    strip_hop_by_hop(&mut headers, upgrade && on_upgrade.is_some());
-    headers.remove(header::AUTHORIZATION);
-    headers.remove(header::HOST);
-    let impersonation: Vec<HeaderName> = headers
-        .keys()
-        .filter(|k| is_impersonation_header(k.as_str()))
-        .cloned()
-        .collect();
-    for k in impersonation {
-        headers.remove(k);
-    }
-    if let Some(peer) = parts.extensions.get::<crate::authn::ClientAddr>() {
-        append_forwarded_for(&mut headers, peer.0);
-    }
-    let body: ProxyBody = if upgrade && on_upgrade.is_some() {
-        Empty::new().map_err(|e| match e {}).boxed_unsync()
-    } else {
-        body.map_err(Into::into).boxed_unsync()
-    };
-    let mut req = Request::new(body);
-    *req.method_mut() = parts.method.clone();
-    *req.uri_mut() = parts.uri.clone();
-    *req.headers_mut() = headers;
     let discovery = parts.uri.path().trim_end_matches('/') == target.spec.path();
     let timeout = discovery.then_some(DISCOVERY_TIMEOUT);
-    let mut response = match send(agg, &target, req, user, timeout).await {
-        Ok(r) => r,
-        Err(f) => return f.into_response(),
-    };
-    if response.status() == StatusCode::SWITCHING_PROTOCOLS
-        && let Some(client) = on_upgrade
-    {
-        let backend = hyper::upgrade::on(&mut response);
-        tokio::spawn(async move {
-            if let (Ok(client), Ok(backend)) = (client.await, backend.await) {
-                let (mut client, mut backend) = (TokioIo::new(client), TokioIo::new(backend));
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut backend).await;
-            }
-        });
-        let (parts, _) = response.into_parts();
-        return Response::from_parts(parts, Body::empty());
-    }
-    let (mut parts, body) = response.into_parts();
-    strip_hop_by_hop(&mut parts.headers, false);
-    Response::from_parts(parts, Body::new(body))
-}
-
-/// Adds the client's address to `X-Forwarded-For`, as Go's reverse proxy does.
-fn append_forwarded_for(headers: &mut HeaderMap, peer: SocketAddr) {
-    let ip = peer.ip().to_string();
-    let value = match headers.get("x-forwarded-for").and_then(|v| v.to_str().ok()) {
-        Some(prior) => format!("{prior}, {ip}"),
-        None => ip,
-    };
-    if let Ok(v) = HeaderValue::from_str(&value) {
-        headers.insert("x-forwarded-for", v);
+    let Outgoing { request, upgrade } = upstream::outgoing(parts, body);
+    match send(agg, &target, request, user, timeout).await {
+        Ok(response) => upstream::answer(response, upgrade),
+        Err(f) => f.into_response(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_query_is_reencoded_with_sorted_keys_as_go_does() {
-        assert_eq!(
-            encode_query(Some(
-                "watch=1&labelSelector=a+in+(x,y)&allowWatchBookmarks=true"
-            )),
-            "allowWatchBookmarks=true&labelSelector=a+in+%28x%2Cy%29&watch=1"
-        );
-        assert_eq!(encode_query(Some("")), "");
-        assert_eq!(encode_query(None), "");
-        assert_eq!(encode_query(Some("b=2&a=1&b=1")), "a=1&b=2&b=1");
-        assert_eq!(encode_query(Some("x=%7E*")), "x=~%2A");
-    }
 
     #[test]
     fn identity_headers_are_replaced_with_the_users() {
@@ -412,29 +271,6 @@ mod tests {
         set_identity(&mut h, &user);
         assert_eq!(all(&h, "x-remote-uid"), ["u-1"]);
         assert_eq!(all(&h, "x-remote-group"), ["dev", "system:authenticated"]);
-    }
-
-    #[test]
-    fn hop_by_hop_headers_go_but_an_upgrade_keeps_its_own() {
-        let mut h = HeaderMap::new();
-        h.insert(
-            header::CONNECTION,
-            HeaderValue::from_static("Upgrade, X-Hop"),
-        );
-        h.insert(header::UPGRADE, HeaderValue::from_static("SPDY/3.1"));
-        h.insert("x-hop", HeaderValue::from_static("1"));
-        h.insert(
-            header::TRANSFER_ENCODING,
-            HeaderValue::from_static("chunked"),
-        );
-        h.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-        assert!(is_upgrade(&h));
-        let mut kept = h.clone();
-        strip_hop_by_hop(&mut kept, true);
-        assert!(kept.contains_key(header::UPGRADE) && kept.contains_key(header::CONNECTION));
-        assert!(!kept.contains_key("x-hop") && !kept.contains_key(header::TRANSFER_ENCODING));
-        strip_hop_by_hop(&mut h, false);
-        assert_eq!(h.len(), 1, "{h:?}");
     }
 
     #[test]

@@ -4,25 +4,13 @@
 //! `insecureSkipTLSVerify`. Connections are pooled per APIService; HTTP/1.1, which upgrades need.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::combinators::UnsyncBoxBody;
-use hyper_rustls::{FixedServerNameResolver, HttpsConnector};
-use hyper_util::client::legacy::{Client, connect::HttpConnector};
-use hyper_util::rt::TokioExecutor;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::CryptoProvider;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime, pem::PemObject};
-use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::RootCertStore;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, pem::PemObject};
 
 use super::apiservice::ApiService;
 use crate::tls::FrontProxy;
-
-/// A boxed error of a streamed body.
-pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
-/// The body of a request sent to a backend.
-pub(crate) type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
+use crate::upstream::{BackendClient, NoVerification, https_client};
 
 /// Why an APIService's client cannot be built (kube-aggregator answers its requests with 500 and this text).
 #[derive(Debug, thiserror::Error)]
@@ -50,7 +38,7 @@ pub(crate) enum TransportError {
 /// A pooled HTTPS client for one APIService's service.
 #[derive(Debug, Clone)]
 pub(crate) struct Transport {
-    client: Client<HttpsConnector<HttpConnector>, ProxyBody>,
+    client: BackendClient,
 }
 
 impl Transport {
@@ -70,25 +58,12 @@ impl Transport {
         let tls = tls_config(&ca, spec.insecure, front_proxy)?;
         let name = ServerName::try_from(server_name.clone())
             .map_err(|_| TransportError::ServerName(server_name))?;
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        // Go's dialer gives up after 30 s.
-        http.set_connect_timeout(Some(Duration::from_secs(30)));
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_only()
-            .with_server_name_resolver(FixedServerNameResolver::new(name))
-            .enable_http1()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build(https);
+        let client = https_client(tls, Some(name));
         Ok(Self { client })
     }
 
     /// The pooled client.
-    pub(crate) fn client(&self) -> &Client<HttpsConnector<HttpConnector>, ProxyBody> {
+    pub(crate) fn client(&self) -> &BackendClient {
         &self.client
     }
 }
@@ -144,77 +119,4 @@ fn roots(ca: &[u8]) -> Result<RootCertStore, TransportError> {
             .map_err(|e| TransportError::Tls(e.to_string()))?;
     }
     Ok(roots)
-}
-
-/// `insecureSkipTLSVerify`: any certificate is accepted (signatures of the handshake are still checked).
-#[derive(Debug)]
-struct NoVerification(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerification {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// A transport error as Go's `net/http` words the common ones (`dial tcp <addr>: connect: connection refused`),
-/// the error chain otherwise: what kube-aggregator's 503 answers and `FailedDiscoveryCheck` messages carry.
-pub(crate) fn describe(err: &(dyn std::error::Error + 'static), addr: &str) -> String {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    let mut chain = Vec::new();
-    while let Some(e) = source {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            match io.kind() {
-                std::io::ErrorKind::ConnectionRefused => {
-                    return format!("dial tcp {addr}: connect: connection refused");
-                }
-                std::io::ErrorKind::TimedOut => return format!("dial tcp {addr}: i/o timeout"),
-                _ => {}
-            }
-        }
-        let text = e.to_string();
-        if !text.is_empty() && chain.last() != Some(&text) {
-            chain.push(text);
-        }
-        source = e.source();
-    }
-    chain.join(": ")
 }

@@ -31,6 +31,27 @@ fn verbs(info: &ResourceInfo) -> Vec<&'static str> {
     VERBS.to_vec()
 }
 
+/// A pod's subresources beyond `status`, as kube-apiserver lists them (name, kind of its object, verbs): `binding`
+/// (schedulers assign pods with it), and the connect subresources `exec` and `log`, which lead to the pod's
+/// kubelet. kube's others (`attach`, `eviction`, `ephemeralcontainers`, `portforward`, `proxy`, `resize`) are not
+/// served.
+const POD_SUBRESOURCES: [(&str, &str, &[&str]); 3] = [
+    ("binding", "Binding", &["create"]),
+    ("exec", "PodExecOptions", &["create", "get"]),
+    ("log", "Pod", &["get"]),
+];
+
+/// The subresources of `POD_SUBRESOURCES` `info` has (all for core pods, none otherwise).
+fn pod_subresources(
+    info: &ResourceInfo,
+) -> &'static [(&'static str, &'static str, &'static [&'static str])] {
+    if !info.custom && info.group.is_empty() && info.plural == "pods" {
+        &POD_SUBRESOURCES
+    } else {
+        &[]
+    }
+}
+
 /// `GET /api`.
 pub(crate) fn api_versions(server_address: &str) -> Value {
     json!({
@@ -157,6 +178,9 @@ pub(crate) fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Op
         });
         add_names(&mut r, info);
         resources.push(r);
+        for (sub, kind, verbs) in pod_subresources(info) {
+            resources.push(json!({"name": format!("{}/{sub}", info.plural), "singularName": "", "namespaced": true, "kind": kind, "verbs": verbs}));
+        }
         if flotilla_registry::kinds::access::certificates::serves(info) {
             resources.push(json!({"name": format!("{}/approval", info.plural), "singularName": "", "namespaced": info.namespaced, "kind": info.kind, "verbs": SUB_VERBS}));
         }
@@ -183,6 +207,9 @@ pub(crate) fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Op
 fn aggregated_resource(info: &ResourceInfo) -> Value {
     let kind = json!({"group": info.group, "version": info.version, "kind": info.kind});
     let mut subs = Vec::new();
+    for (sub, kind, verbs) in pod_subresources(info) {
+        subs.push(json!({"subresource": sub, "responseKind": {"group": "", "version": "v1", "kind": kind}, "verbs": verbs}));
+    }
     if flotilla_registry::kinds::access::certificates::serves(info) {
         subs.push(json!({"subresource": "approval", "responseKind": kind, "verbs": SUB_VERBS}));
     }

@@ -169,3 +169,50 @@ fn every_built_in_is_listed_once_by_its_group_versions_discovery() {
         );
     }
 }
+
+/// Pods list the subresources served beside `status` in both discoveries, by name, with kube's kinds and verbs.
+#[test]
+fn pods_list_binding_exec_and_log_as_kube_apiserver_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctx = Ctx::for_test(dir.path());
+    let core = resource_list(&ctx.registry.catalog, "", "v1").expect("v1");
+    let pods: Vec<&Value> = core["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["name"].as_str().is_some_and(|n| n.starts_with("pods/")))
+        .collect();
+    assert_eq!(
+        pods.iter()
+            .map(|r| (r["name"].clone(), r["kind"].clone(), r["verbs"].clone()))
+            .collect::<Vec<_>>(),
+        [
+            (json!("pods/binding"), json!("Binding"), json!(["create"])),
+            (
+                json!("pods/exec"),
+                json!("PodExecOptions"),
+                json!(["create", "get"])
+            ),
+            (json!("pods/log"), json!("Pod"), json!(["get"])),
+            (json!("pods/status"), json!("Pod"), json!(SUB_VERBS)),
+        ]
+    );
+    let aggregated = aggregated(&ctx, true, "v2");
+    let pod = aggregated["items"][0]["versions"][0]["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["resource"] == "pods")
+        .expect("pods");
+    let subresources: Vec<&str> = pod["subresources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["subresource"].as_str())
+        .collect();
+    assert_eq!(subresources, ["binding", "exec", "log", "status"]);
+    assert_eq!(
+        pod["subresources"][1]["responseKind"],
+        json!({"group": "", "version": "v1", "kind": "PodExecOptions"})
+    );
+}

@@ -1,6 +1,7 @@
 //! Resource handlers: one module per verb family, sharing request context and rendering.
 
 pub(crate) mod body;
+pub(crate) mod connect;
 pub(crate) mod delete;
 pub(crate) mod field_validation;
 pub(crate) mod filter;
@@ -130,6 +131,7 @@ fn resolve(ctx: &Ctx, rp: &ResourcePath) -> ApiResult<Arc<ResourceInfo>> {
         Some("approval") if flotilla_registry::kinds::access::certificates::serves(&info) => {}
         Some("token")
             if !info.custom && info.group.is_empty() && info.plural == "serviceaccounts" => {}
+        Some("binding") if !info.custom && info.group.is_empty() && info.plural == "pods" => {}
         Some(_) => return Err(ApiError::no_route()),
     }
     Ok(info)
@@ -168,6 +170,12 @@ async fn dispatch(ctx: &Arc<Ctx>, info: &Arc<ResourceInfo>, req: Req) -> ApiResu
                 read::list(ctx, &info, &req).await
             }
         }
+        ("POST", false, Some("binding")) => write::bind(ctx, &req).await,
+        (_, false, Some("binding")) => Err(ApiError::method_not_allowed(
+            verb_name(m, collection),
+            "pods/binding",
+            "",
+        )),
         ("GET" | "HEAD", false, Some("scale")) => scale::get(ctx, &info, &req),
         ("GET" | "HEAD", false, _) => read::get(ctx, &info, &req),
         ("POST", false, Some("token")) => token::create(ctx, &info, &req),

@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use axum::response::Response;
 use http::StatusCode;
+use serde_json::json;
 
 use super::field_validation::{annotate, mode};
 use super::{Req, body, object_response};
 use crate::context::Ctx;
+use crate::wire::json_response;
 use flotilla_registry::meta::Endpoint;
 use flotilla_registry::resource::ResourceInfo;
 use flotilla_registry::status::{ApiError, ApiResult};
@@ -44,6 +46,19 @@ pub(crate) async fn create(ctx: &Ctx, info: &Arc<ResourceInfo>, req: &Req) -> Ap
     };
     let saved = write::create(&ctx.registry, info, req.ns(), obj, &opts).await?;
     Ok(answer(StatusCode::CREATED, info, &saved))
+}
+
+/// POST of a pod's `binding`: a scheduler assigns the pod to a Node (`flotilla_registry::write::binding`), answered
+/// with kube-apiserver's Status `Success`.
+pub(crate) async fn bind(ctx: &Ctx, req: &Req) -> ApiResult<Response> {
+    let name = req.rp.name.clone().unwrap_or_default();
+    let dry_run = req.dry_run("CreateOptions")?;
+    let binding = body::decode_object(req, false)?;
+    write::binding::bind(&ctx.registry, req.ns(), &name, &binding, dry_run).await?;
+    Ok(json_response(
+        StatusCode::CREATED,
+        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+    ))
 }
 
 /// The endpoint of a PATCH, or of a PUT other than to a Namespace's `finalize`.

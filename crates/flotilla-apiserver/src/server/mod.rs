@@ -63,6 +63,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The kubelet client could not be built.
+    #[error("failed to build the kubelet client")]
+    Kubelet(#[source] rustls::Error),
     /// Bootstrapping built-in objects failed.
     #[error(transparent)]
     Bootstrap(#[from] flotilla_registry::controllers::BootstrapError),
@@ -158,6 +161,7 @@ impl Server {
             bookmark_interval: config.bookmark_interval,
             metrics: crate::metrics::RequestMetrics::new()?,
             impersonation: Default::default(),
+            kubelets: crate::kubelet::Kubelets::new().map_err(Error::Kubelet)?,
         });
         let controllers = flotilla_registry::controllers::Config {
             nodes: config.nodes,
@@ -259,7 +263,8 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, ctx: Arc<Ctx>
                     _ = shutdown.cancelled() => {}
                 }
             } else {
-                // Upgrades pass through to aggregated APIs (exec, attach and port-forward behind an APIService).
+                // Upgrades pass through to aggregated APIs (exec, attach and port-forward behind an APIService) and
+                // to kubelets (`pods/exec`).
                 let conn = hyper::server::conn::http1::Builder::new()
                     .serve_connection(io, service)
                     .with_upgrades();
@@ -401,21 +406,27 @@ where
         Route::Unknown => Err(ApiError::no_route()),
         Route::Resource(rp) => {
             let query = Query::parse(parts.uri.query());
+            let method = parts.method.clone();
             let content_type = parts
                 .headers
                 .get(header::CONTENT_TYPE)
-                .and_then(|h| h.to_str().ok());
-            let labels = crate::metrics::RequestLabels {
-                method: &parts.method,
-                rp: &rp,
-                query: &query,
-                content_type,
-            };
-            let response =
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_string);
+            // Connect subresources stream both ways (an exec switches protocols): their bodies are not read here.
+            let response = if rp.is_connect() {
+                handlers::connect::serve(&ctx, parts, body, &rp).await
+            } else {
                 match resource_request(&ctx, &parts, rp.clone(), body, accept, user).await {
                     Ok(r) => r,
                     Err(e) => error_response(&e),
-                };
+                }
+            };
+            let labels = crate::metrics::RequestLabels {
+                method: &method,
+                rp: &rp,
+                query: &query,
+                content_type: content_type.as_deref(),
+            };
             ctx.metrics.observe(&labels, response.status().as_u16());
             Ok(response)
         }

@@ -12,6 +12,7 @@
 //! preparation against the object actually replaced, so they fail with 409 and are never retried into success.
 
 pub(crate) mod admit;
+pub mod binding;
 pub mod create;
 pub mod delete;
 pub mod field_validation;
@@ -109,6 +110,26 @@ where
             return Ok(written);
         }
     }
+}
+
+/// Stores `object` as it is under the core resource `plural` in `ns`, for tests that need objects in place without
+/// the write path's checks.
+#[cfg(test)]
+pub(crate) async fn put_for_test(ctx: &crate::context::Ctx, plural: &str, ns: &str, object: Value) {
+    let name = object["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    guaranteed_update(
+        &ctx.store,
+        &ResKey::new("", plural),
+        ns,
+        &name,
+        false,
+        |_| Ok(Outcome::Put(object.clone())),
+    )
+    .await
+    .expect("stored");
 }
 
 /// The read, prepare and commit cycle of [`guaranteed_update`] for preparations that wait (admission webhooks

@@ -262,6 +262,8 @@ impl Environment {
                     delay: config.simulator_delay,
                     children: config.simulator_children,
                     cluster: member.name.clone(),
+                    // Each member's simulated kubelet answers its pods' logs and exec.
+                    kubelet: true,
                 };
                 member
                     .server
