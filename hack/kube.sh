@@ -10,10 +10,11 @@
 #   hack/kube.sh down DIR/NAME               stop it (its state stays; `up` again starts it afresh)
 #   hack/kube.sh running DIR/NAME            exit 0 when it runs and its API server is ready
 #
-# The binaries are built from the Go module proxy with the pinned modules in hack/kube/{k8s,etcd,kwok}
-# (kube-apiserver, kube-controller-manager and kube-scheduler v1.37.2, etcd v3.6.16, kwok v0.8.0) into
-# FLOTILLA_KUBE_CACHE (default ~/.cache/flotilla/kube-v1.37.2), about 13 minutes on 2 cores from an empty Go
-# cache; a later run finds them and takes seconds. A change to the pinned modules rebuilds.
+# The binaries are built from the Go module proxy with the pinned modules in hack/kube/{k8s,etcd,kwok,metrics-server}
+# (kube-apiserver, kube-controller-manager and kube-scheduler v1.37.2, etcd v3.6.16, kwok v0.8.0, metrics-server
+# v0.8.0) into FLOTILLA_KUBE_CACHE (default ~/.cache/flotilla/kube-v1.37.2), about 13 minutes on 2 cores from an
+# empty Go cache (metrics-server alone about 5); a later run finds them and takes seconds. A change to a tool's
+# pinned modules rebuilds that tool.
 #
 # Every kube-apiserver has a front proxy (pki/front-proxy-ca.crt, pki/front-proxy-client.{crt,key}), so aggregated
 # API servers work: Flotilla's controller manager registers cluster.karmada.io as one (docs/CLUSTER_PROXY.md).
@@ -36,49 +37,67 @@ kube_version=v1.37.2
 say() { echo "kube: $*" >&2; }
 fail() { echo "kube: error: $*" >&2; exit 1; }
 
-# The hash of everything a build depends on: a change of a pinned module rebuilds.
-build_key() {
-  cat "$root"/hack/kube/*/go.mod "$root"/hack/kube/*/go.sum | sha256sum | cut -c1-16
+# The hash of what one tool's build depends on, its pinned modules (hack/kube/TOOL): a change rebuilds that tool.
+tool_key() {
+  cat "$root/hack/kube/$1/go.mod" "$root/hack/kube/$1/go.sum" | sha256sum | cut -c1-16
+}
+
+# Before the tools had keys of their own, one key covered these three; a cache built then is reused.
+legacy_key() {
+  cat "$root"/hack/kube/{etcd,k8s,kwok}/go.mod "$root"/hack/kube/{etcd,k8s,kwok}/go.sum | sha256sum | cut -c1-16
+}
+
+# Builds TOOL's binaries (the remaining arguments) unless its key says they are current.
+build_tool() {
+  local tool=$1; shift
+  local key
+  key=$(tool_key "$tool")
+  [ -f "$cache/built-$tool" ] && [ "$(cat "$cache/built-$tool")" = "$key" ] && return
+  command -v go >/dev/null 2>&1 || fail "go is needed to build the test clusters' binaries ($tool)"
+  mkdir -p "$bin"
+  local start=$SECONDS
+  say "building $tool into $bin"
+  (cd "$root/hack/kube/$tool" && go build -buildvcs=false -trimpath "$@") >&2 || fail "building $tool failed"
+  built_now="$built_now $tool"
+  echo "$key" >"$cache/built-$tool"
+  say "built $tool in $((SECONDS - start)) s"
 }
 
 build() {
-  local key
-  key=$(build_key)
-  if [ -f "$cache/built" ] && [ "$(cat "$cache/built")" = "$key" ]; then
-    echo "$bin"
-    return
+  mkdir -p "$cache"
+  if [ -f "$cache/built" ] && [ "$(cat "$cache/built")" = "$(legacy_key)" ]; then
+    for tool in etcd k8s kwok; do [ -f "$cache/built-$tool" ] || tool_key "$tool" >"$cache/built-$tool"; done
   fi
-  command -v go >/dev/null 2>&1 || fail "go is needed to build kube-apiserver, etcd and kwok"
-  mkdir -p "$bin"
-  local start=$SECONDS version=k8s.io/component-base/version
   # A build cache of its own, removed once the binaries are built: it grows to 4.4 GB, which a fresh CI machine's
   # disk must not carry through the Rust build, and nothing reads it again unless a pin changes.
   export GOCACHE="$cache/go-build"
-  say "building kube-apiserver, kube-controller-manager, kube-scheduler $kube_version, etcd and kwok into $bin"
+  local version=k8s.io/component-base/version built_now=""
   # Clients parse the server's /version, so stamp it as a release build would be.
-  (cd "$root/hack/kube/k8s" && go build -buildvcs=false -trimpath \
-    -ldflags "-s -w -X $version.gitVersion=$kube_version -X $version.gitMajor=1 -X $version.gitMinor=37 -X $version.gitTreeState=clean" \
+  build_tool k8s -ldflags "-s -w -X $version.gitVersion=$kube_version -X $version.gitMajor=1 -X $version.gitMinor=37 -X $version.gitTreeState=clean" \
     -o "$bin/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler) >&2 || fail "building the Kubernetes binaries failed"
-  (cd "$root/hack/kube/etcd" && go build -buildvcs=false -trimpath -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3) >&2 \
-    || fail "building etcd failed"
-  (cd "$root/hack/kube/kwok" && go build -buildvcs=false -trimpath -ldflags "-s -w" -o "$bin/kwok" sigs.k8s.io/kwok/cmd/kwok) >&2 \
-    || fail "building kwok failed"
-  # KWOK's stage definitions ship in its module, next to its source.
-  local kwok_dir
-  kwok_dir=$(cd "$root/hack/kube/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok) || fail "cannot locate kwok's module"
-  rm -rf "$cache/stages" && mkdir -p "$cache/stages"
-  for stage in node/fast node/heartbeat-with-lease pod/fast; do
-    local file out="$cache/stages/${stage//\//-}.yaml"
-    for file in "$kwok_dir/kustomize/stage/$stage"/*.yaml; do
-      [ "$(basename "$file")" = kustomization.yaml ] && continue
-      { echo ---; cat "$file"; } >>"$out"
+    k8s.io/kubernetes/cmd/kube-scheduler
+  build_tool etcd -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3
+  build_tool kwok -ldflags "-s -w" -o "$bin/kwok" sigs.k8s.io/kwok/cmd/kwok
+  build_tool metrics-server -ldflags "-s -w" -o "$bin/metrics-server" sigs.k8s.io/metrics-server/cmd/metrics-server
+  # KWOK's stage and metrics definitions ship in its module, next to its source.
+  if [ ! -s "$cache/metrics/usage-from-annotation.yaml" ] || [[ " $built_now " == *" kwok "* ]]; then
+    local kwok_dir
+    kwok_dir=$(cd "$root/hack/kube/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok) || fail "cannot locate kwok's module"
+    rm -rf "$cache/stages" "$cache/metrics" && mkdir -p "$cache/stages" "$cache/metrics"
+    for stage in node/fast node/heartbeat-with-lease pod/fast; do
+      local file out="$cache/stages/${stage//\//-}.yaml"
+      for file in "$kwok_dir/kustomize/stage/$stage"/*.yaml; do
+        [ "$(basename "$file")" = kustomization.yaml ] && continue
+        { echo ---; cat "$file"; } >>"$out"
+      done
+      [ -s "$out" ] || fail "kwok's stage $stage is missing from $kwok_dir"
     done
-    [ -s "$out" ] || fail "kwok's stage $stage is missing from $kwok_dir"
-  done
+    # The kubelet's /metrics/resource of every fake Node, and each pod's usage from its annotations
+    # kwok.x-k8s.io/usage-cpu and kwok.x-k8s.io/usage-memory (1m and 1Mi per container without them).
+    cp "$kwok_dir/kustomize/metrics/resource/metrics-resource.yaml" "$kwok_dir/kustomize/metrics/usage/usage-from-annotation.yaml" \
+      "$cache/metrics/" || fail "kwok's metrics definitions are missing from $kwok_dir"
+  fi
   rm -rf "$GOCACHE"
-  echo "$key" >"$cache/built"
-  say "built in $((SECONDS - start)) s"
   echo "$bin"
 }
 
@@ -173,14 +192,37 @@ EOF
 nodes() {
   local count=${FLOTILLA_KUBE_NODES:-3} i body
   for i in $(seq 1 "$count"); do
-    body=$(printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s","annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok","kubernetes.io/hostname":"%s","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64","topology.kubernetes.io/zone":"%s","topology.kubernetes.io/region":"%s"}},"status":{"allocatable":%s,"capacity":%s}}' \
-      "$name-node-$i" "$name-node-$i" "$name-zone-$i" "$name-region" "$node_resources" "$node_resources")
+    body=$(printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s","annotations":{"kwok.x-k8s.io/node":"fake","metrics.k8s.io/resource-metrics-path":"/metrics/nodes/%s/metrics/resource"},"labels":{"type":"kwok","kubernetes.io/hostname":"%s","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64","topology.kubernetes.io/zone":"%s","topology.kubernetes.io/region":"%s"}},"status":{"allocatable":%s,"capacity":%s}}' \
+      "$name-node-$i" "$name-node-$i" "$name-node-$i" "$name-zone-$i" "$name-region" "$node_resources" "$node_resources")
     curl -fsS --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" \
       -H 'Content-Type: application/json' -d "$body" "https://127.0.0.1:$(cat "$dir/port")/api/v1/nodes" >>"$dir/logs/nodes.log" 2>&1 \
       || { cat "$dir/logs/nodes.log" >&2; fail "creating Node $name-node-$i failed"; }
   done
 }
 node_resources='{"cpu":"32","memory":"256Gi","pods":"110","ephemeral-storage":"100Gi"}'
+
+# A member's metrics-server: it scrapes each fake Node's kubelet, KWOK's server, at the path the Node's annotation
+# names (KWOK serves every Node's /metrics/resource under /metrics/nodes/NODE), and serves metrics.k8s.io through
+# the aggregator: APIService v1beta1.metrics.k8s.io and an ExternalName Service for 127.0.0.1, as an aggregated API
+# server outside the cluster is registered. Usage comes from KWOK's usage-from-annotation (see build).
+metrics_server() {
+  local port api="https://127.0.0.1:$(cat "$dir/port")"
+  port=$(free_port)
+  mkdir -p "$dir/metrics-server"
+  spawn metrics-server "$bin/metrics-server" --kubeconfig "$dir/kubeconfig" \
+    --authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$port" --cert-dir "$dir/metrics-server" \
+    --kubelet-insecure-tls --kubelet-use-node-status-port --kubelet-preferred-address-types InternalIP \
+    --metric-resolution 10s --kubelet-request-timeout 5s
+  local c=(curl -fsS --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key"
+    -H 'Content-Type: application/json')
+  "${c[@]}" -d "{\"metadata\":{\"name\":\"metrics-server\",\"namespace\":\"kube-system\"},\"spec\":{\"type\":\"ExternalName\",\"externalName\":\"127.0.0.1\",\"ports\":[{\"name\":\"https\",\"port\":$port,\"targetPort\":$port}]}}" \
+    "$api/api/v1/namespaces/kube-system/services" >>"$dir/logs/metrics-server-registration.log" 2>&1 \
+    || { cat "$dir/logs/metrics-server-registration.log" >&2; fail "creating Service kube-system/metrics-server in $name failed"; }
+  "${c[@]}" -d "{\"metadata\":{\"name\":\"v1beta1.metrics.k8s.io\"},\"spec\":{\"group\":\"metrics.k8s.io\",\"version\":\"v1beta1\",\"service\":{\"namespace\":\"kube-system\",\"name\":\"metrics-server\",\"port\":$port},\"insecureSkipTLSVerify\":true,\"groupPriorityMinimum\":100,\"versionPriority\":100}}" \
+    "$api/apis/apiregistration.k8s.io/v1/apiservices" >>"$dir/logs/metrics-server-registration.log" 2>&1 \
+    || { cat "$dir/logs/metrics-server-registration.log" >&2; fail "creating APIService v1beta1.metrics.k8s.io in $name failed"; }
+}
 
 # Waits until the cluster's kube-controller-manager issues ServiceAccount tokens, by asking it for one: a probe
 # ServiceAccount's token Secret in kube-system, removed again once filled. Registering a cluster with Flotilla
@@ -284,8 +326,10 @@ up() {
       --cidr 10.240.0.0/16 --node-lease-duration-seconds 40 \
       --config "$cache/stages/node-fast.yaml" --config "$cache/stages/node-heartbeat-with-lease.yaml" \
       --config "$cache/stages/pod-fast.yaml" --config "$root/hack/kube/stages/pod-image-pull-back-off.yaml" \
-      --config "$dir/kwok-debugging.yaml"
+      --config "$dir/kwok-debugging.yaml" \
+      --config "$cache/metrics/metrics-resource.yaml" --config "$cache/metrics/usage-from-annotation.yaml"
     nodes
+    metrics_server
   fi
   wait_tokens
   say "cluster $name ($role) is up on https://127.0.0.1:$api_port (state and logs in $dir)"
@@ -298,7 +342,7 @@ down() {
   [ -d "$dir/pids" ] || return 0
   local component pid
   # Clients first, etcd last, so nothing logs a storm of connection errors on the way down.
-  for component in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for component in metrics-server kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
     [ -f "$dir/pids/$component" ] || continue
     pid=$(cat "$dir/pids/$component")
     kill -TERM "$pid" 2>/dev/null || true

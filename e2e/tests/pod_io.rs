@@ -3,21 +3,27 @@
 //! (`/apis/cluster.karmada.io/v1alpha1/clusters/<member>/proxy`, the server karmadactl points its member client
 //! at), for the logs of the pod Karmada's specs make (with `-c`, `--tail`, `--timestamps`), for a container the pod
 //! does not have (`container non-existent-container is not valid for pod web`), for a pod that does not exist, and
-//! runs `echo hello` and `false` in it.
+//! runs `echo hello` and `false` in it; and `kubectl top pod` of it, as Karmada's `karmadactl top` specs ask the
+//! member's metrics-server (the pod sets its usage with `kwok.x-k8s.io/usage-cpu`, the rule of both worlds), and
+//! of a pod that does not exist.
 //!
 //! In the embedded world the member's simulator binds the pod and its simulated kubelet answers; in the kube world
 //! kube-scheduler binds it and KWOK's server answers (hack/kube/debugging.yaml): the log's words differ by world,
 //! its last line is `ready` in both, and `echo hello` says `hello` in both; `false` exits 1 in the embedded world,
-//! while KWOK reports the failed command as an internal error.
+//! while KWOK reports the failed command as an internal error. The metrics come from the simulator's metrics-server
+//! in the embedded world and from a real metrics-server scraping KWOK in the kube world, which has them only
+//! after two scrapes (about 20 s).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use flotilla_api::policy::v1alpha1::PropagationPolicy;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
 use serde_json::json;
+use std::time::Duration;
 
 use flotilla_e2e::resources::Res;
 use flotilla_e2e::steps::member_object;
+use flotilla_e2e::wait::wait_within;
 use flotilla_e2e::{Env, Kubectl, Options, World};
 
 const POD: Res = Res("", "v1", "Pod", "pods");
@@ -60,6 +66,53 @@ async fn pod_io(env: &Env, ns: &str) -> anyhow::Result<()> {
         logs(env, kubectl, ns, None).await?;
         logs(env, kubectl, ns, Some(&through)).await?;
     }
+    for member in MEMBERS {
+        let through = format!("{karmada}{PROXY}/{member}/proxy");
+        top(env, ns, member, &through).await?;
+    }
+    Ok(())
+}
+
+/// `kubectl top pod` of `web` in `member`, directly and through `server`: both containers at the annotated 250m
+/// of CPU (KWOK's rate may print one milli-core off), and the refusal for a pod that does not exist.
+async fn top(env: &Env, ns: &str, member: &str, server: &str) -> anyhow::Result<()> {
+    let kubectl = Kubectl::newest();
+    let (kubectl, members_config) = (&kubectl, &env.members_config);
+    let top = ["top", "pod", "web", "-n", ns, "--no-headers"];
+    for via in ["directly", "through the proxy"] {
+        let line = wait_within(
+            &format!("the metrics of pod web in {member} ({via})"),
+            Duration::from_secs(120),
+            || async move {
+                let out = if via == "directly" {
+                    kubectl.run(members_config, Some(member), &top).await
+                } else {
+                    run_through(env, kubectl, server, &top).await
+                };
+                out.map_err(|e| e.to_string())
+            },
+        )
+        .await?;
+        let cpu = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.strip_suffix('m'))
+            .and_then(|c| c.parse::<i64>().ok())
+            .unwrap_or_else(|| panic!("{member} {via}: no CPU in {line:?}"));
+        assert!((499..=501).contains(&cpu), "{member} {via}: {line:?}");
+    }
+    let missing = kubectl
+        .run(
+            members_config,
+            Some(member),
+            &["top", "pod", "ghost", "-n", ns],
+        )
+        .await
+        .expect_err("no such pod");
+    assert!(
+        missing.to_string().contains("pods \"ghost\" not found"),
+        "{member}: {missing}"
+    );
     Ok(())
 }
 
@@ -79,7 +132,7 @@ async fn propagate_pod(env: &Env, ns: &str) -> anyhow::Result<()> {
         .await?;
     let pod = json!({
         "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "web", "namespace": ns},
+        "metadata": {"name": "web", "namespace": ns, "annotations": {"kwok.x-k8s.io/usage-cpu": "250m"}},
         "spec": {"containers": [
             {"name": "nginx", "image": "nginx:1.19.0",
              "ports": [{"name": "web", "containerPort": 80, "protocol": "TCP"}]},

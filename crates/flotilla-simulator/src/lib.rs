@@ -42,6 +42,7 @@ mod disruption;
 mod images;
 mod job;
 mod kubelet;
+pub mod metrics;
 mod network;
 mod owned;
 mod pod;

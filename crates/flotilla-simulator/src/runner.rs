@@ -181,9 +181,16 @@ fn kubelet(
         store: pods.store.clone(),
         changed: pods.changed.clone(),
     };
-    match crate::kubelet::serve(pods, cancel.clone()) {
+    let metrics = crate::metrics::api::router(client.clone());
+    match crate::kubelet::serve(pods, metrics, cancel.clone()) {
         Ok((port, task)) => {
             tasks.push(task);
+            tasks.push(tokio::spawn(register_metrics(
+                client.clone(),
+                port,
+                config.cluster.clone(),
+                cancel.clone(),
+            )));
             tasks.push(tokio::spawn(crate::kubelet::nodes::keep_endpoints(
                 client.clone(),
                 nodes.store.clone(),
@@ -199,6 +206,25 @@ fn kubelet(
             tracing::warn!(cluster = %config.cluster, error = %crate::display_chain(&error), "simulator: pods have no logs or exec");
             None
         }
+    }
+}
+
+/// Registers the simulated metrics-server with the member's aggregator, retrying with back-off until the member
+/// accepts it (it may not serve APIServices yet when the simulator starts).
+async fn register_metrics(client: Client, port: u16, cluster: String, cancel: CancellationToken) {
+    let mut delay = std::time::Duration::from_millis(200);
+    loop {
+        match crate::metrics::api::register(&client, port).await {
+            Ok(()) => return,
+            Err(error) => {
+                tracing::warn!(%cluster, %error, "simulator: registering metrics.k8s.io failed; retrying");
+            }
+        }
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(delay) => {}
+        }
+        delay = (delay * 2).min(std::time::Duration::from_secs(10));
     }
 }
 

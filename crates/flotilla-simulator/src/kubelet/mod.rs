@@ -96,7 +96,7 @@ pub(crate) fn text(code: StatusCode, message: impl Into<String>) -> Response {
     response
 }
 
-fn router(state: State) -> Router {
+fn router(state: State, beside: Router) -> Router {
     Router::new()
         .route(
             "/containerLogs/{namespace}/{pod}/{container}",
@@ -105,6 +105,7 @@ fn router(state: State) -> Router {
         .route("/exec/{namespace}/{pod}/{container}", any(exec::serve))
         .fallback(|| async { text(StatusCode::NOT_FOUND, "404 page not found\n").into_response() })
         .with_state(state)
+        .merge(beside)
 }
 
 /// A TLS configuration with a fresh self-signed certificate for 127.0.0.1 and `localhost`, HTTP/1.1 only (exec
@@ -128,12 +129,14 @@ fn tls() -> Result<rustls::ServerConfig, ServeError> {
     Ok(config)
 }
 
-/// Starts serving on a free port of 127.0.0.1 until `cancel`; the port and the accepting task.
+/// Starts serving on a free port of 127.0.0.1 until `cancel`, with the routes of `beside` (the member's
+/// metrics-server) next to the kubelet's; the port and the accepting task.
 ///
 /// # Errors
 /// When no certificate can be made or no port had.
 pub(crate) fn serve(
     pods: Pods,
+    beside: Router,
     cancel: CancellationToken,
 ) -> Result<(u16, JoinHandle<()>), ServeError> {
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls()?));
@@ -141,10 +144,13 @@ pub(crate) fn serve(
     listener.set_nonblocking(true).map_err(ServeError::Listen)?;
     let port = listener.local_addr().map_err(ServeError::Listen)?.port();
     let listener = TcpListener::from_std(listener).map_err(ServeError::Listen)?;
-    let app = router(State {
-        pods,
-        cancel: cancel.clone(),
-    });
+    let app = router(
+        State {
+            pods,
+            cancel: cancel.clone(),
+        },
+        beside,
+    );
     let task = tokio::spawn(async move {
         loop {
             let tcp = tokio::select! {
