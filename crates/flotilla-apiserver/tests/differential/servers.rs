@@ -161,7 +161,7 @@ pub(crate) fn repo_root() -> PathBuf {
 }
 
 /// Fails with the command to run when hack/kube.sh's cache lacks binaries built from the pinned modules.
-/// The build key is computed exactly as the script computes it.
+/// The build keys are computed exactly as the script computes them.
 fn check_binaries(root: &Path) -> Result<(), String> {
     let cache = std::env::var("FLOTILLA_KUBE_CACHE").map_or_else(
         |_| {
@@ -177,23 +177,29 @@ fn check_binaries(root: &Path) -> Result<(), String> {
             cache.display()
         )
     };
-    let built = std::fs::read_to_string(cache.join("built")).map_err(|_| missing())?;
     for bin in ["kube-apiserver", "kube-controller-manager", "etcd"] {
         if !cache.join("bin").join(bin).is_file() {
             return Err(missing());
         }
     }
-    let key = Command::new("bash")
-        .arg("-c")
-        .arg("cat hack/kube/*/go.mod hack/kube/*/go.sum | sha256sum | cut -c1-16")
-        .current_dir(root)
-        .output()
-        .map_err(|e| format!("cannot compute hack/kube.sh's build key: {e}"))?;
-    if String::from_utf8_lossy(&key.stdout).trim() != built.trim() {
-        return Err(format!(
-            "{} (the cached build is from other pinned modules)",
-            missing()
-        ));
+    // Each tool's binaries carry the key of its own pinned modules (hack/kube/TOOL).
+    for tool in ["k8s", "etcd"] {
+        let built =
+            std::fs::read_to_string(cache.join(format!("built-{tool}"))).map_err(|_| missing())?;
+        let key = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "cat hack/kube/{tool}/go.mod hack/kube/{tool}/go.sum | sha256sum | cut -c1-16"
+            ))
+            .current_dir(root)
+            .output()
+            .map_err(|e| format!("cannot compute hack/kube.sh's build key of {tool}: {e}"))?;
+        if String::from_utf8_lossy(&key.stdout).trim() != built.trim() {
+            return Err(format!(
+                "{} (the cached {tool} build is from other pinned modules)",
+                missing()
+            ));
+        }
     }
     Ok(())
 }
