@@ -21,7 +21,9 @@ use rand::Rng;
 use serde_json::Value;
 
 use crate::kubectl::Kubectl;
-use crate::resources::{self, CLUSTER, DEPLOYMENT, EVENT, RESOURCE_BINDING, WORK, WORKLOAD};
+use crate::resources::{
+    self, CLUSTER, DEPLOYMENT, EVENT, RESOURCE_BINDING, WORK, WORKLOAD, WORKLOAD_REBALANCER,
+};
 
 /// `--cluster-failure-threshold` and `--cluster-success-threshold` of an in-process environment.
 const IN_PROCESS_CLUSTER_THRESHOLD: Duration = Duration::from_secs(3);
@@ -378,6 +380,15 @@ impl Env {
                 .collect()
         });
         section("works", works);
+        let rebalancers = WORKLOAD_REBALANCER
+            .list(&self.karmada, None)
+            .await
+            .map(|rs| {
+                rs.into_iter()
+                    .filter(|r| r.to_string().contains(&format!("\"{ns}\"")))
+                    .collect()
+            });
+        section("workload rebalancers naming it", rebalancers);
         section("events", EVENT.list(&self.karmada, Some(ns)).await);
         section(
             "templates: deployments",

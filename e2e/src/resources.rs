@@ -26,6 +26,20 @@ pub const RESOURCE_BINDING: Res = Res(
     "ResourceBinding",
     "resourcebindings",
 );
+/// `work.karmada.io/v1alpha2 ClusterResourceBinding`.
+pub const CLUSTER_RESOURCE_BINDING: Res = Res(
+    "work.karmada.io",
+    "v1alpha2",
+    "ClusterResourceBinding",
+    "clusterresourcebindings",
+);
+/// `apps.karmada.io/v1alpha1 WorkloadRebalancer`.
+pub const WORKLOAD_REBALANCER: Res = Res(
+    "apps.karmada.io",
+    "v1alpha1",
+    "WorkloadRebalancer",
+    "workloadrebalancers",
+);
 /// `work.karmada.io/v1alpha1 Work`.
 pub const WORK: Res = Res("work.karmada.io", "v1alpha1", "Work", "works");
 /// `apiextensions.k8s.io/v1 CustomResourceDefinition`.

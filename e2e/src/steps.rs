@@ -10,7 +10,7 @@ use kube::Client;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-use crate::resources::{CLUSTER, CRD, EVENT, Res, brief, text};
+use crate::resources::{CLUSTER, CRD, EVENT, RESOURCE_BINDING, Res, brief, int, text};
 use crate::wait::{patience, wait_within};
 use crate::{Env, Kubectl, example, manifest, wait_for};
 
@@ -223,6 +223,47 @@ where
         check,
     )
     .await
+}
+
+/// Waits until ResourceBinding `namespace/name` is scheduled for its generation (`status.schedulerObservedGeneration`)
+/// with `check` holding; returns it.
+///
+/// # Errors
+/// When the deadline passes.
+pub async fn scheduled_binding(
+    env: &Env,
+    namespace: &str,
+    name: &str,
+    what: &str,
+    check: impl Fn(&Value) -> bool,
+) -> anyhow::Result<Value> {
+    control_object(env, RESOURCE_BINDING, namespace, name, what, |b| {
+        int(b, "/metadata/generation") == int(b, "/status/schedulerObservedGeneration") && check(b)
+    })
+    .await
+}
+
+/// Sets (`Some`) or removes (`None`) label `key` on Cluster `cluster`. Clusters are shared by every scenario of
+/// the kube world: a scenario labels them with a key of its own and removes it on its way out ([`crate::Undo`]).
+///
+/// # Errors
+/// When the patch fails.
+pub async fn label_cluster(
+    env: &Env,
+    cluster: &str,
+    key: &str,
+    value: Option<&str>,
+) -> anyhow::Result<()> {
+    CLUSTER
+        .api(&env.karmada, None)
+        .patch(
+            cluster,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {key: value}}})),
+        )
+        .await
+        .with_context(|| format!("failed to label Cluster {cluster} with {key}={value:?}"))?;
+    Ok(())
 }
 
 /// Waits until member object `res` `namespace/name` is gone from `cluster`.

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use flotilla_e2e::resources::{
     CLUSTER, DEPLOYMENT, RESOURCE_BINDING, int, target_clusters, text, web_deployment,
 };
-use flotilla_e2e::steps::{control_object, member_object, member_object_gone};
+use flotilla_e2e::steps::{label_cluster, member_object, member_object_gone, scheduled_binding};
 use flotilla_e2e::{Env, Options, wait_for};
 
 flotilla_e2e::scenario!(
@@ -40,24 +40,6 @@ flotilla_e2e::scenario!(
 );
 
 const BINDING: &str = "web-deployment";
-
-/// Sets (`Some`) or removes (`None`) label `key` on Cluster `cluster`.
-async fn label_cluster(
-    env: &Env,
-    cluster: &str,
-    key: &str,
-    value: Option<&str>,
-) -> anyhow::Result<()> {
-    CLUSTER
-        .api(&env.karmada, None)
-        .patch(
-            cluster,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"labels": {key: value}}})),
-        )
-        .await?;
-    Ok(())
-}
 
 async fn create_policy(env: &Env, ns: &str, placement: Value) -> anyhow::Result<()> {
     Api::<PropagationPolicy>::namespaced(env.karmada.clone(), ns)
@@ -93,10 +75,7 @@ async fn scheduled(
     what: &str,
     check: impl Fn(&Value) -> bool,
 ) -> anyhow::Result<Value> {
-    control_object(env, RESOURCE_BINDING, ns, BINDING, what, |b| {
-        int(b, "/metadata/generation") == int(b, "/status/schedulerObservedGeneration") && check(b)
-    })
-    .await
+    scheduled_binding(env, ns, BINDING, what, check).await
 }
 
 fn observing(binding: &Value) -> Option<&str> {

@@ -20,6 +20,7 @@ mod simulator;
 mod suspension;
 mod workload;
 mod workload_affinity;
+mod workload_rebalancer;
 
 /// A new file in tests/ is built only once it is declared here or listed in Cargo.toml.
 #[test]

@@ -5,6 +5,7 @@
 //! absent, so a parsed object equals one read back from an API server. This crate does no I/O; it depends on
 //! kube only for the `CustomResource` derive and the shared wire types.
 
+pub mod apps;
 pub mod cluster;
 pub mod config;
 pub mod crds;

@@ -48,7 +48,7 @@ fn nodes(crd: &CustomResourceDefinition) -> Vec<(String, Value)> {
 }
 
 #[test]
-fn ten_kinds_with_karmada_names_groups_versions_and_scopes() {
+fn twelve_kinds_with_karmada_names_groups_versions_and_scopes() {
     // (name, kind, version, short name, scope, status subresource)
     let expected = [
         (
@@ -139,6 +139,14 @@ fn ten_kinds_with_karmada_names_groups_versions_and_scopes() {
             "Cluster",
             false,
         ),
+        (
+            "workloadrebalancers.apps.karmada.io",
+            "WorkloadRebalancer",
+            "v1alpha1",
+            None,
+            "Cluster",
+            true,
+        ),
     ];
     let all = crds::all();
     assert_eq!(all.len(), expected.len());
@@ -166,7 +174,7 @@ fn ten_kinds_with_karmada_names_groups_versions_and_scopes() {
         );
         assert_eq!(crd.spec.scope, scope, "{name}");
         let categories = names.categories.clone().unwrap_or_default();
-        if kind == "Cluster" || kind == "ClusterTaintPolicy" {
+        if ["Cluster", "ClusterTaintPolicy", "WorkloadRebalancer"].contains(&kind) {
             assert!(categories.is_empty());
         } else {
             assert_eq!(categories, ["karmada-io"], "{name}");
@@ -457,6 +465,44 @@ fn printer_columns_as_karmada_shows_them() {
     );
 }
 
+#[test]
+fn workload_rebalancer_validates_as_karmadas() {
+    let crd = by_name("workloadrebalancers.apps.karmada.io");
+    assert!(
+        crd.spec.versions[0].additional_printer_columns.is_none(),
+        "Karmada's WorkloadRebalancer has no printer columns"
+    );
+    let root = schema(&crd);
+    assert_eq!(root["required"], serde_json::json!(["spec"]));
+    let spec = &root["properties"]["spec"];
+    assert_eq!(spec["required"], serde_json::json!(["workloads"]));
+    let workloads = &spec["properties"]["workloads"];
+    assert_eq!(workloads["minItems"], 1);
+    let reference = &workloads["items"];
+    assert_eq!(
+        reference["required"],
+        serde_json::json!(["apiVersion", "kind", "name"])
+    );
+    assert_eq!(reference["properties"]["namespace"]["type"], "string");
+    let ttl = &spec["properties"]["ttlSecondsAfterFinished"];
+    assert_eq!(ttl["type"], "integer");
+    assert_eq!(ttl["format"], "int32");
+    let status = &root["properties"]["status"]["properties"];
+    assert_eq!(status["finishTime"]["format"], "date-time");
+    assert_eq!(status["observedGeneration"]["format"], "int64");
+    let observed = &status["observedWorkloads"]["items"];
+    assert_eq!(observed["required"], serde_json::json!(["workload"]));
+    let workload = &observed["properties"]["workload"];
+    assert_eq!(workload["required"], reference["required"]);
+    assert_eq!(workload["properties"], reference["properties"]);
+    // Free strings, as in Karmada: no enum narrows the result or the reason.
+    for field in ["result", "reason"] {
+        let node = &observed["properties"][field];
+        assert_eq!(node["type"], "string", "{field}");
+        assert!(node.get("enum").is_none(), "{field}");
+    }
+}
+
 fn manifests_dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../manifests/crds"))
 }
@@ -501,12 +547,12 @@ fn yaml_stream_is_the_committed_files_concatenated() {
     assert_eq!(stream, joined);
     assert_eq!(
         stream.matches("\n---\n").count() + 1,
-        11,
-        "eleven documents"
+        12,
+        "twelve documents"
     );
     let crds: Vec<CustomResourceDefinition> =
         flotilla_yaml::from_str_multiple(&stream).expect("CRDs");
-    assert_eq!(crds.len(), 11);
+    assert_eq!(crds.len(), 12);
     for crd in crds {
         assert!(crd.metadata.name.is_some());
     }

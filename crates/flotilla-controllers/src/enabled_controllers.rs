@@ -4,8 +4,9 @@
 //! default. Karmada checks no names, so neither does this.
 //!
 //! Flotilla always runs the controllers it has that Karmada runs by default, so only Karmada's controllers off
-//! by default, `applicationFailover` and `unifiedAuth` are switched here; [`ControllerSelection::without_effect`]
-//! names the other settings, which the binary reports instead of silently ignoring them.
+//! by default, `applicationFailover`, `unifiedAuth` and `workloadRebalancer` are switched here;
+//! [`ControllerSelection::without_effect`] names the other settings, which the binary reports instead of
+//! silently ignoring them.
 
 use std::fmt;
 
@@ -17,17 +18,20 @@ pub(crate) const DEPLOYMENT_REPLICAS_SYNCER: &str = "deploymentReplicasSyncer";
 pub(crate) const HPA_SCALE_TARGET_MARKER: &str = "hpaScaleTargetMarker";
 /// `--controllers` name of the unified-auth controller.
 pub(crate) const UNIFIED_AUTH: &str = "unifiedAuth";
+/// `--controllers` name of the workload rebalancer controller.
+pub(crate) const WORKLOAD_REBALANCER: &str = "workloadRebalancer";
 
 /// Karmada's controllers that are off unless `--controllers` names them.
 const DISABLED_BY_DEFAULT: &[&str] = &[HPA_SCALE_TARGET_MARKER, DEPLOYMENT_REPLICAS_SYNCER];
 
-/// The controllers Flotilla lets `--controllers` switch: its off-by-default ones, `applicationFailover` and
-/// `unifiedAuth`.
+/// The controllers Flotilla lets `--controllers` switch: its off-by-default ones, `applicationFailover`,
+/// `unifiedAuth` and `workloadRebalancer`.
 const SWITCHABLE: &[&str] = &[
     HPA_SCALE_TARGET_MARKER,
     DEPLOYMENT_REPLICAS_SYNCER,
     APPLICATION_FAILOVER,
     UNIFIED_AUTH,
+    WORKLOAD_REBALANCER,
 ];
 
 /// A `--controllers` value.
@@ -134,6 +138,11 @@ mod tests {
         assert!(default.enabled("unifiedAuth"));
         let off = ControllerSelection::parse("*,-unifiedAuth").unwrap_or_default();
         assert!(!off.enabled("unifiedAuth"));
+        assert!(off.without_effect().is_empty());
+        // Likewise the workload rebalancer.
+        assert!(default.enabled("workloadRebalancer"));
+        let off = ControllerSelection::parse("*,-workloadRebalancer").unwrap_or_default();
+        assert!(!off.enabled("workloadRebalancer"));
         assert!(off.without_effect().is_empty());
     }
 

@@ -336,6 +336,19 @@ async fn run(
             )),
         );
     }
+    if options
+        .controllers
+        .enabled(enabled_controllers::WORKLOAD_REBALANCER)
+    {
+        spawn(
+            &mut tasks,
+            controllers::workload_rebalancer::NAME,
+            Box::pin(controllers::workload_rebalancer::run(
+                shared.control.clone(),
+                shutdown.clone(),
+            )),
+        );
+    }
     tokio::select! {
         () = shared.interpreter.ready() => {}
         () = shutdown.cancelled() => {}

@@ -38,7 +38,7 @@ fn crds_prints_the_committed_manifests_as_one_stream() {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     > = flotilla_yaml::from_str_multiple(&stdout).expect("each document is a CRD");
     let kinds: Vec<String> = crds.into_iter().map(|crd| crd.spec.names.kind).collect();
-    assert_eq!(kinds.len(), 11, "{kinds:?}");
+    assert_eq!(kinds.len(), 12, "{kinds:?}");
     assert!(
         kinds
             .iter()

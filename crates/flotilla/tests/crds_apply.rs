@@ -114,7 +114,7 @@ async fn crds_install_with_kubectl_and_serve_the_walkthrough_policies() {
         Some(&crds.stdout),
     );
     assert!(ok, "kubectl apply of the CRDs failed: {text}");
-    assert_eq!(text.matches(" created").count(), 11, "{text}");
+    assert_eq!(text.matches(" created").count(), 12, "{text}");
 
     for file in ["nginx-deployment.yaml", "workload-crd-cpp.yaml"] {
         let path = format!("{EXAMPLES}/{file}");

@@ -14,6 +14,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use kube::CustomResourceExt;
 use serde_json::{Value, json};
 
+use crate::apps::v1alpha1::WorkloadRebalancer;
 use crate::cluster::v1alpha1::Cluster;
 use crate::config::v1alpha1::ResourceInterpreterCustomization;
 use crate::policy::v1alpha1::{
@@ -62,7 +63,8 @@ const NARROWED_ENUMS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Every CRD, in a fixed order: policies (propagation, override, taint), bindings, Work, Cluster, interpreter configuration.
+/// Every CRD, in a fixed order: policies (propagation, override, taint), bindings, Work, Cluster, interpreter
+/// configuration, WorkloadRebalancer.
 pub fn all() -> Vec<CustomResourceDefinition> {
     let described = [
         (
@@ -123,6 +125,10 @@ pub fn all() -> Vec<CustomResourceDefinition> {
         })
         .collect();
     crds.push(finish(riwc::crd(), riwc::DESCRIPTION));
+    crds.push(finish(
+        WorkloadRebalancer::crd(),
+        "WorkloadRebalancer asks for the bindings of the workloads it names to be scheduled afresh, once.",
+    ));
     crds
 }
 

@@ -21,3 +21,4 @@ pub(crate) mod replicas_syncer;
 pub(crate) mod taint_manager;
 pub(crate) mod unified_auth;
 pub(crate) mod work_status;
+pub(crate) mod workload_rebalancer;
