@@ -166,7 +166,7 @@ async fn all_nodes(
         Ok(list) => list.items,
         Err(error) => return failure(&error),
     };
-    let pods = match running_pods(client).await {
+    let pods = match running_pods(client, None).await {
         Ok(pods) => pods,
         Err(error) => return failure(&error),
     };
@@ -186,16 +186,21 @@ async fn one_node(State(client): State<Client>, Path(name): Path<String>) -> Res
         Ok(None) => return not_found(GROUP, "nodes", &name),
         Err(error) => return failure(&error),
     };
-    match running_pods(client).await {
+    match running_pods(client, Some(&name)).await {
         Ok(pods) => ok(node_metrics(&to_value(&node), &pods, &now())),
         Err(error) => failure(&error),
     }
 }
 
-/// The Pods that can use anything: those in phase Running (the field selector the API server applies).
-async fn running_pods(client: Client) -> Result<Vec<Value>, kube::Error> {
+/// The Pods that can use anything: those in phase Running, of Node `node` or of all (field selectors the API
+/// server applies, so one Node's metrics read only its Pods).
+async fn running_pods(client: Client, node: Option<&str>) -> Result<Vec<Value>, kube::Error> {
+    let fields = match node {
+        Some(node) => format!("status.phase=Running,spec.nodeName={node}"),
+        None => "status.phase=Running".to_owned(),
+    };
     let list = Api::<Pod>::all(client)
-        .list(&ListParams::default().fields("status.phase=Running"))
+        .list(&ListParams::default().fields(&fields))
         .await?;
     Ok(list.items.iter().map(to_value).collect())
 }
