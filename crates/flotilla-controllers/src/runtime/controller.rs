@@ -335,6 +335,7 @@ where
                 () = shutdown.cancelled() => return,
             }
         }
+        let (store, trigger) = (self.store.clone(), self.trigger.clone());
         let runner = Arc::new(Runner {
             name: self.name,
             permits: self.permits,
@@ -370,8 +371,16 @@ where
                     Err(ApplierError::ObjectNotFound(key)) => {
                         let name = key.name.clone();
                         let namespace = key.namespace.clone().unwrap_or_default();
-                        runner.pending.started(&runner.object_ref(&namespace, &name));
-                        tracing::debug!(controller = runner.name, object = %key, "object gone before its reconcile");
+                        let key = runner.object_ref(&namespace, &name);
+                        runner.pending.started(&key);
+                        // The object may have been added between the applier's lookup and now: its request was
+                        // then dropped as already pending, so it is asked for again here or it would be lost
+                        // (a namespace created just after a policy naming it was never propagated).
+                        if store.get(&key).is_some() {
+                            trigger.reconcile_ref(key);
+                        } else {
+                            tracing::debug!(controller = runner.name, object = %name, "object gone before its reconcile");
+                        }
                     }
                     Err(err @ (ApplierError::QueueError(_) | ApplierError::RunnerError(_))) => {
                         tracing::error!(controller = runner.name, error = %err, "controller runtime failed");
