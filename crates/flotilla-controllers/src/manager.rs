@@ -9,8 +9,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use flotilla_client::api_error::error_chain;
-use flotilla_client::leader::LeaderElection;
+use flotilla_client::leader::{Ended, LeaderElection};
 use flotilla_status_page::page::{Cache, Sources};
 use kube::Client;
 use tokio::net::TcpListener;
@@ -41,9 +40,28 @@ pub struct ManagerOptions {
     /// 0 picks a free port; `None` serves nothing.
     pub admin_addr: Option<SocketAddr>,
     /// Lease-based leader election; `None` runs at once.
-    pub leader_election: Option<LeaderElection>,
+    pub leader_election: Option<Election>,
     /// Publish Kubernetes Events (off in tools that only want the controllers' effect).
     pub disable_events: bool,
+}
+
+/// Leader election for the manager: its settings, and the client it renews the Lease with. That client must
+/// not be fenced by the election's own [`flotilla_client::leader::Fence`] (it writes the Lease to open it),
+/// while the controllers' clients must be.
+#[derive(Clone)]
+pub struct Election {
+    /// Lease, identity, timings and fence.
+    pub config: LeaderElection,
+    /// An unfenced client of the control plane.
+    pub client: Client,
+}
+
+impl std::fmt::Debug for Election {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Election")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why the manager could not start or stopped early.
@@ -218,24 +236,27 @@ fn page_sources(shared: &Shared) -> Sources {
 async fn run(
     shared: Shared,
     options: Options,
-    election: Option<LeaderElection>,
+    election: Option<Election>,
     shutdown: CancellationToken,
     ready: watch::Sender<bool>,
 ) -> Result<(), ManagerError> {
-    let mut lost = None;
-    if let Some(election) = election {
-        tokio::select! {
-            result = election.acquire(&shared.control.client) => {
-                result.map_err(|err| ManagerError::LeaderElection(error_chain(&err)))?;
-            }
+    // The lease is released only once the controllers have stopped writing.
+    let release = CancellationToken::new();
+    let mut holding = None;
+    if let Some(Election { config, client }) = election {
+        let observed = tokio::select! {
+            observed = config.acquire(&client) => observed,
             () = shutdown.cancelled() => return Ok(()),
-        }
-        tracing::info!(identity = %election.identity, "became leader");
-        let client = shared.control.client.clone();
-        let stop = shutdown.clone();
-        lost = Some(tokio::spawn(async move {
-            election.hold(&client).await;
-            stop.cancel();
+        };
+        tracing::info!(identity = %config.identity, lease = %config.name, "became leader");
+        let (stop, release) = (shutdown.clone(), release.clone());
+        holding = Some(tokio::spawn(async move {
+            let ended = config.hold(&client, observed, &release).await;
+            if let Ended::Lost(reason) = &ended {
+                tracing::error!(%reason, "leadership lost; stopping the controllers");
+                stop.cancel();
+            }
+            ended
         }));
     }
 
@@ -458,11 +479,16 @@ async fn run(
     }
     shared.control.informers.shutdown();
     shared.members.shutdown();
-    if let Some(lost) = lost {
-        let leadership_lost = lost.is_finished();
-        lost.abort();
-        if leadership_lost {
-            return Err(ManagerError::LeaderElection("leadership lost".to_owned()));
+    if let Some(holding) = holding {
+        release.cancel();
+        match holding.await {
+            Ok(Ended::Released) => {}
+            Ok(Ended::Lost(reason)) => return Err(ManagerError::LeaderElection(reason)),
+            Err(err) => {
+                return Err(ManagerError::LeaderElection(format!(
+                    "the lease task ended abnormally: {err}"
+                )));
+            }
         }
     }
     Ok(())

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use flotilla_api::policy::v1alpha1::PurgeMode;
 use flotilla_client::RateLimit;
+use flotilla_client::leader::Fence;
 use regex::Regex;
 
 use crate::enabled_controllers::ControllerSelection;
@@ -55,6 +56,9 @@ pub struct Options {
     pub feature_gates: FeatureGates,
     /// Client-side rate limit of each member's client (`--cluster-api-qps`, `--cluster-api-burst`).
     pub cluster_api: RateLimit,
+    /// The leader election's fence: member clients write only while it allows (the control-plane client is
+    /// built fenced by whoever builds it). `None` without leader election.
+    pub write_fence: Option<Fence>,
     /// Which of Karmada's controllers run (`--controllers`).
     pub controllers: ControllerSelection,
     /// The taint manager runs (`--enable-taint-manager`, true; it also needs the `Failover` gate).
@@ -92,6 +96,7 @@ impl Default for Options {
             scheduler_name: flotilla_api::policy::v1alpha1::DEFAULT_SCHEDULER_NAME.to_owned(),
             feature_gates: FeatureGates::default(),
             cluster_api: RateLimit::default(),
+            write_fence: None,
             controllers: ControllerSelection::default(),
             enable_taint_manager: true,
             enable_no_execute_taint_eviction: false,

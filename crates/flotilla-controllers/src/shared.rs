@@ -58,6 +58,7 @@ impl Shared {
                 client.clone(),
                 options.member_request_timeout,
                 options.cluster_api,
+                options.write_fence.clone(),
             ),
             control: ControlPlane {
                 informers: Informers::new(client.clone(), "control-plane"),

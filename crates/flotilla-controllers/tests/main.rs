@@ -4,6 +4,7 @@
 mod dependents;
 mod interpreter_metrics;
 mod kube_client;
+mod leader_election;
 mod propagation;
 mod pull;
 mod reconcile_logs;

@@ -8,6 +8,7 @@ mod process_controller_manager;
 mod process_interpret;
 mod process_join;
 mod process_karmada_webhook;
+mod process_leader_election;
 mod process_local_up;
 mod process_member;
 mod process_simulate;

@@ -11,6 +11,7 @@ use base64::Engine;
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::names::secret_keys;
 use flotilla_client::RateLimit;
+use flotilla_client::leader::Fence;
 use k8s_openapi::api::core::v1::Secret;
 use kube::client::DynBody;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -98,7 +99,8 @@ pub async fn member_config(
 }
 
 /// A client for a member from its Cluster and Secret, which sets `rejected` whenever the member answers 401
-/// Unauthorized (the credentials in the Secret were rotated or revoked), so the owner can rebuild the client.
+/// Unauthorized (the credentials in the Secret were rotated or revoked), so the owner can rebuild the client,
+/// and whose writes pass `fence` when there is one (the manager's leader election).
 ///
 /// # Errors
 /// `MemberClient` naming the field at fault: an `apiEndpoint` that is not a URL with a host, a Secret
@@ -108,6 +110,7 @@ pub(super) async fn build_watched_client(
     secret: &Secret,
     timeout: Duration,
     limit: RateLimit,
+    fence: Option<&Fence>,
     rejected: Arc<AtomicBool>,
 ) -> Result<Client> {
     let name = cluster.name_any();
@@ -156,5 +159,9 @@ pub(super) async fn build_watched_client(
         }
         response
     });
-    Ok(builder.with_layer(&watch_401).build())
+    let builder = builder.with_layer(&watch_401);
+    Ok(match fence {
+        Some(fence) => builder.with_layer(&fence.layer()).build(),
+        None => builder.build(),
+    })
 }

@@ -19,6 +19,7 @@ use std::time::Duration;
 use client::build_watched_client;
 use flotilla_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use flotilla_client::RateLimit;
+use flotilla_client::leader::Fence;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::DynamicObject;
 use kube::core::GroupVersionKind;
@@ -160,6 +161,8 @@ pub(crate) struct Members {
     control: Client,
     timeout: Duration,
     limit: RateLimit,
+    /// The leader election's fence, which every member client's writes pass.
+    fence: Option<Fence>,
     entries: Arc<Mutex<HashMap<String, Entry>>>,
     hooks: Arc<RwLock<Vec<InformerHook>>>,
     /// Set by [`Members::shutdown`]: members built afterwards (by a task still finishing) start no informers.
@@ -170,12 +173,19 @@ pub(crate) struct Members {
 
 impl Members {
     /// Member access reading credentials through `control` (the control-plane client); each member's
-    /// client times requests out after `timeout` and is rate limited by `limit`.
-    pub(crate) fn new(control: Client, timeout: Duration, limit: RateLimit) -> Self {
+    /// client times requests out after `timeout`, is rate limited by `limit` and writes only while `fence`
+    /// (when there is one) allows.
+    pub(crate) fn new(
+        control: Client,
+        timeout: Duration,
+        limit: RateLimit,
+        fence: Option<Fence>,
+    ) -> Self {
         Members {
             control,
             timeout,
             limit,
+            fence,
             entries: Arc::default(),
             hooks: Arc::default(),
             closed: Arc::default(),
@@ -204,6 +214,7 @@ impl Members {
             control,
             timeout: Duration::ZERO,
             limit,
+            fence: None,
             entries: Arc::default(),
             hooks,
             closed: Arc::default(),
@@ -382,9 +393,15 @@ impl Members {
         };
         let secret_version = secret.resource_version().unwrap_or_default();
         let rejected = Arc::new(AtomicBool::new(false));
-        let client =
-            build_watched_client(cluster, &secret, self.timeout, self.limit, rejected.clone())
-                .await?;
+        let client = build_watched_client(
+            cluster,
+            &secret,
+            self.timeout,
+            self.limit,
+            self.fence.as_ref(),
+            rejected.clone(),
+        )
+        .await?;
         let member = Arc::new(Member {
             cluster: name.clone(),
             client: client.clone(),

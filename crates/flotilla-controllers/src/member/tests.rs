@@ -84,6 +84,7 @@ async fn a_401_from_the_member_rebuilds_the_client_with_the_rotated_secret() {
         control_client(tokens.clone()),
         Duration::from_secs(5),
         RateLimit::default(),
+        None,
     );
 
     let first = members.get(&cluster).await.unwrap();

@@ -13,7 +13,7 @@ use flotilla_controllers::options::compile_namespace_patterns;
 use flotilla_controllers::enabled_controllers::ControllerSelection;
 use flotilla_controllers::features::FeatureGates;
 use flotilla_client::leader::LeaderElection;
-use flotilla_controllers::manager::{self, ManagerOptions};
+use flotilla_controllers::manager::{self, Election, ManagerOptions};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
@@ -22,8 +22,8 @@ use super::aggregated_apiserver::{self, AggregatedApiArgs};
 use super::karmada_webhook::{self, WebhookArgs};
 use super::kube_access::{ApiRateLimits, KubeAccess};
 
-/// The Lease the managers elect their leader on.
-const LEASE_NAME: &str = "flotilla-controller-manager";
+/// The Lease the managers elect their leader on, Karmada's controller manager's.
+const LEASE_NAME: &str = "karmada-controller-manager";
 
 /// Arguments of `flotilla controller-manager`.
 #[derive(Debug, Clone, clap::Args)]
@@ -34,9 +34,9 @@ pub struct Args {
     /// Where to serve Prometheus /metrics, /healthz and /readyz.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub metrics_addr: SocketAddr,
-    /// Elect a leader through a Lease in karmada-system before running the controllers.
-    #[arg(long)]
-    pub leader_elect: bool,
+    /// Leader election between replicas.
+    #[command(flatten)]
+    pub leader_election: LeaderElectionFlags,
     /// Namespaces whose objects are never propagated (comma-separated regular expressions, full match).
     #[arg(long, value_delimiter = ',', default_value = "kube-.*")]
     pub skipped_propagating_namespaces: Vec<String>,
@@ -133,11 +133,62 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Karmada's leader election flags, with its defaults.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LeaderElectionFlags {
+    /// Gain leadership on a Lease before running the controllers (`--leader-elect=false` runs at once): for
+    /// replicated controller managers.
+    #[arg(long = "leader-elect", default_value_t = true, action = clap::ArgAction::Set,
+          num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub enabled: bool,
+    /// The namespace of the Lease.
+    #[arg(long = "leader-elect-resource-namespace", default_value = namespaces::KARMADA_SYSTEM)]
+    pub resource_namespace: String,
+    /// How long other candidates wait after the Lease last changed before they may take it: the longest a
+    /// stopped leader is left in place.
+    #[arg(long = "leader-elect-lease-duration", default_value = "15s", value_parser = parse_duration)]
+    pub lease_duration: Duration,
+    /// How long the leader keeps leading without a successful renewal; shorter than the lease duration.
+    #[arg(long = "leader-elect-renew-deadline", default_value = "10s", value_parser = parse_duration)]
+    pub renew_deadline: Duration,
+    /// How often candidates try to acquire and the leader renews.
+    #[arg(long = "leader-elect-retry-period", default_value = "2s", value_parser = parse_duration)]
+    pub retry_period: Duration,
+}
+
+impl LeaderElectionFlags {
+    /// The election these flags ask for, for this process, if any.
+    fn election(&self) -> anyhow::Result<Option<LeaderElection>> {
+        if !self.enabled {
+            return Ok(None);
+        }
+        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "flotilla".to_owned());
+        let identity = format!("{host}_{}", std::process::id());
+        let mut election = LeaderElection::new(&self.resource_namespace, LEASE_NAME, &identity);
+        election.lease_duration = self.lease_duration;
+        election.renew_deadline = self.renew_deadline;
+        election.retry_period = self.retry_period;
+        election
+            .validate()
+            .context("invalid --leader-elect-lease-duration, --leader-elect-renew-deadline or --leader-elect-retry-period")?;
+        Ok(Some(election))
+    }
+}
+
 /// Runs the controllers until SIGINT or SIGTERM (or until leadership is lost).
 pub async fn run(args: Args) -> anyhow::Result<()> {
+    let election = args.leader_election.election()?;
+    // The webhook, the aggregated API server and the election itself write whether or not this replica
+    // leads; the controllers' client writes only while it does.
     let client = args
         .control_plane
         .limited_client(args.rate_limits.kube_api())
+        .await
+        .context("failed to reach the control plane")?;
+    let fence = election.as_ref().map(|election| &election.fence);
+    let controllers_client = args
+        .control_plane
+        .fenced_client(args.rate_limits.kube_api(), fence)
         .await
         .context("failed to reach the control plane")?;
     let webhook = args.webhook.settings()?;
@@ -162,19 +213,18 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         no_execute_taint_eviction_purge_mode: args.no_execute_taint_eviction_purge_mode,
         graceful_eviction_timeout: args.graceful_eviction_timeout,
         resource_eviction_rate: args.resource_eviction_rate,
+        write_fence: election.as_ref().map(|election| election.fence.clone()),
         ..Options::default()
     };
-    let leader_election = if args.leader_elect {
-        ensure_namespace(&client, namespaces::KARMADA_SYSTEM).await?;
-        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "flotilla".to_owned());
-        let identity = format!("{host}_{}", std::process::id());
-        Some(LeaderElection::new(
-            namespaces::KARMADA_SYSTEM,
-            LEASE_NAME,
-            &identity,
-        ))
-    } else {
-        None
+    let leader_election = match election {
+        Some(config) => {
+            ensure_namespace(&client, &config.namespace).await?;
+            Some(Election {
+                config,
+                client: client.clone(),
+            })
+        }
+        None => None,
     };
     // Served whether or not this replica leads, as karmada-webhook runs beside the elected controllers.
     let webhook = match &webhook {
@@ -204,7 +254,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         leader_election,
         disable_events: false,
     };
-    let mut manager = manager::start(client, Arc::new(interpreter), options)
+    let mut manager = manager::start(controllers_client, Arc::new(interpreter), options)
         .await
         .context("failed to start the controllers")?;
     tracing::info!(metrics = ?manager.admin_addr(), "controller manager started");

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use flotilla_client::RateLimit;
+use flotilla_client::leader::Fence;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 /// The flags that name the cluster a command talks to, spelled as kubectl spells them. `join` and `unjoin`
@@ -34,8 +35,26 @@ impl KubeAccess {
     /// # Errors
     /// As [`client`].
     pub async fn limited_client(&self, limit: RateLimit) -> anyhow::Result<kube::Client> {
+        self.fenced_client(limit, None).await
+    }
+
+    /// As [`KubeAccess::limited_client`], and whose writes pass `fence` when there is one (a leader
+    /// election's: the client of controllers that must write only while they lead).
+    ///
+    /// # Errors
+    /// As [`client`].
+    pub async fn fenced_client(
+        &self,
+        limit: RateLimit,
+        fence: Option<&Fence>,
+    ) -> anyhow::Result<kube::Client> {
         let config = config(self.kubeconfig.as_deref(), self.context.as_deref()).await?;
-        flotilla_client::client(config, limit).context("failed to create a client")
+        let builder =
+            flotilla_client::builder(config, limit).context("failed to create a client")?;
+        Ok(match fence {
+            Some(fence) => builder.with_layer(&fence.layer()).build(),
+            None => builder.build(),
+        })
     }
 }
 
