@@ -279,14 +279,7 @@ impl LeaderElection {
         new_spec.lease_duration_seconds = Some(seconds);
         new_spec.renew_time = Some(now);
         lease.spec = Some(new_spec);
-        match api
-            .replace(&self.name, &PostParams::default(), &lease)
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(err) if is_conflict(&err) => Ok(false),
-            Err(source) => Err(CallError::new("update", object, source)),
-        }
+        replace_lease(&api, &lease, object).await
     }
 
     /// Gives the lease up if this process still holds it, as client-go's `ReleaseOnCancel` does: no holder, a
@@ -322,14 +315,17 @@ impl LeaderElection {
         spec.acquire_time = Some(now.clone());
         spec.renew_time = Some(now);
         lease.spec = Some(spec);
-        match api
-            .replace(&self.name, &PostParams::default(), &lease)
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(err) if is_conflict(&err) => Ok(false),
-            Err(source) => Err(CallError::new("update", object, source)),
-        }
+        replace_lease(&api, &lease, object).await
+    }
+}
+
+/// Writes `lease` back over the version it was read at: `false` when another writer changed it meanwhile.
+async fn replace_lease(api: &Api<Lease>, lease: &Lease, object: String) -> Result<bool, CallError> {
+    let name = lease.metadata.name.as_deref().unwrap_or_default();
+    match api.replace(name, &PostParams::default(), lease).await {
+        Ok(_) => Ok(true),
+        Err(err) if is_conflict(&err) => Ok(false),
+        Err(source) => Err(CallError::new("update", object, source)),
     }
 }
 

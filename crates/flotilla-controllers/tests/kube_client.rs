@@ -12,15 +12,7 @@ use flotilla_client::{self as kube_client, RateLimit};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{ObjectMeta, PostParams, WatchEvent, WatchParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Config};
-
-async fn config(server: &flotilla_apiserver::RunningServer) -> Config {
-    let kubeconfig = Kubeconfig::from_yaml(&server.kubeconfig("test")).unwrap();
-    Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .unwrap()
-}
+use kube::Api;
 
 fn version_request() -> http::Request<kube::client::Body> {
     http::Request::get("/version")
@@ -32,12 +24,13 @@ fn version_request() -> http::Request<kube::client::Body> {
 async fn requests_and_watches_use_http2_when_the_server_offers_it() {
     let mut dirs = Vec::new();
     let server = support::start_server(&mut dirs).await;
-    let client = kube_client::client(config(&server).await, RateLimit::default()).unwrap();
+    let client =
+        kube_client::client(support::server_config(&server).await, RateLimit::default()).unwrap();
 
     let response = client.send(version_request()).await.unwrap();
     assert_eq!(response.version(), http::Version::HTTP_2);
     // kube's own builder, for contrast, stays on HTTP/1.1: the reason this module exists.
-    let plain = kube::Client::try_from(config(&server).await).unwrap();
+    let plain = kube::Client::try_from(support::server_config(&server).await).unwrap();
     let response = plain.send(version_request()).await.unwrap();
     assert_eq!(response.version(), http::Version::HTTP_11);
 
@@ -85,7 +78,7 @@ async fn the_rate_limit_holds_requests_to_its_rate() {
         qps: 20.0,
         burst: 2,
     };
-    let client = kube_client::client(config(&server).await, limit).unwrap();
+    let client = kube_client::client(support::server_config(&server).await, limit).unwrap();
     let started = Instant::now();
     let requests = (0..12).map(|_| client.send(version_request()));
     for response in futures::future::join_all(requests).await {
@@ -98,8 +91,11 @@ async fn the_rate_limit_holds_requests_to_its_rate() {
     );
     // Without a limit nothing holds them: the same requests through an unlimited client finish, and the
     // limited client still serves after its bucket drained.
-    let unlimited =
-        kube_client::client(config(&server).await, RateLimit { qps: 0.0, burst: 0 }).unwrap();
+    let unlimited = kube_client::client(
+        support::server_config(&server).await,
+        RateLimit { qps: 0.0, burst: 0 },
+    )
+    .unwrap();
     let requests = (0..12).map(|_| unlimited.send(version_request()));
     for response in futures::future::join_all(requests).await {
         assert!(response.unwrap().status().is_success());

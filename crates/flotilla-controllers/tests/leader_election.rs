@@ -8,22 +8,14 @@ use crate::support;
 
 use std::time::Duration;
 
-use flotilla_client::leader::{Ended, LeaderElection};
+use flotilla_client::leader::{Ended, LeaderElection, Observed};
 use flotilla_client::{self as kube_client, RateLimit};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{ObjectMeta, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Client, Config};
+use kube::{Api, Client};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-
-async fn config(server: &flotilla_apiserver::RunningServer) -> Config {
-    let kubeconfig = Kubeconfig::from_yaml(&server.kubeconfig("test")).unwrap();
-    Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .unwrap()
-}
 
 /// Short timings, in the ratios of Karmada's defaults (15 s, 10 s, 2 s), so a takeover takes seconds.
 fn election(identity: &str) -> LeaderElection {
@@ -33,6 +25,23 @@ fn election(identity: &str) -> LeaderElection {
     election.retry_period = Duration::from_millis(400);
     election.validate().unwrap();
     election
+}
+
+/// `election` renewing in the background until `stop` is cancelled.
+fn hold(
+    election: &LeaderElection,
+    client: &Client,
+    observed: Observed,
+    stop: &CancellationToken,
+) -> tokio::task::JoinHandle<Ended> {
+    let (election, client, stop) = (election.clone(), client.clone(), stop.clone());
+    tokio::spawn(async move { election.hold(&client, observed, &stop).await })
+}
+
+/// `election` waiting for the lease in the background.
+fn contend(election: &LeaderElection, client: &Client) -> tokio::task::JoinHandle<Observed> {
+    let (election, client) = (election.clone(), client.clone());
+    tokio::spawn(async move { election.acquire(&client).await })
 }
 
 async fn holder(client: &Client) -> Option<String> {
@@ -49,7 +58,8 @@ async fn holder(client: &Client) -> Option<String> {
 async fn a_stopped_leader_is_fenced_before_another_takes_over() {
     let mut dirs = Vec::new();
     let server = support::start_server(&mut dirs).await;
-    let client = kube_client::client(config(&server).await, RateLimit::default()).unwrap();
+    let client =
+        kube_client::client(support::server_config(&server).await, RateLimit::default()).unwrap();
     let (a, b) = (election("a"), election("b"));
 
     let observed = a.acquire(&client).await;
@@ -58,14 +68,8 @@ async fn a_stopped_leader_is_fenced_before_another_takes_over() {
 
     // `a` renews; `b` waits the whole time.
     let stop_a = CancellationToken::new();
-    let holding = {
-        let (a, client, stop) = (a.clone(), client.clone(), stop_a.clone());
-        tokio::spawn(async move { a.hold(&client, observed, &stop).await })
-    };
-    let contender = {
-        let (b, client) = (b.clone(), client.clone());
-        tokio::spawn(async move { b.acquire(&client).await })
-    };
+    let holding = hold(&a, &client, observed, &stop_a);
+    let contender = contend(&b, &client);
     // Two lease durations of renewals by `a`: `b` never gets the lease meanwhile.
     let watch_until = Instant::now() + 2 * a.lease_duration;
     while Instant::now() < watch_until {
@@ -89,7 +93,7 @@ async fn a_stopped_leader_is_fenced_before_another_takes_over() {
     // deadline, which is before any other replica may take the lease.
     assert!(!a.fence.allows_writes());
     assert!(b.fence.allows_writes());
-    let fenced = kube_client::builder(config(&server).await, RateLimit::default())
+    let fenced = kube_client::builder(support::server_config(&server).await, RateLimit::default())
         .unwrap()
         .with_layer(&a.fence.layer())
         .build();
@@ -116,21 +120,16 @@ async fn a_stopped_leader_is_fenced_before_another_takes_over() {
 async fn a_released_lease_is_taken_at_the_next_try() {
     let mut dirs = Vec::new();
     let server = support::start_server(&mut dirs).await;
-    let client = kube_client::client(config(&server).await, RateLimit::default()).unwrap();
+    let client =
+        kube_client::client(support::server_config(&server).await, RateLimit::default()).unwrap();
     let (a, mut b) = (election("a"), election("b"));
     // A long lease shows that `b` does not wait for it to expire.
     b.lease_duration = Duration::from_secs(60);
 
     let observed = a.acquire(&client).await;
     let stop_a = CancellationToken::new();
-    let holding = {
-        let (a, client, stop) = (a.clone(), client.clone(), stop_a.clone());
-        tokio::spawn(async move { a.hold(&client, observed, &stop).await })
-    };
-    let contender = {
-        let (b, client) = (b.clone(), client.clone());
-        tokio::spawn(async move { b.acquire(&client).await })
-    };
+    let holding = hold(&a, &client, observed, &stop_a);
+    let contender = contend(&b, &client);
     // `b` has seen `a` hold the lease before `a` lets it go.
     flotilla_testing::eventually("b to observe a's lease", || async {
         (holder(&client).await.as_deref() == Some("a")).then_some(())
@@ -155,7 +154,8 @@ async fn a_released_lease_is_taken_at_the_next_try() {
 async fn a_leader_that_cannot_renew_stops_at_its_renew_deadline() {
     let mut dirs = Vec::new();
     let server = support::start_server(&mut dirs).await;
-    let client = kube_client::client(config(&server).await, RateLimit::default()).unwrap();
+    let client =
+        kube_client::client(support::server_config(&server).await, RateLimit::default()).unwrap();
     let a = election("a");
     let observed = a.acquire(&client).await;
 

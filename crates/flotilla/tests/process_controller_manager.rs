@@ -101,31 +101,7 @@ async fn join_run_controllers_propagate_and_unjoin() {
     })
     .await;
 
-    let configmaps: Api<ConfigMap> = Api::namespaced(control_client.clone(), "default");
-    let cm: ConfigMap =
-        serde_json::from_value(json!({"metadata": {"name": "settings"}, "data": {"a": "1"}}))
-            .unwrap();
-    configmaps
-        .create(&PostParams::default(), &cm)
-        .await
-        .unwrap();
-    let policies: Api<PropagationPolicy> = Api::namespaced(control_client.clone(), "default");
-    let policy: PropagationPolicy = serde_json::from_value(json!({
-        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
-        "metadata": {"name": "settings", "namespace": "default"},
-        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}],
-                 "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}
-    }))
-    .unwrap();
-    policies
-        .create(&PostParams::default(), &policy)
-        .await
-        .unwrap();
-    let member_configmaps: Api<ConfigMap> = Api::namespaced(member_client, "default");
-    eventually("the ConfigMap in member1", || async {
-        member_configmaps.get("settings").await.ok()
-    })
-    .await;
+    common::propagate_settings_to_member1(&control_client, member_client).await;
     // The counter moves when the reconcile returns, which can be a moment after its apply reached the member.
     eventually(
         "the execution controller's reconciles in /metrics",

@@ -8,11 +8,8 @@ use crate::common;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use flotilla_api::policy::v1alpha1::PropagationPolicy;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, PostParams};
-use serde_json::json;
+use kube::api::Api;
 
 use common::{
     ControlPlaneAndMember, Proc, control_plane_and_member, controller_manager, eventually,
@@ -113,31 +110,7 @@ async fn a_stopped_leader_is_replaced_and_stops_when_resumed() {
     );
 
     // The new leader does the work.
-    let configmaps: Api<ConfigMap> = Api::namespaced(control_client.clone(), "default");
-    let cm: ConfigMap =
-        serde_json::from_value(json!({"metadata": {"name": "settings"}, "data": {"a": "1"}}))
-            .unwrap();
-    configmaps
-        .create(&PostParams::default(), &cm)
-        .await
-        .unwrap();
-    let policies: Api<PropagationPolicy> = Api::namespaced(control_client.clone(), "default");
-    let policy: PropagationPolicy = serde_json::from_value(json!({
-        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
-        "metadata": {"name": "settings", "namespace": "default"},
-        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}],
-                 "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}
-    }))
-    .unwrap();
-    policies
-        .create(&PostParams::default(), &policy)
-        .await
-        .unwrap();
-    let member_configmaps: Api<ConfigMap> = Api::namespaced(member_client, "default");
-    eventually("the ConfigMap in member1", || async {
-        member_configmaps.get("settings").await.ok()
-    })
-    .await;
+    common::propagate_settings_to_member1(&control_client, member_client).await;
 
     // Resumed, the old leader sees at once that its renew deadline passed and exits; the lease stays taken.
     signal(&first.0, "-CONT");

@@ -73,6 +73,15 @@ pub(crate) async fn start_server(dirs: &mut Vec<tempfile::TempDir>) -> RunningSe
     Server::start(config).await.unwrap()
 }
 
+/// The client configuration of `server`'s admin kubeconfig, for tests that build their own client stack.
+pub(crate) async fn server_config(server: &RunningServer) -> kube::Config {
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    let kubeconfig = Kubeconfig::from_yaml(&server.kubeconfig("test")).unwrap();
+    kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap()
+}
+
 /// Installs Karmada's CRDs and waits until they are served.
 pub(crate) async fn install_crds(client: &Client) {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());

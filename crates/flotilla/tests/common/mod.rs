@@ -240,3 +240,37 @@ pub(crate) fn assert_clean(lines: &[String]) {
         );
     }
 }
+
+/// Propagates the ConfigMap `default/settings` to member1 with a PropagationPolicy of the same name, and waits
+/// until member1 holds it: the proof that some controller manager does its work.
+pub(crate) async fn propagate_settings_to_member1(control_client: &Client, member_client: Client) {
+    use flotilla_api::policy::v1alpha1::PropagationPolicy;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, PostParams};
+    use serde_json::json;
+    let configmaps: Api<ConfigMap> = Api::namespaced(control_client.clone(), "default");
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "settings"}, "data": {"a": "1"}}))
+            .unwrap();
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap();
+    let policies: Api<PropagationPolicy> = Api::namespaced(control_client.clone(), "default");
+    let policy: PropagationPolicy = serde_json::from_value(json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "settings", "namespace": "default"},
+        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}],
+                 "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}
+    }))
+    .unwrap();
+    policies
+        .create(&PostParams::default(), &policy)
+        .await
+        .unwrap();
+    let member_configmaps: Api<ConfigMap> = Api::namespaced(member_client, "default");
+    eventually("the ConfigMap in member1", || async {
+        member_configmaps.get("settings").await.ok()
+    })
+    .await;
+}
