@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use flotilla_client::{self as kube_client, RateLimit};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{ObjectMeta, PostParams, WatchEvent, WatchParams};
 use kube::Api;
+use kube::api::{ObjectMeta, PostParams, WatchEvent, WatchParams};
 
 fn version_request() -> http::Request<kube::client::Body> {
     http::Request::get("/version")

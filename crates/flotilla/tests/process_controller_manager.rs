@@ -5,38 +5,17 @@
 use crate::common;
 
 use std::io::{Read, Write};
-use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use flotilla_api::cluster::v1alpha1::Cluster;
-use flotilla_api::policy::v1alpha1::PropagationPolicy;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::api::{Api, PostParams};
-use serde_json::json;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
 
 use common::{
     ControlPlaneAndMember, Proc, control_plane_and_member, controller_manager, eventually,
-    flotilla, free_port,
+    flotilla, free_port, join_member1,
 };
-
-/// Runs `flotilla join member1` and fails the test unless it succeeds; returns its stdout.
-fn join_member1(karmada_config: &Path, member_config: &Path) -> String {
-    let joined = flotilla(&[
-        "join",
-        "member1",
-        "--kubeconfig",
-        karmada_config.to_str().unwrap(),
-        "--cluster-kubeconfig",
-        member_config.to_str().unwrap(),
-    ]);
-    assert!(
-        joined.status.success(),
-        "{}",
-        String::from_utf8_lossy(&joined.stderr)
-    );
-    String::from_utf8_lossy(&joined.stdout).into_owned()
-}
 
 /// Status code of `GET path` on the admin listener (plain HTTP/1.0), or `None` when it does not answer.
 fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
@@ -101,7 +80,7 @@ async fn join_run_controllers_propagate_and_unjoin() {
     })
     .await;
 
-    common::propagate_settings_to_member1(&control_client, member_client).await;
+    common::propagate_configmap_to_member1(&control_client, member_client, "settings").await;
     // The counter moves when the reconcile returns, which can be a moment after its apply reached the member.
     eventually(
         "the execution controller's reconciles in /metrics",
@@ -216,31 +195,7 @@ async fn join_with_an_insecure_kubeconfig_becomes_ready_and_warns_once() {
     })
     .await;
     // Several status rounds later (each one connects to the member again), still one warning.
-    let configmaps: Api<ConfigMap> = Api::namespaced(control_client.clone(), "default");
-    let cm: ConfigMap =
-        serde_json::from_value(json!({"metadata": {"name": "probe"}, "data": {"a": "1"}})).unwrap();
-    configmaps
-        .create(&PostParams::default(), &cm)
-        .await
-        .unwrap();
-    let policies: Api<PropagationPolicy> = Api::namespaced(control_client.clone(), "default");
-    let policy: PropagationPolicy = serde_json::from_value(json!({
-        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
-        "metadata": {"name": "probe", "namespace": "default"},
-        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "probe"}],
-                 "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}
-    }))
-    .unwrap();
-    policies
-        .create(&PostParams::default(), &policy)
-        .await
-        .unwrap();
-    let member_configmaps: Api<ConfigMap> = Api::namespaced(member_client.clone(), "default");
-    eventually(
-        "the ConfigMap in member1 through the unverified connection",
-        || async { member_configmaps.get("probe").await.ok() },
-    )
-    .await;
+    common::propagate_configmap_to_member1(&control_client, member_client.clone(), "probe").await;
     let text = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         text.matches("serving certificate is not verified").count(),

@@ -13,7 +13,7 @@ use kube::api::Api;
 
 use common::{
     ControlPlaneAndMember, Proc, control_plane_and_member, controller_manager, eventually,
-    flotilla, free_port,
+    free_port,
 };
 
 const LEASE_DURATION: Duration = Duration::from_secs(4);
@@ -60,19 +60,7 @@ async fn a_stopped_leader_is_replaced_and_stops_when_resumed() {
         member_client,
         ..
     } = control_plane_and_member(dir.path(), "member1").await;
-    let joined = flotilla(&[
-        "join",
-        "member1",
-        "--kubeconfig",
-        karmada_config.to_str().unwrap(),
-        "--cluster-kubeconfig",
-        member_config.to_str().unwrap(),
-    ]);
-    assert!(
-        joined.status.success(),
-        "{}",
-        String::from_utf8_lossy(&joined.stderr)
-    );
+    common::join_member1(&karmada_config, &member_config);
     let leases: Api<Lease> = Api::namespaced(control_client.clone(), "karmada-system");
 
     let mut first = Proc(replica(&karmada_config, Stdio::piped()));
@@ -110,7 +98,7 @@ async fn a_stopped_leader_is_replaced_and_stops_when_resumed() {
     );
 
     // The new leader does the work.
-    common::propagate_settings_to_member1(&control_client, member_client).await;
+    common::propagate_configmap_to_member1(&control_client, member_client, "settings").await;
 
     // Resumed, the old leader sees at once that its renew deadline passed and exits; the lease stays taken.
     signal(&first.0, "-CONT");

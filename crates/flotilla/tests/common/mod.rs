@@ -241,17 +241,20 @@ pub(crate) fn assert_clean(lines: &[String]) {
     }
 }
 
-/// Propagates the ConfigMap `default/settings` to member1 with a PropagationPolicy of the same name, and waits
+/// Propagates a ConfigMap `default/<name>` to member1 with a PropagationPolicy of the same name, and waits
 /// until member1 holds it: the proof that some controller manager does its work.
-pub(crate) async fn propagate_settings_to_member1(control_client: &Client, member_client: Client) {
+pub(crate) async fn propagate_configmap_to_member1(
+    control_client: &Client,
+    member_client: Client,
+    name: &str,
+) {
     use flotilla_api::policy::v1alpha1::PropagationPolicy;
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::{Api, PostParams};
     use serde_json::json;
     let configmaps: Api<ConfigMap> = Api::namespaced(control_client.clone(), "default");
     let cm: ConfigMap =
-        serde_json::from_value(json!({"metadata": {"name": "settings"}, "data": {"a": "1"}}))
-            .unwrap();
+        serde_json::from_value(json!({"metadata": {"name": name}, "data": {"a": "1"}})).unwrap();
     configmaps
         .create(&PostParams::default(), &cm)
         .await
@@ -259,8 +262,8 @@ pub(crate) async fn propagate_settings_to_member1(control_client: &Client, membe
     let policies: Api<PropagationPolicy> = Api::namespaced(control_client.clone(), "default");
     let policy: PropagationPolicy = serde_json::from_value(json!({
         "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
-        "metadata": {"name": "settings", "namespace": "default"},
-        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}],
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": name}],
                  "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}
     }))
     .unwrap();
@@ -269,8 +272,26 @@ pub(crate) async fn propagate_settings_to_member1(control_client: &Client, membe
         .await
         .unwrap();
     let member_configmaps: Api<ConfigMap> = Api::namespaced(member_client, "default");
-    eventually("the ConfigMap in member1", || async {
-        member_configmaps.get("settings").await.ok()
+    eventually(&format!("ConfigMap {name} in member1"), || async {
+        member_configmaps.get(name).await.ok()
     })
     .await;
+}
+
+/// Runs `flotilla join member1` and fails the test unless it succeeds; returns its stdout.
+pub(crate) fn join_member1(karmada_config: &Path, member_config: &Path) -> String {
+    let joined = flotilla(&[
+        "join",
+        "member1",
+        "--kubeconfig",
+        karmada_config.to_str().unwrap(),
+        "--cluster-kubeconfig",
+        member_config.to_str().unwrap(),
+    ]);
+    assert!(
+        joined.status.success(),
+        "{}",
+        String::from_utf8_lossy(&joined.stderr)
+    );
+    String::from_utf8_lossy(&joined.stdout).into_owned()
 }
