@@ -373,4 +373,7 @@ pub mod events {
     pub const EVICT_WORKLOAD_FROM_CLUSTER_SUCCEED: &str = "EvictWorkloadFromClusterSucceed";
     /// Taint manager: eviction failed.
     pub const EVICT_WORKLOAD_FROM_CLUSTER_FAILED: &str = "EvictWorkloadFromClusterFailed";
+    /// Any informer: an object Flotilla cannot read (a field of another type, an enum value it does not know)
+    /// is left out. Flotilla's own reason: Karmada's Go types read such objects or fail otherwise.
+    pub const OBJECT_UNDECODABLE: &str = "ObjectUndecodable";
 }

@@ -22,6 +22,7 @@ pub struct Metrics {
     duration: HistogramVec,
     queue_depth: IntGaugeVec,
     events_dropped: IntCounterVec,
+    undecodable: IntCounterVec,
 }
 
 impl Metrics {
@@ -69,6 +70,15 @@ impl Metrics {
             ),
             &["controller", "cause"],
         )?;
+        let undecodable = IntCounterVec::new(
+            Opts::new(
+                "undecodable_objects_total",
+                "Object versions an informer could not read and left out, per informer (`control-plane: \
+                 <resource>`); each is also logged and given a Warning Event naming the field.",
+            ),
+            &["informer"],
+        )?;
+        registry.register(Box::new(undecodable.clone()))?;
         registry.register(Box::new(reconciles.clone()))?;
         registry.register(Box::new(failures.clone()))?;
         registry.register(Box::new(duration.clone()))?;
@@ -81,6 +91,7 @@ impl Metrics {
             duration,
             queue_depth,
             events_dropped,
+            undecodable,
         })
     }
 
@@ -124,6 +135,16 @@ impl Metrics {
     /// The counter of Events not written, by reporting controller and cause, for the event sink to count on.
     pub fn events_dropped(&self) -> IntCounterVec {
         self.events_dropped.clone()
+    }
+
+    /// Counts one object version `informer` could not read.
+    pub fn count_undecodable(&self, informer: &str) {
+        self.undecodable.with_label_values(&[informer]).inc();
+    }
+
+    /// Object versions `informer` could not read so far.
+    pub fn undecodable(&self, informer: &str) -> u64 {
+        self.undecodable.with_label_values(&[informer]).get()
     }
 
     /// The registry in Prometheus text format.

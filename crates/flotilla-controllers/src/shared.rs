@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use flotilla_api::names::events;
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
 
 use crate::events::EventSink;
@@ -12,7 +14,7 @@ use crate::member::Members;
 use crate::metrics::Metrics;
 use crate::options::Options;
 use crate::resources::Resources;
-use crate::runtime::{Informers, Runtime};
+use crate::runtime::{Informers, Runtime, UndecodableHook, UndecodableObject};
 use crate::templates::Templates;
 
 /// What every controller works with: the control plane's client and its shared informers, where Events go, and
@@ -61,7 +63,8 @@ impl Shared {
                 options.write_fence.clone(),
             ),
             control: ControlPlane {
-                informers: Informers::new(client.clone(), "control-plane"),
+                informers: Informers::new(client.clone(), "control-plane")
+                    .reporting_undecodable(report_undecodable(&events, &metrics)),
                 runtime: Runtime {
                     workers: options.workers,
                     backoff: options.backoff,
@@ -81,4 +84,30 @@ impl Shared {
             resources: self.resources.clone(),
         }
     }
+}
+
+/// What the control plane's informers do with an object they cannot read, besides logging it: count it, and
+/// put a Warning Event on it, where `kubectl describe` shows the user which field to fix.
+fn report_undecodable(events: &EventSink, metrics: &Metrics) -> UndecodableHook {
+    let (recorder, metrics) = (events.recorder("informer"), metrics.clone());
+    Arc::new(move |undecodable: &UndecodableObject<'_>| {
+        metrics.count_undecodable(undecodable.informer);
+        let meta = &undecodable.object.meta;
+        let reference = ObjectReference {
+            api_version: Some(undecodable.api_version.to_owned()),
+            kind: Some(undecodable.kind.to_owned()),
+            namespace: meta.namespace.clone(),
+            name: meta.name.clone(),
+            uid: meta.uid.clone(),
+            ..ObjectReference::default()
+        };
+        recorder.warning(
+            &reference,
+            events::OBJECT_UNDECODABLE,
+            format!(
+                "Flotilla cannot read this object and leaves it out: {}",
+                undecodable.object.error
+            ),
+        );
+    })
 }

@@ -10,6 +10,7 @@ mod pull;
 mod reconcile_logs;
 mod scheduling;
 mod support;
+mod undecodable;
 mod unified_auth;
 
 /// A new file in tests/ is built only once it is declared here or listed in Cargo.toml.

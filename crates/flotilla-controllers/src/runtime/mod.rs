@@ -4,6 +4,7 @@
 
 pub mod controller;
 pub mod informer;
+mod lenient;
 mod permits;
 pub mod reconcile;
 #[cfg(test)]
@@ -16,12 +17,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::watcher;
-use kube::{Api, Client, Resource};
+use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
 pub use controller::{Action, Backoff, Controller, Runtime, Trigger, spec_changed};
-pub use informer::{Change, Informer};
+pub use informer::{Change, Informer, UndecodableHook, UndecodableObject};
+pub use lenient::Undecodable;
 
 type Entry = (Arc<dyn Any + Send + Sync>, JoinHandle<()>);
 
@@ -41,6 +43,7 @@ pub struct Informers {
     client: Client,
     name: Arc<str>,
     entries: Arc<Mutex<Entries>>,
+    hook: Option<UndecodableHook>,
 }
 
 impl Informers {
@@ -50,7 +53,16 @@ impl Informers {
             client,
             name: Arc::from(name),
             entries: Arc::default(),
+            hook: None,
         }
+    }
+
+    /// The same informers, each telling `hook` of every object it cannot read (besides logging it). Set before
+    /// the first informer starts.
+    #[must_use]
+    pub fn reporting_undecodable(mut self, hook: UndecodableHook) -> Self {
+        self.hook = Some(hook);
+        self
     }
 
     /// The client the informers watch through.
@@ -81,10 +93,11 @@ impl Informers {
             return Informer::detached((), key).0;
         }
         let (informer, task) = Informer::start(
-            Api::<K>::all(self.client.clone()),
+            self.client.clone(),
             (),
             watcher::Config::default(),
             format!("{}: {}", self.name, K::plural(&())),
+            self.hook.clone(),
         );
         entries.running.insert(key, (informer.clone(), task));
         informer
@@ -105,13 +118,14 @@ impl Informers {
             return Informer::detached(resource.clone(), key).0;
         }
         let (informer, task) = Informer::start(
-            Api::<DynamicObject>::all_with(self.client.clone(), resource),
+            self.client.clone(),
             resource.clone(),
             watcher::Config::default(),
             format!(
                 "{}: {}/{}",
                 self.name, resource.api_version, resource.plural
             ),
+            self.hook.clone(),
         );
         entries.running.insert(key, (informer.clone(), task));
         informer

@@ -441,3 +441,60 @@ async fn every_waiter_sees_the_first_sync() {
             .unwrap();
     }
 }
+
+/// A ConfigMap as the watcher hands it, with `data` of a type a ConfigMap cannot have.
+fn unreadable_config_map(name: &str, version: &str) -> super::lenient::Lenient<ConfigMap> {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "ns", "resourceVersion": version},
+        "data": ["not", "a", "map"],
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_relist_keeps_the_last_readable_version_of_an_object_that_became_unreadable() {
+    let (informer, mut writer) = Informer::<ConfigMap>::detached((), "test");
+    let readable = |event| informer.readable(event);
+    let apply = |writer: &mut Writer<ConfigMap>, event: Option<Event<ConfigMap>>| {
+        if let Some(event) = event {
+            informer.apply(writer, &event);
+        }
+    };
+    apply(&mut writer, Some(Event::Apply(mk_config_map("a", "1"))));
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    informer.add_handler(move |change| {
+        if !matches!(change, Change::Added(_)) {
+            log.lock().unwrap().push(format!("{change:?}"));
+        }
+    });
+    // An update that cannot be read changes nothing; nor does a relist that finds it still unreadable, or an
+    // object never readable.
+    assert!(readable(Event::Apply(unreadable_config_map("a", "2"))).is_none());
+    apply(&mut writer, Some(Event::Init));
+    apply(
+        &mut writer,
+        readable(Event::InitApply(unreadable_config_map("a", "2"))),
+    );
+    apply(
+        &mut writer,
+        readable(Event::InitApply(unreadable_config_map("never", "3"))),
+    );
+    apply(&mut writer, Some(Event::InitDone));
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    let kept = informer.get("ns", "a").unwrap();
+    assert_eq!(kept.metadata.resource_version.as_deref(), Some("1"));
+    assert!(informer.get("ns", "never").is_none());
+    // Deleted while unreadable, the cached version goes.
+    apply(
+        &mut writer,
+        readable(Event::Delete(unreadable_config_map("a", "4"))),
+    );
+    assert!(informer.get("ns", "a").is_none());
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}

@@ -1,0 +1,236 @@
+//! An object the controllers' types cannot read does not blind an informer: the informer syncs, caches every
+//! other object, reports the one it left out (hook and metric, with the field that failed), keeps the last
+//! readable version of an object that becomes unreadable, and picks the object up once it is fixed.
+
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use crate::support::{self, eventually};
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use flotilla_api::policy::v1alpha1::PropagationPolicy;
+use flotilla_controllers::runtime::{Informers, UndecodableObject};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::json;
+
+/// The PropagationPolicy CRD without a schema, as a CRD of another version might let anything through.
+fn permissive_crd() -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "propagationpolicies.policy.karmada.io"},
+        "spec": {"group": "policy.karmada.io", "scope": "Namespaced",
+                 "names": {"plural": "propagationpolicies", "singular": "propagationpolicy",
+                           "kind": "PropagationPolicy", "listKind": "PropagationPolicyList"},
+                 "versions": [{"name": "v1alpha1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object",
+                                          "x-kubernetes-preserve-unknown-fields": true}}}]}
+    }))
+    .unwrap()
+}
+
+fn policy(name: &str, scheduling_type: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": name}],
+                 "placement": {"replicaScheduling": {"replicaSchedulingType": scheduling_type}}}
+    })
+}
+
+#[tokio::test]
+async fn an_unreadable_object_is_reported_and_left_out_and_the_rest_goes_on() {
+    let mut dirs = Vec::new();
+    let server = support::start_server(&mut dirs).await;
+    let client = support::client_for(&server, "admin").await;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.create(&PostParams::default(), &permissive_crd())
+        .await
+        .unwrap();
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("policy.karmada.io", "v1alpha1", "PropagationPolicy"),
+        "propagationpolicies",
+    );
+    let raw: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource);
+    let create = |value: serde_json::Value| {
+        let raw = raw.clone();
+        async move {
+            let object: DynamicObject = serde_json::from_value(value).unwrap();
+            eventually("the policy to be created", || {
+                let (raw, object) = (raw.clone(), object.clone());
+                async move { raw.create(&PostParams::default(), &object).await.ok() }
+            })
+            .await;
+        }
+    };
+    create(policy("good", "Divided")).await;
+    create(policy("unknown-type", "Sideways")).await;
+    create(policy("changes-later", "Duplicated")).await;
+
+    let reports: Arc<Mutex<Vec<(String, String, String)>>> = Arc::default();
+    let hook = {
+        let reports = reports.clone();
+        Arc::new(move |undecodable: &UndecodableObject<'_>| {
+            reports.lock().unwrap().push((
+                undecodable.kind.to_owned(),
+                undecodable.object.meta.name.clone().unwrap_or_default(),
+                undecodable.object.error.clone(),
+            ));
+        })
+    };
+    let informers = Informers::new(client.clone(), "control-plane").reporting_undecodable(hook);
+    let policies = informers.typed::<PropagationPolicy>();
+    tokio::time::timeout(Duration::from_secs(30), policies.wait_synced())
+        .await
+        .expect("the informer synced although one object cannot be read");
+    let mut names: Vec<String> = policies
+        .list()
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["changes-later", "good"]);
+    {
+        let reports = reports.lock().unwrap();
+        assert_eq!(reports.len(), 1, "{reports:?}");
+        let (kind, name, error) = &reports[0];
+        assert_eq!(
+            (kind.as_str(), name.as_str()),
+            ("PropagationPolicy", "unknown-type")
+        );
+        assert!(
+            error.starts_with(
+                "spec.placement.replicaScheduling.replicaSchedulingType: unknown variant `Sideways`"
+            ),
+            "{error}"
+        );
+    }
+
+    // An object that becomes unreadable keeps its last readable version in the cache.
+    raw.patch(
+        "changes-later",
+        &PatchParams::default(),
+        &Patch::Merge(
+            json!({"spec": {"placement": {"replicaScheduling": {"replicaSchedulingType": 7}}}}),
+        ),
+    )
+    .await
+    .unwrap();
+    eventually("the change to be reported", || async {
+        let reports = reports.lock().unwrap();
+        reports
+            .iter()
+            .any(|(_, name, _)| name == "changes-later")
+            .then_some(())
+    })
+    .await;
+    let kept = policies.get("default", "changes-later").unwrap();
+    assert_eq!(
+        serde_json::to_value(&kept.spec.placement).unwrap()["replicaScheduling"]["replicaSchedulingType"],
+        "Duplicated"
+    );
+
+    // Fixed, the unreadable policy is picked up like any other.
+    raw.patch(
+        "unknown-type",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"placement": {"replicaScheduling": {"replicaSchedulingType": "Divided"}}}})),
+    )
+    .await
+    .unwrap();
+    eventually("the fixed policy in the cache", || async {
+        policies.get("default", "unknown-type")
+    })
+    .await;
+    // Deleting an unreadable object removes its cached version too.
+    raw.delete("changes-later", &Default::default())
+        .await
+        .unwrap();
+    eventually("the deleted policy gone from the cache", || async {
+        policies
+            .get("default", "changes-later")
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    informers.shutdown();
+}
+
+#[tokio::test]
+async fn the_controllers_count_an_unreadable_object_and_say_on_it_which_field_failed() {
+    use k8s_openapi::api::events::v1::Event;
+    let env = support::Env::start(0).await;
+    // Karmada's CRD is replaced by one without a schema, as a CRD of another version might let anything through.
+    let crds: Api<CustomResourceDefinition> = Api::all(env.client.clone());
+    let mut crd = permissive_crd();
+    crd.metadata.resource_version = crds
+        .get("propagationpolicies.policy.karmada.io")
+        .await
+        .unwrap()
+        .metadata
+        .resource_version;
+    crds.replace(
+        "propagationpolicies.policy.karmada.io",
+        &PostParams::default(),
+        &crd,
+    )
+    .await
+    .unwrap();
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("policy.karmada.io", "v1alpha1", "PropagationPolicy"),
+        "propagationpolicies",
+    );
+    let raw: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), "default", &resource);
+    let object: DynamicObject = serde_json::from_value(policy("unknown-type", "Sideways")).unwrap();
+    eventually("the policy to be created", || {
+        let (raw, object) = (raw.clone(), object.clone());
+        async move { raw.create(&PostParams::default(), &object).await.ok() }
+    })
+    .await;
+
+    let events: Api<Event> = Api::namespaced(env.client.clone(), "default");
+    let event = eventually("a Warning Event on the policy", || async {
+        events
+            .list(&Default::default())
+            .await
+            .ok()?
+            .items
+            .into_iter()
+            .find(|event| {
+                event.reason.as_deref() == Some("ObjectUndecodable")
+                    && event.regarding.as_ref().and_then(|r| r.name.as_deref())
+                        == Some("unknown-type")
+            })
+    })
+    .await;
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    let note = event.note.unwrap_or_default();
+    assert!(
+        note.contains(
+            "spec.placement.replicaScheduling.replicaSchedulingType: unknown variant `Sideways`"
+        ),
+        "{note}"
+    );
+    let regarding = event.regarding.unwrap();
+    assert_eq!(regarding.kind.as_deref(), Some("PropagationPolicy"));
+    assert_eq!(
+        regarding.api_version.as_deref(),
+        Some("policy.karmada.io/v1alpha1")
+    );
+    let manager = env.manager.as_ref().unwrap();
+    assert!(
+        manager
+            .metrics()
+            .undecodable("control-plane: propagationpolicies")
+            >= 1
+    );
+    assert!(
+        manager
+            .metrics()
+            .encode()
+            .contains("undecodable_objects_total{informer=\"control-plane: propagationpolicies\"}")
+    );
+    env.stop().await;
+}
