@@ -56,8 +56,10 @@ async fn idle_handshakes_are_closed_in_time_and_probes_are_answered_throughout()
 
     let mut idle = JoinSet::new();
     for _ in 0..IDLE {
-        let mut tcp = TcpStream::connect(server.addr).await.expect("connect");
+        // Before the connect: the server may accept before this task sees the connect done, and the lifetime
+        // measured must not be shorter than the one the server gave.
         let opened = Instant::now();
+        let mut tcp = TcpStream::connect(server.addr).await.expect("connect");
         idle.spawn(async move {
             let mut byte = [0u8; 1];
             // End of stream or a reset: either way the server closed it.
