@@ -22,7 +22,8 @@ use crate::Error;
 /// # Errors
 /// [`Error::Identity`] when the PEMs do not parse, [`Error::Tls`] when rustls refuses them.
 pub(crate) fn server_config(identity: &TlsIdentity) -> Result<Arc<rustls::ServerConfig>, Error> {
-    let (chain, key) = identity.parse().map_err(Error::Identity)?;
+    // Read again from its files as they change, when it came from files (`--aggregated-apiserver-cert-dir`).
+    let resolver = identity.resolver().map_err(Error::Identity)?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier = Arc::new(RequestClientCertificate {
         algorithms: provider.signature_verification_algorithms,
@@ -31,8 +32,7 @@ pub(crate) fn server_config(identity: &TlsIdentity) -> Result<Arc<rustls::Server
         .with_safe_default_protocol_versions()
         .map_err(Error::Tls)?
         .with_client_cert_verifier(verifier)
-        .with_single_cert(chain, key)
-        .map_err(Error::Tls)?;
+        .with_cert_resolver(resolver);
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }

@@ -26,6 +26,8 @@ pub struct Ctx {
     pub aggregator: Arc<Aggregator>,
     /// The client that reaches kubelets for `pods/log` and `pods/exec` (`crate::handlers::connect`).
     pub kubelets: Kubelets,
+    /// `--max-requests-inflight` and `--max-mutating-requests-inflight` (`crate::server`).
+    pub inflight: flotilla_serving::inflight::Limits,
 }
 
 #[cfg(test)]
@@ -48,6 +50,7 @@ impl Ctx {
             metrics: RequestMetrics::new().expect("metrics"),
             impersonation: Default::default(),
             kubelets: Kubelets::new().expect("kubelet client"),
+            inflight: flotilla_serving::inflight::Limits::new(0, 0),
         })
     }
 }

@@ -54,4 +54,7 @@ pub mod server;
 
 pub mod kubeconfig;
 
-pub use server::{Error, RunningServer, Server, ServerConfig};
+pub use server::{
+    DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT, DEFAULT_MAX_REQUESTS_INFLIGHT, Error, RunningServer,
+    Server, ServerConfig,
+};

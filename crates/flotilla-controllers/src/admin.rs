@@ -10,8 +10,11 @@ use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use axum::routing::get;
+use flotilla_serving::{Peer, RequestBody, Transport};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
 
 use crate::metrics::Metrics;
 
@@ -46,18 +49,16 @@ async fn readyz(State(state): State<AdminState>) -> impl IntoResponse {
     }
 }
 
-/// Serves the admin routes on `listener` until `shutdown` resolves.
-///
-/// # Errors
-/// When the listener fails.
-pub(crate) async fn serve(
-    listener: TcpListener,
-    router: Router,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+/// Serves the admin routes in plain HTTP on `listener` until `shutdown` is cancelled, on the binary's one
+/// serving loop (`flotilla_serving`): a scraper or prober that stalls is cut off as any client is.
+pub(crate) async fn serve(listener: TcpListener, router: Router, shutdown: CancellationToken) {
+    let server = flotilla_serving::Server::new(listener, Transport::Plain, move |_: &Peer| {
+        let router = router.clone();
+        hyper::service::service_fn(move |request: http::Request<RequestBody>| {
+            router.clone().oneshot(request.map(axum::body::Body::new))
+        })
+    });
+    server.run(shutdown).await;
 }
 
 #[cfg(test)]

@@ -190,14 +190,7 @@ pub async fn start(
         admin_addr = listener.local_addr().ok();
         let router = crate::admin::router(metrics.clone(), ready.clone())
             .merge(flotilla_status_page::page::router(page_sources(&shared)));
-        let stop = shutdown.clone();
-        tokio::spawn(async move {
-            if let Err(err) =
-                crate::admin::serve(listener, router, async move { stop.cancelled().await }).await
-            {
-                tracing::warn!(error = %err, "admin listener failed");
-            }
-        });
+        tokio::spawn(crate::admin::serve(listener, router, shutdown.clone()));
     }
     let task = tokio::spawn(run(
         shared,

@@ -28,6 +28,9 @@ pub enum Error {
     /// rustls refused the certificate and key (e.g. they do not match).
     #[error("failed to build the TLS server configuration")]
     Tls(#[source] rustls::Error),
+    /// The serving certificate is unusable (the file it came from is named).
+    #[error("failed to use the serving certificate")]
+    Serving(#[source] flotilla_serving::certificate::Error),
     /// Generating a self-signed certificate failed.
     #[error("failed to generate a self-signed certificate")]
     GenerateCertificate(#[source] rcgen::Error),

@@ -1,5 +1,6 @@
 //! The HTTP side of a webhook, as Karmada's Go SDK (`pkg/webhook/interpreter`) has it: decoding the request,
-//! calling the handler, completing and writing the response; and a TLS server for any axum router.
+//! calling the handler, completing and writing the response; and a TLS server for any axum router, on the
+//! binary's one serving loop (`flotilla_serving`).
 //!
 //! Guarantees: every request gets HTTP 200 with a JSON `{"response": ...}` body, as Karmada's SDK answers; request
 //! problems (empty body, wrong content type, undecodable body, body over 1 MiB) become `Errored(400)` responses
@@ -8,7 +9,6 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -16,18 +16,16 @@ use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::IntoResponse;
 use flotilla_api::config::v1alpha1::ResourceInterpreterContext;
-use hyper_util::rt::TokioIo;
+use flotilla_serving::{Peer, RequestBody, Transport};
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::{Request, Response, errored};
 
 /// The largest request body read; longer bodies are refused (Go SDK: `MaxRespBodyLength`).
 pub const MAX_REQUEST_BYTES: usize = 1 << 20;
-/// How long a client may take to finish the TLS handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Answers interpreter requests.
 pub trait Handler: Send + Sync + 'static {
@@ -113,7 +111,7 @@ async fn decode(headers: &HeaderMap, body: Body) -> Result<Request, Response> {
 #[derive(Debug)]
 pub struct RunningServer {
     local_addr: SocketAddr,
-    shutdown: Option<oneshot::Sender<()>>,
+    shutdown: CancellationToken,
     task: Option<JoinHandle<()>>,
 }
 
@@ -123,12 +121,10 @@ impl RunningServer {
         self.local_addr
     }
 
-    /// Stops accepting, closes every open connection, and waits for the server task to end.
+    /// Stops accepting, lets requests in flight finish (within the serving loop's grace), closes every
+    /// connection, and waits for the server task to end.
     pub async fn shutdown(mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            // An error means the server task already ended.
-            let _ = shutdown.send(());
-        }
+        self.shutdown.cancel();
         if let Some(task) = self.task.take() {
             // The task never panics; a join error can only be a cancellation.
             let _ = task.await;
@@ -144,67 +140,24 @@ impl Drop for RunningServer {
     }
 }
 
-/// Serves `router` over TLS on `listener` until shut down. Each connection runs on its own task.
+/// Serves `router` over TLS on `listener` until shut down.
 pub fn serve_tls(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
     router: Router,
 ) -> Result<RunningServer, crate::Error> {
-    let local_addr = listener.local_addr().map_err(crate::Error::LocalAddr)?;
-    let (shutdown, mut stop) = oneshot::channel();
-    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-    let task = tokio::spawn(async move {
-        // Dropping the set when the loop ends aborts every open connection.
-        let mut connections = JoinSet::new();
-        loop {
-            tokio::select! {
-                _ = &mut stop => break,
-                Some(_) = connections.join_next(), if !connections.is_empty() => {}
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, peer)) => {
-                        connections.spawn(serve_connection(acceptor.clone(), stream, peer, router.clone()));
-                    }
-                    Err(error) => {
-                        // Out of file descriptors and the like: back off instead of spinning.
-                        tracing::warn!(%error, "failed to accept a webhook connection");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                },
-            }
-        }
+    let server = flotilla_serving::Server::new(listener, Transport::Tls(tls), move |_: &Peer| {
+        let router = router.clone();
+        hyper::service::service_fn(move |request: hyper::Request<RequestBody>| {
+            router.clone().oneshot(request.map(Body::new))
+        })
     });
+    let local_addr = server.local_addr().map_err(crate::Error::LocalAddr)?;
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn(server.run(shutdown.clone()));
     Ok(RunningServer {
         local_addr,
-        shutdown: Some(shutdown),
+        shutdown,
         task: Some(task),
     })
-}
-
-async fn serve_connection(
-    acceptor: tokio_rustls::TlsAcceptor,
-    stream: tokio::net::TcpStream,
-    peer: SocketAddr,
-    router: Router,
-) {
-    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-        Ok(Ok(tls)) => tls,
-        Ok(Err(error)) => {
-            tracing::debug!(%peer, %error, "webhook TLS handshake failed");
-            return;
-        }
-        Err(_) => {
-            tracing::debug!(%peer, "webhook TLS handshake timed out");
-            return;
-        }
-    };
-    let service =
-        hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-            router.clone().oneshot(request.map(Body::new))
-        });
-    if let Err(error) = hyper::server::conn::http1::Builder::new()
-        .serve_connection(TokioIo::new(tls), service)
-        .await
-    {
-        tracing::debug!(%peer, %error, "webhook connection ended with an error");
-    }
 }

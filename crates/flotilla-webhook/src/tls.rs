@@ -1,8 +1,11 @@
 //! Serving certificates: PEM files or in-memory PEMs turned into a rustls server config, and a self-signed CA
-//! with a serving certificate for tests and `flotilla up --webhook-example`.
+//! with a serving certificate for tests and `flotilla up --webhook-example`. A certificate read from files is
+//! served from those files as they change (`flotilla_serving::certificate`).
 
 use std::path::Path;
 use std::sync::Arc;
+
+use flotilla_serving::certificate::{self, Files, Reloading};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 use rustls::pki_types::pem::PemObject;
@@ -17,6 +20,8 @@ pub struct TlsIdentity {
     pub cert_pem: Vec<u8>,
     /// The private key (PKCS#8, PKCS#1 or SEC1).
     pub key_pem: Vec<u8>,
+    /// The files the PEMs were read from, which a server follows as they change.
+    files: Option<Files>,
 }
 
 impl std::fmt::Debug for TlsIdentity {
@@ -40,6 +45,10 @@ impl TlsIdentity {
         Ok(TlsIdentity {
             cert_pem: read(cert)?,
             key_pem: read(key)?,
+            files: Some(Files {
+                cert: cert.to_owned(),
+                key: key.to_owned(),
+            }),
         })
     }
 
@@ -55,16 +64,24 @@ impl TlsIdentity {
         Ok((chain, key))
     }
 
-    /// A rustls server config (ring provider, HTTP/1.1 ALPN) serving this identity.
+    /// What serves this identity in a TLS handshake: read from its files again whenever they change (every
+    /// [`certificate::POLL`]) when it came from files, else these PEMs. Must be called within a Tokio runtime.
+    pub fn resolver(&self) -> Result<Arc<Reloading>, Error> {
+        match &self.files {
+            Some(files) => Reloading::watch(files.clone(), certificate::POLL),
+            None => Reloading::from_pem(&self.cert_pem, &self.key_pem),
+        }
+        .map_err(Error::Serving)
+    }
+
+    /// A rustls server config (ring provider, HTTP/1.1 ALPN) serving this identity (see [`Self::resolver`]).
     pub fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, Error> {
-        let (chain, key) = self.parse()?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(Error::Tls)?
             .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .map_err(Error::Tls)?;
+            .with_cert_resolver(self.resolver()?);
         // Karmada's client negotiates HTTP/2 for localhost URLs when offered; the server speaks HTTP/1.1 only.
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Arc::new(config))
@@ -118,6 +135,7 @@ pub fn generate_self_signed(hosts: &[&str]) -> Result<SelfSigned, Error> {
         identity: TlsIdentity {
             cert_pem: leaf.pem().into_bytes(),
             key_pem: leaf_key.serialize_pem().into_bytes(),
+            files: None,
         },
     })
 }

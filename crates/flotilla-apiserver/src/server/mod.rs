@@ -1,6 +1,7 @@
 //! The HTTPS listener, request dispatch and the embeddable server handle.
 
 pub mod health;
+mod inflight;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -12,9 +13,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderValue, Request, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
-use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 use flotilla_registry::auth::{Tokens, UserInfo};
@@ -71,6 +70,11 @@ pub enum Error {
     Bootstrap(#[from] flotilla_registry::controllers::BootstrapError),
 }
 
+/// kube-apiserver's default `--max-requests-inflight`.
+pub const DEFAULT_MAX_REQUESTS_INFLIGHT: usize = 400;
+/// kube-apiserver's default `--max-mutating-requests-inflight`.
+pub const DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT: usize = 200;
+
 /// How to run one embedded API server.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -90,6 +94,13 @@ pub struct ServerConfig {
     pub bookmark_interval: Duration,
     /// How long an Event lives after its last write (upstream's default: one hour).
     pub event_ttl: Duration,
+    /// kube-apiserver's `--max-requests-inflight`: read-only requests in flight at once beyond which requests are
+    /// refused with 429 (0: no limit).
+    pub max_requests_inflight: usize,
+    /// kube-apiserver's `--max-mutating-requests-inflight`: the same for mutating requests (0: no limit).
+    pub max_mutating_requests_inflight: usize,
+    /// How long clients may take at each step of a connection, and how many connections may be open.
+    pub serving: flotilla_serving::Options,
 }
 
 impl ServerConfig {
@@ -104,6 +115,9 @@ impl ServerConfig {
             extra_hosts: Vec::new(),
             bookmark_interval: Duration::from_secs(30),
             event_ttl: Duration::from_secs(3600),
+            max_requests_inflight: DEFAULT_MAX_REQUESTS_INFLIGHT,
+            max_mutating_requests_inflight: DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+            serving: flotilla_serving::Options::default(),
         }
     }
 }
@@ -162,6 +176,10 @@ impl Server {
             metrics: crate::metrics::RequestMetrics::new()?,
             impersonation: Default::default(),
             kubelets: crate::kubelet::Kubelets::new().map_err(Error::Kubelet)?,
+            inflight: flotilla_serving::inflight::Limits::new(
+                config.max_requests_inflight,
+                config.max_mutating_requests_inflight,
+            ),
         });
         let controllers = flotilla_registry::controllers::Config {
             nodes: config.nodes,
@@ -174,8 +192,18 @@ impl Server {
         // aggregator's availability and discovery.
         crate::authentication_trust::start(&ctx.registry, ctx.aggregator.front_proxy()).await;
         crate::aggregator::start(&ctx.aggregator);
-        let acceptor = TlsAcceptor::from(tls_config);
-        let accept = tokio::spawn(accept_loop(listener, acceptor, ctx.clone()));
+        let shutdown = ctx.registry.shutdown.clone();
+        let serving = ctx.clone();
+        let server = flotilla_serving::Server::new(
+            listener,
+            flotilla_serving::Transport::Tls(tls_config),
+            move |peer: &flotilla_serving::Peer| Dispatch {
+                ctx: serving.clone(),
+                peer: ClientAddr(peer.addr),
+            },
+        )
+        .options(config.serving);
+        let accept = tokio::spawn(server.run(shutdown));
         Ok(RunningServer { ctx, addr, accept })
     }
 }
@@ -219,61 +247,28 @@ impl RunningServer {
     /// Stops serving, ends watches and flushes the store.
     pub async fn shutdown(self) {
         self.ctx.registry.shutdown.cancel();
-        self.accept.abort();
+        // Connections finish their requests in flight within the serving options' grace, then close.
         let _ = self.accept.await;
         let store = self.ctx.registry.store.clone();
         let _ = tokio::task::spawn_blocking(move || store.shutdown()).await;
     }
 }
 
-async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, ctx: Arc<Ctx>) {
-    loop {
-        let (tcp, peer) = tokio::select! {
-            _ = ctx.registry.shutdown.cancelled() => return,
-            r = listener.accept() => match r {
-                Ok(c) => c,
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    continue;
-                }
-            },
-        };
-        let _ = tcp.set_nodelay(true);
-        let acceptor = acceptor.clone();
-        let ctx = ctx.clone();
-        tokio::spawn(async move {
-            let Ok(tls) = acceptor.accept(tcp).await else {
-                return;
-            };
-            let shutdown = ctx.registry.shutdown.clone();
-            let service =
-                hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
-                    let ctx = ctx.clone();
-                    req.extensions_mut().insert(ClientAddr(peer));
-                    async move { Ok::<_, Infallible>(dispatch(ctx, req).await) }
-                });
-            let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-            let io = TokioIo::new(tls);
-            if h2 {
-                let conn =
-                    hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
-                        .serve_connection(io, service);
-                tokio::select! {
-                    _ = conn => {}
-                    _ = shutdown.cancelled() => {}
-                }
-            } else {
-                // Upgrades pass through to aggregated APIs (exec, attach and port-forward behind an APIService) and
-                // to kubelets (`pods/exec`).
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, service)
-                    .with_upgrades();
-                tokio::select! {
-                    _ = conn => {}
-                    _ = shutdown.cancelled() => {}
-                }
-            }
-        });
+/// One connection's service: every request dispatched with the client's address.
+struct Dispatch {
+    ctx: Arc<Ctx>,
+    peer: ClientAddr,
+}
+
+impl hyper::service::Service<Request<flotilla_serving::RequestBody>> for Dispatch {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = std::pin::Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn call(&self, mut req: Request<flotilla_serving::RequestBody>) -> Self::Future {
+        req.extensions_mut().insert(self.peer);
+        let ctx = self.ctx.clone();
+        Box::pin(async move { Ok(dispatch(ctx, req).await) })
     }
 }
 
@@ -308,6 +303,11 @@ where
         let impersonated = ctx.impersonation.impersonate(&requester, &parts.headers)?;
         user = Some(impersonated.unwrap_or(requester));
     }
+    // After impersonation, as kube-apiserver's filters run; held until the answer is returned.
+    let class = inflight::class(&parts.method, &path, parts.uri.query(), user.as_ref());
+    let Ok(_inflight) = ctx.inflight.admit(class) else {
+        return Ok(inflight::too_many_requests());
+    };
     if let Some(user) = &user
         && let Some(target) = ctx
             .aggregator

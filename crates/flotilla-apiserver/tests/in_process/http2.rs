@@ -8,7 +8,11 @@ use rustls_pki_types::pem::PemObject;
 
 use super::common;
 
-fn client(server: &flotilla_apiserver::RunningServer, alpn: &[&[u8]]) -> reqwest::Client {
+/// A TLS client configuration trusting `server`'s CA and offering `alpn`.
+pub(crate) fn tls(
+    server: &flotilla_apiserver::RunningServer,
+    alpn: &[&[u8]],
+) -> rustls::ClientConfig {
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(server.ca_pem().as_bytes()) {
         roots.add(cert.expect("CA PEM")).expect("CA");
@@ -20,8 +24,15 @@ fn client(server: &flotilla_apiserver::RunningServer, alpn: &[&[u8]]) -> reqwest
         .with_root_certificates(roots)
         .with_no_client_auth();
     tls.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    tls
+}
+
+pub(crate) fn client(
+    server: &flotilla_apiserver::RunningServer,
+    alpn: &[&[u8]],
+) -> reqwest::Client {
     reqwest::Client::builder()
-        .use_preconfigured_tls(tls)
+        .use_preconfigured_tls(tls(server, alpn))
         .build()
         .expect("client")
 }

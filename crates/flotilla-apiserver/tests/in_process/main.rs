@@ -7,6 +7,7 @@ mod crd;
 mod crud;
 mod gc;
 mod http2;
+mod inflight;
 mod kube_runtime;
 mod leases_events;
 mod metrics;

@@ -30,8 +30,8 @@ use axum::Router;
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
+use flotilla_serving::{Peer, Transport};
 use http::{HeaderValue, StatusCode, header};
-use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -139,7 +139,6 @@ pub(crate) fn serve(
     beside: Router,
     cancel: CancellationToken,
 ) -> Result<(u16, JoinHandle<()>), ServeError> {
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls()?));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(ServeError::Listen)?;
     listener.set_nonblocking(true).map_err(ServeError::Listen)?;
     let port = listener.local_addr().map_err(ServeError::Listen)?.port();
@@ -151,32 +150,12 @@ pub(crate) fn serve(
         },
         beside,
     );
-    let task = tokio::spawn(async move {
-        loop {
-            let tcp = tokio::select! {
-                () = cancel.cancelled() => return,
-                accepted = listener.accept() => match accepted {
-                    Ok((tcp, _)) => tcp,
-                    Err(error) => {
-                        tracing::debug!(%error, "simulated kubelet: accept failed");
-                        continue;
-                    }
-                },
-            };
-            let (acceptor, app, cancel) = (acceptor.clone(), app.clone(), cancel.clone());
-            tokio::spawn(async move {
-                let Ok(tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let connection = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(tls), TowerToHyperService::new(app))
-                    .with_upgrades();
-                tokio::select! {
-                    _ = connection => {}
-                    () = cancel.cancelled() => {}
-                }
-            });
-        }
-    });
+    // On the binary's one serving loop: handshake, header and idle timeouts, a connection bound, back-off.
+    let server = flotilla_serving::Server::new(
+        listener,
+        Transport::Tls(Arc::new(tls()?)),
+        move |_: &Peer| TowerToHyperService::new(app.clone()),
+    );
+    let task = tokio::spawn(server.run(cancel));
     Ok((port, task))
 }

@@ -34,6 +34,39 @@ pub struct Args {
     /// Extra host names or addresses for the serving certificate.
     #[arg(long = "tls-san")]
     pub tls_san: Vec<String>,
+    /// Requests in flight the server takes before it answers 429.
+    #[command(flatten)]
+    pub inflight: InflightArgs,
+}
+
+/// kube-apiserver's limits of requests in flight, with its flag names and defaults.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct InflightArgs {
+    /// The most read-only requests in flight at once (watches and other long-running requests not counted);
+    /// beyond it requests are answered 429 with Retry-After. 0 means no limit.
+    #[arg(long, default_value_t = flotilla_apiserver::DEFAULT_MAX_REQUESTS_INFLIGHT)]
+    pub max_requests_inflight: usize,
+    /// The most mutating requests in flight at once; beyond it requests are answered 429 with Retry-After. 0
+    /// means no limit.
+    #[arg(long, default_value_t = flotilla_apiserver::DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT)]
+    pub max_mutating_requests_inflight: usize,
+}
+
+impl Default for InflightArgs {
+    fn default() -> Self {
+        Self {
+            max_requests_inflight: flotilla_apiserver::DEFAULT_MAX_REQUESTS_INFLIGHT,
+            max_mutating_requests_inflight: flotilla_apiserver::DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+        }
+    }
+}
+
+impl InflightArgs {
+    /// Sets these limits on `config`.
+    pub fn apply(&self, config: &mut ServerConfig) {
+        config.max_requests_inflight = self.max_requests_inflight;
+        config.max_mutating_requests_inflight = self.max_mutating_requests_inflight;
+    }
 }
 
 /// Runs the server until SIGINT or SIGTERM, then flushes the store.
@@ -43,6 +76,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     config.node_cpu = args.node_cpu;
     config.node_memory = args.node_memory;
     config.extra_hosts = args.tls_san;
+    args.inflight.apply(&mut config);
     let server = Server::start(config).await.with_context(|| {
         format!(
             "failed to start the API server on {} with data dir {}",

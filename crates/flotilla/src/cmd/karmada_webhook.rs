@@ -27,7 +27,8 @@ pub struct WebhookArgs {
     /// over HTTPS on ADDR (Karmada: --bind-address and --secure-port). Off when unset.
     #[arg(long, value_name = "ADDR")]
     pub webhook_addr: Option<SocketAddr>,
-    /// Directory holding the serving certificate `tls.crt` and its key `tls.key` (Karmada: --cert-dir).
+    /// Directory holding the serving certificate `tls.crt` and its key `tls.key` (Karmada: --cert-dir), read
+    /// again when they change.
     #[arg(
         long,
         value_name = "DIR",

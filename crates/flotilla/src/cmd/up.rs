@@ -71,6 +71,9 @@ pub struct Args {
     /// /readyz; default 127.0.0.1 on BASE-1 (a free port with `--port 0`). The URL is written to DIR/status.url.
     #[arg(long, value_name = "ADDR")]
     pub status_addr: Option<std::net::SocketAddr>,
+    /// Requests in flight each embedded API server takes before it answers 429.
+    #[command(flatten)]
+    pub inflight: super::apiserver::InflightArgs,
 }
 
 /// `~/.flotilla`.
@@ -111,6 +114,7 @@ impl Args {
         config.cluster_success_threshold = self.cluster_success_threshold;
         config.kube_api = self.rate_limits.kube_api();
         config.cluster_api = self.rate_limits.cluster_api();
+        config.inflight = self.inflight;
         Ok(config)
     }
 }

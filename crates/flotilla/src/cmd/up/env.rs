@@ -26,6 +26,7 @@ use super::controllers::{CONTROLLERS_TIMEOUT, InProcessControllers};
 use super::pull_member::{self, InProcessAgent};
 use super::{install, kubeconfigs};
 use crate::cmd::aggregated_apiserver::{self, RunningAggregated};
+use crate::cmd::apiserver::InflightArgs;
 use crate::cmd::karmada_webhook;
 use flotilla_aggregated_apiserver::names::SERVICE_HOST;
 use flotilla_aggregated_apiserver::register::Endpoint as AggregatedEndpoint;
@@ -73,6 +74,8 @@ pub struct UpConfig {
     pub cluster_failure_threshold: Duration,
     /// See [`UpConfig::cluster_failure_threshold`].
     pub cluster_success_threshold: Duration,
+    /// `--max-requests-inflight` and `--max-mutating-requests-inflight` of every embedded API server.
+    pub inflight: InflightArgs,
 }
 
 impl UpConfig {
@@ -95,6 +98,7 @@ impl UpConfig {
             status_addr: None,
             cluster_failure_threshold: Duration::from_secs(30),
             cluster_success_threshold: Duration::from_secs(30),
+            inflight: InflightArgs::default(),
         }
     }
 }
@@ -185,11 +189,9 @@ impl Environment {
         let dir = &config.data_dir;
         std::fs::create_dir_all(dir)
             .with_context(|| format!("failed to create the data dir {}", dir.display()))?;
-        let control = start_server(
-            ServerConfig::new(listen(config.port, 0)?, dir.join("karmada")),
-            "control-plane",
-        )
-        .await?;
+        let mut control_config = ServerConfig::new(listen(config.port, 0)?, dir.join("karmada"));
+        config.inflight.apply(&mut control_config);
+        let control = start_server(control_config, "control-plane").await?;
         progress(&format!("control plane serving on {}", control.url()));
         let control_kubeconfig = control.kubeconfig(kubeconfigs::KARMADA_CONTEXT);
         let control_client = kubeconfigs::client(&control_kubeconfig, config.kube_api).await?;
@@ -199,6 +201,7 @@ impl Environment {
             let name = format!("member{i}");
             let mut server_config = ServerConfig::new(listen(config.port, i)?, dir.join(&name));
             server_config.nodes = config.nodes_per_member;
+            config.inflight.apply(&mut server_config);
             let server = Arc::new(MemberServer::start(&name, server_config).await?);
             let client = kubeconfigs::client(&server.kubeconfig(&name), config.cluster_api).await?;
             progress(&format!("{name} serving on {}", server.url()));
