@@ -183,14 +183,16 @@ async fn accept(
 }
 
 /// The pause after failed accepts: 5 ms doubling to 1 s, logged once when a streak starts and once when it ends.
-#[derive(Default)]
-struct Backoff {
+/// Public for listeners that are not HTTP (a Unix control socket) and accept in a loop of their own.
+#[derive(Debug, Default)]
+pub struct Backoff {
     delay: Option<Duration>,
     failures: u64,
 }
 
 impl Backoff {
-    async fn failed(&mut self, error: &std::io::Error) {
+    /// Pauses after a failed accept: the first pause of a streak, or twice the last one, up to a second.
+    pub async fn failed(&mut self, error: &std::io::Error) {
         let delay = match self.delay {
             None => {
                 tracing::warn!(%error, "failed to accept a connection; retrying with a growing pause until it works");
@@ -203,7 +205,8 @@ impl Backoff {
         tokio::time::sleep(delay).await;
     }
 
-    fn succeeded(&mut self) {
+    /// Ends a streak of failures.
+    pub fn succeeded(&mut self) {
         if self.delay.take().is_some() {
             tracing::info!(failures = self.failures, "accepting connections again");
         }

@@ -25,7 +25,7 @@ mod connection;
 pub mod inflight;
 mod options;
 
-pub use accept::{Server, Stats, Transport};
+pub use accept::{Backoff as AcceptBackoff, Server, Stats, Transport};
 pub use body::{BodyError, RequestBody};
 pub use connection::Peer;
 pub use options::Options;

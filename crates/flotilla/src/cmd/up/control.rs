@@ -42,11 +42,16 @@ pub fn serve(dir: &Path, members: Vec<Arc<MemberServer>>) -> anyhow::Result<Cont
         .with_context(|| format!("failed to serve the control socket {}", path.display()))?;
     let members = Arc::new(members);
     let task = tokio::spawn(async move {
+        // Accepting fails on end of descriptors while the socket stays readable: pausing keeps it from spinning.
+        let mut backoff = flotilla_serving::AcceptBackoff::default();
         loop {
             let stream = match listener.accept().await {
-                Ok((stream, _)) => stream,
+                Ok((stream, _)) => {
+                    backoff.succeeded();
+                    stream
+                }
                 Err(e) => {
-                    tracing::warn!(error = %e, "control socket: accept failed");
+                    backoff.failed(&e).await;
                     continue;
                 }
             };
