@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use flotilla_api::policy::v1alpha1::PropagationPolicy;
 use flotilla_controllers::runtime::{Informers, UndecodableObject};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::json;
@@ -232,5 +234,124 @@ async fn the_controllers_count_an_unreadable_object_and_say_on_it_which_field_fa
             .encode()
             .contains("undecodable_objects_total{informer=\"control-plane: propagationpolicies\"}")
     );
+    env.stop().await;
+}
+
+/// Every Karmada CRD without a schema, and in each an object whose `spec` is a string: what CRDs of another
+/// version could let into the control plane before the controllers start.
+async fn an_unreadable_object_of_every_kind(client: Client) -> Vec<String> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut plurals = Vec::new();
+    for crd in flotilla_api::crds::all() {
+        let name = crd.metadata.name.clone().unwrap();
+        let mut value = serde_json::to_value(&crd).unwrap();
+        for version in value["spec"]["versions"].as_array_mut().unwrap() {
+            version["schema"] = json!({"openAPIV3Schema": {"type": "object",
+                                                           "x-kubernetes-preserve-unknown-fields": true}});
+        }
+        let mut permissive: CustomResourceDefinition = serde_json::from_value(value).unwrap();
+        permissive.metadata.resource_version =
+            crds.get(&name).await.unwrap().metadata.resource_version;
+        crds.replace(&name, &PostParams::default(), &permissive)
+            .await
+            .unwrap();
+        let version = crd
+            .spec
+            .versions
+            .iter()
+            .find(|v| v.storage)
+            .unwrap()
+            .name
+            .clone();
+        let resource = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk(&crd.spec.group, &version, &crd.spec.names.kind),
+            &crd.spec.names.plural,
+        );
+        let api: Api<DynamicObject> = if crd.spec.scope == "Namespaced" {
+            Api::namespaced_with(client.clone(), "default", &resource)
+        } else {
+            Api::all_with(client.clone(), &resource)
+        };
+        let object: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": resource.api_version, "kind": resource.kind,
+            "metadata": {"name": "unreadable"},
+            "spec": "not an object",
+        }))
+        .unwrap();
+        // The new schema takes effect a moment after the write.
+        eventually(&format!("an unreadable {}", resource.kind), || {
+            let (api, object) = (api.clone(), object.clone());
+            async move { api.create(&PostParams::default(), &object).await.ok() }
+        })
+        .await;
+        plurals.push(crd.spec.names.plural.clone());
+    }
+    plurals
+}
+
+#[tokio::test]
+async fn no_unreadable_object_of_any_kind_stops_the_controllers() {
+    let plurals = Arc::new(Mutex::new(Vec::new()));
+    let prepared = plurals.clone();
+    let env = support::Env::start_prepared(1, support::fast_options(), |client| async move {
+        *prepared.lock().unwrap() = an_unreadable_object_of_every_kind(client).await;
+    })
+    .await;
+    // The manager started, and propagation goes on beside an unreadable object of every kind.
+    let configmaps: Api<ConfigMap> = Api::namespaced(env.client.clone(), "default");
+    let map: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "settings"}, "data": {"a": "1"}}))
+            .unwrap();
+    configmaps
+        .create(&PostParams::default(), &map)
+        .await
+        .unwrap();
+    let raw: Api<DynamicObject> = Api::namespaced_with(
+        env.client.clone(),
+        "default",
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("policy.karmada.io", "v1alpha1", "PropagationPolicy"),
+            "propagationpolicies",
+        ),
+    );
+    let policy: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "settings", "namespace": "default"},
+        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "settings"}],
+                 "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}}
+    }))
+    .unwrap();
+    raw.create(&PostParams::default(), &policy).await.unwrap();
+    let member: Api<ConfigMap> = Api::namespaced(env.member("member1").client.clone(), "default");
+    eventually("the ConfigMap in member1", || async {
+        member.get("settings").await.ok()
+    })
+    .await;
+
+    // Each kind the controllers watch reported its unreadable object.
+    let manager = env.manager.as_ref().unwrap();
+    let metrics = manager.metrics().encode();
+    for plural in [
+        "propagationpolicies",
+        "clusterpropagationpolicies",
+        "overridepolicies",
+        "clusteroverridepolicies",
+        "resourcebindings",
+        "clusterresourcebindings",
+        "works",
+        "clusters",
+    ] {
+        assert!(
+            plurals.lock().unwrap().iter().any(|p| p == plural),
+            "{plural} is a Karmada CRD"
+        );
+        assert!(
+            manager
+                .metrics()
+                .undecodable(&format!("control-plane: {plural}"))
+                >= 1,
+            "{plural} not reported:\n{metrics}"
+        );
+    }
     env.stop().await;
 }

@@ -181,6 +181,16 @@ impl Env {
 
     /// As [`Env::start`], with explicit controller options.
     pub(crate) async fn start_with(members: usize, options: Options) -> Env {
+        Env::start_prepared(members, options, |_| async {}).await
+    }
+
+    /// As [`Env::start_with`], running `prepare` with the control plane's client once the CRDs are installed and
+    /// the members registered, before the controllers start (objects they must find in their first list).
+    pub(crate) async fn start_prepared<F, Fut>(members: usize, options: Options, prepare: F) -> Env
+    where
+        F: FnOnce(Client) -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
         let mut dirs = Vec::new();
         let control = start_server(&mut dirs).await;
         let client = client_for(&control, "karmada").await;
@@ -212,6 +222,7 @@ impl Env {
                 .build()
                 .unwrap(),
         );
+        prepare(client.clone()).await;
         let manager = manager::start(
             client.clone(),
             interpreter,
