@@ -36,6 +36,7 @@ pub mod tls;
 pub mod wire;
 
 pub(crate) mod authn;
+pub(crate) mod authz;
 
 pub mod kubelet;
 pub(crate) mod upstream;

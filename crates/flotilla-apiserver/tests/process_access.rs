@@ -119,10 +119,7 @@ fn auth_can_i_and_whoami_answer_for_the_admin() {
         let rules = must_quiet(&bin, kc, &["auth", "can-i", "--list", "-n", "default"]);
         assert!(rules.contains("*.*"), "{rules}");
         let me = get_json(&bin, kc, &["auth", "whoami"]);
-        assert_eq!(
-            me["status"]["userInfo"]["username"], "flotilla-admin",
-            "{me}"
-        );
+        assert_eq!(me["status"]["userInfo"]["username"], "system:admin", "{me}");
         // A bound token from `create token` authenticates as its ServiceAccount.
         let sa = format!("bot{}", bin.len());
         must(&bin, kc, &["create", "serviceaccount", &sa]);

@@ -113,7 +113,7 @@ fn kubectl_discovers_reads_writes_and_explains_an_aggregated_api() {
     assert!(seen.iter().any(|s| s.method == "PATCH"), "{seen:?}");
     assert!(
         seen.iter()
-            .all(|s| s.all("x-remote-user") == ["flotilla-admin"])
+            .all(|s| s.all("x-remote-user") == ["system:admin"])
     );
 }
 

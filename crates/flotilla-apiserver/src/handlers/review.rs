@@ -2,9 +2,8 @@
 //! SelfSubjectReview and TokenReview): evaluated and answered with `201`, never stored, as kube-apiserver does.
 //! `kubectl auth can-i` and `kubectl auth whoami` post them; controllers post SubjectAccessReviews.
 //!
-//! The embedded server has no authorization layer (every authenticated user may do everything), so every
-//! access review is allowed and a rules review lists the wildcard rules: the answers say what the server will
-//! actually do with a request.
+//! Access reviews ask the same authorizer every request passes (`flotilla_registry::auth::rbac`); a rules
+//! review lists the RBAC rules that apply to the requester in a namespace.
 
 use std::sync::Arc;
 
@@ -16,6 +15,7 @@ use super::{Req, body};
 use crate::context::Ctx;
 use crate::wire::json_response;
 use flotilla_registry::auth::UserInfo;
+use flotilla_registry::auth::rbac::{self, Attributes};
 use flotilla_registry::resource::ResourceInfo;
 use flotilla_registry::status::{ApiError, ApiResult};
 use flotilla_registry::validation::{FieldError, invalid_status};
@@ -86,6 +86,119 @@ fn check_access_spec(info: &ResourceInfo, spec: &Value, ns: &str) -> ApiResult<(
     Ok(())
 }
 
+/// The attributes an access review asks about, for `user` (kube's `AuthorizationAttributesFrom`): an empty
+/// version means every version.
+fn review_attributes(spec: &Value, user: UserInfo) -> Attributes {
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    if let Some(ra) = spec.get("resourceAttributes").filter(|v| v.is_object()) {
+        let version = text(ra, "version");
+        return Attributes {
+            user,
+            verb: text(ra, "verb"),
+            resource_request: true,
+            namespace: text(ra, "namespace"),
+            api_group: text(ra, "group"),
+            api_version: if version.is_empty() {
+                "*".into()
+            } else {
+                version
+            },
+            resource: text(ra, "resource"),
+            subresource: text(ra, "subresource"),
+            name: text(ra, "name"),
+            ..Attributes::default()
+        };
+    }
+    let nra = spec.get("nonResourceAttributes").unwrap_or(&Value::Null);
+    Attributes {
+        user,
+        verb: text(nra, "verb"),
+        path: text(nra, "path"),
+        ..Attributes::default()
+    }
+}
+
+/// The user a SubjectAccessReview's spec names.
+fn spec_user(spec: &Value) -> UserInfo {
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let extra = spec
+        .get("extra")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), strings(Some(v))))
+                .collect()
+        })
+        .unwrap_or_default();
+    UserInfo {
+        username: spec
+            .get("user")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        uid: spec
+            .get("uid")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        groups: strings(spec.get("groups")),
+        extra,
+    }
+}
+
+/// A rules review's status: every rule that applies to `user` in the namespace, split into resource and
+/// non-resource rules as kube-apiserver lists them.
+fn rules_review(ctx: &Ctx, user: &UserInfo, spec: &Value) -> ApiResult<Value> {
+    let namespace = spec.get("namespace").and_then(Value::as_str).unwrap_or("");
+    if namespace.is_empty() {
+        return Err(ApiError::bad_request("no namespace on request"));
+    }
+    let (rules, error) = rbac::rules_for(&ctx.registry.store, user, namespace);
+    let list = |items: &[String]| json!(items);
+    let mut resource_rules = Vec::new();
+    let mut non_resource_rules = Vec::new();
+    for rule in &rules {
+        if !rule.resources.is_empty() {
+            let mut r = serde_json::Map::new();
+            r.insert("verbs".into(), list(&rule.verbs));
+            for (k, v) in [
+                ("apiGroups", &rule.api_groups),
+                ("resources", &rule.resources),
+                ("resourceNames", &rule.resource_names),
+            ] {
+                if !v.is_empty() {
+                    r.insert(k.into(), list(v));
+                }
+            }
+            resource_rules.push(Value::Object(r));
+        }
+        if !rule.non_resource_urls.is_empty() {
+            non_resource_rules.push(json!({
+                "verbs": rule.verbs,
+                "nonResourceURLs": rule.non_resource_urls,
+            }));
+        }
+    }
+    let mut status = json!({
+        "resourceRules": resource_rules,
+        "nonResourceRules": non_resource_rules,
+        "incomplete": false,
+    });
+    if !error.is_empty() {
+        status["evaluationError"] = json!(error);
+    }
+    Ok(status)
+}
+
 /// The status a review answers with.
 fn evaluate(
     ctx: &Ctx,
@@ -96,11 +209,7 @@ fn evaluate(
 ) -> ApiResult<Value> {
     let spec = obj.get("spec").cloned().unwrap_or_else(|| json!({}));
     Ok(match info.plural.as_str() {
-        "selfsubjectrulesreviews" => json!({
-            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-            "incomplete": false,
-        }),
+        "selfsubjectrulesreviews" => rules_review(ctx, user, &spec)?,
         "selfsubjectreviews" => json!({"userInfo": user.to_json()}),
         "tokenreviews" => {
             let token = spec.get("token").and_then(Value::as_str).unwrap_or("");
@@ -109,9 +218,15 @@ fn evaluate(
                 None => json!({"user": {}, "error": "invalid bearer token"}),
             }
         }
-        _ => {
+        plural => {
             check_access_spec(info, &spec, ns)?;
-            json!({"allowed": true})
+            let subject = if plural == "selfsubjectaccessreviews" {
+                user.clone()
+            } else {
+                spec_user(&spec)
+            };
+            let attrs = review_attributes(&spec, subject);
+            rbac::review_status(&rbac::authorize(&ctx.registry.store, &attrs))
         }
     })
 }
@@ -133,9 +248,24 @@ pub(crate) fn create(ctx: &Arc<Ctx>, info: &ResourceInfo, req: &Req) -> ApiResul
     let mut obj = body::decode_object(req, false)?;
     flotilla_registry::write::create::check_type(info, &mut obj)?;
     let status = evaluate(ctx, info, &obj, &req.user_info(), req.ns())?;
+    let access_review = info.plural.ends_with("accessreviews");
+    if access_review {
+        // Upstream's create handler records the requester's fields before the review answers.
+        flotilla_registry::write::create::record_created_fields(
+            info,
+            &mut obj,
+            &req.field_manager(),
+        );
+    }
+    if info.plural == "selfsubjectrulesreviews" {
+        // Upstream answers with a new object holding only the status.
+        obj = json!({"kind": info.kind, "apiVersion": info.api_version(), "spec": {}});
+    }
     if let Some(m) = obj.as_object_mut() {
         let meta = m.entry("metadata").or_insert_with(|| json!({}));
-        if let Some(meta) = meta.as_object_mut() {
+        if let Some(meta) = meta.as_object_mut()
+            && !access_review
+        {
             // Go renders the never-set creation time of an unstored object as null.
             meta.entry("creationTimestamp").or_insert(Value::Null);
         }

@@ -300,7 +300,13 @@ where
         let requester =
             authn::authenticate(&ctx.registry, header).ok_or_else(ApiError::unauthorized)?;
         // As kube-apiserver's filters run: authentication, then impersonation, then everything else.
-        let impersonated = ctx.impersonation.impersonate(&requester, &parts.headers)?;
+        let request = crate::authz::attributes(&requester, &parts.method, &path, parts.uri.query());
+        let impersonated = ctx.impersonation.impersonate(
+            &ctx.registry.store,
+            &requester,
+            &parts.headers,
+            &request,
+        )?;
         user = Some(impersonated.unwrap_or(requester));
     }
     // After impersonation, as kube-apiserver's filters run; held until the answer is returned.
@@ -308,6 +314,10 @@ where
     let Ok(_inflight) = ctx.inflight.admit(class) else {
         return Ok(inflight::too_many_requests());
     };
+    if let Some(user) = &user {
+        let attrs = crate::authz::attributes(user, &parts.method, &path, parts.uri.query());
+        crate::authz::authorize(&ctx.registry.store, &attrs)?;
+    }
     if let Some(user) = &user
         && let Some(target) = ctx
             .aggregator

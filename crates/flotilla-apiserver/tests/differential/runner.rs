@@ -204,7 +204,17 @@ async fn http(step: &Step, method: &str, path: &str, target: &Target, vars: &Var
         REQUEST_LIMIT
     };
     let deadline = Instant::now() + limit;
-    let response = match tokio::time::timeout_at(deadline, target.client.send(request)).await {
+    // A step that authenticates itself (a ServiceAccount's token) must not also present the admin's identity.
+    let own_credentials = step
+        .headers
+        .keys()
+        .any(|k| k.eq_ignore_ascii_case("authorization"));
+    let client = if own_credentials {
+        &target.bare
+    } else {
+        &target.client
+    };
+    let response = match tokio::time::timeout_at(deadline, client.send(request)).await {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => return Reply::Failed(format!("request failed: {e}")),
         Err(_) => return Reply::Failed(format!("no response within {limit:?}")),

@@ -19,6 +19,8 @@ pub(crate) struct Target {
     pub label: &'static str,
     /// Sends raw requests with the kubeconfig's credentials.
     pub client: kube::Client,
+    /// Sends raw requests with no credentials of its own, for steps that carry their own `Authorization`.
+    pub bare: kube::Client,
     /// For kubectl.
     pub kubeconfig: PathBuf,
     /// kubectl's discovery cache for this server alone.
@@ -56,11 +58,15 @@ impl Target {
         let config = kube::Config::from_custom_kubeconfig(parsed, &Default::default())
             .await
             .expect("client configuration from the kubeconfig");
+        let mut bare = config.clone();
+        bare.auth_info = kube::config::AuthInfo::default();
         let client = kube::Client::try_from(config).expect("client");
+        let bare = kube::Client::try_from(bare).expect("client without credentials");
         let kubectl_cache = scratch.join(format!("kubectl-cache-{label}"));
         Self {
             label,
             client,
+            bare,
             kubeconfig,
             kubectl_cache,
             address,

@@ -60,3 +60,26 @@ pub(crate) fn mk_cm(name: &str, metadata: Value) -> ConfigMap {
     }
     serde_json::from_value(json!({"metadata": m, "data": {"k": "v"}})).expect("configmap")
 }
+
+/// Lets user `user` do everything to `resources` (of any group) in namespace `ns`: a Role and its RoleBinding,
+/// written by the admin.
+pub(crate) async fn grant(client: &Client, ns: &str, user: &str, resources: &[&str]) {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    use kube::api::{Api, PostParams};
+    let name = format!("{user}-access");
+    let role: Role = serde_json::from_value(json!({"metadata": {"name": name},
+        "rules": [{"apiGroups": ["*"], "resources": resources, "verbs": ["*"]}]}))
+    .expect("role");
+    Api::<Role>::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("role created");
+    let binding: RoleBinding = serde_json::from_value(json!({"metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}))
+    .expect("binding");
+    Api::<RoleBinding>::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding created");
+}

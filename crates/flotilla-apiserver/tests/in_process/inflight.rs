@@ -39,12 +39,14 @@ async fn hold(
 #[tokio::test]
 async fn a_burst_beyond_the_inflight_limits_is_refused_with_429_and_retry_after() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (server, _) =
+    let (server, client) =
         common::start_with(dir.path(), "127.0.0.1:0".parse().expect("addr"), |config| {
             config.max_requests_inflight = 1;
             config.max_mutating_requests_inflight = 1;
         })
         .await;
+    // alice may write ConfigMaps, so her requests reach their handlers (and wait there for their bodies).
+    common::grant(&client, "default", "alice", &["configmaps"]).await;
     let http = super::http2::client(&server, &[b"http/1.1"]);
     let url = format!("{}/api/v1/namespaces/default/configmaps", server.url());
     let token = server.admin_token().to_owned();

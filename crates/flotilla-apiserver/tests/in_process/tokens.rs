@@ -66,10 +66,28 @@ async fn service_account_token_secrets_authenticate_until_deleted() {
     );
     let as_agent: Api<ConfigMap> =
         Api::namespaced(client_with_token(&server, &token).await, "default");
+    // Authenticated, but RBAC grants the account nothing yet.
+    let refused = as_agent.list(&ListParams::default()).await;
+    assert!(
+        matches!(refused, Err(kube::Error::Api(ref s)) if s.code == 403 && s.message.contains("system:serviceaccount:default:agent")),
+        "{refused:?}"
+    );
+    let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
+        Api::namespaced(client.clone(), "default");
+    bindings
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "agent-views"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+                "subjects": [{"kind": "ServiceAccount", "name": "agent", "namespace": "default"}]}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
     as_agent
         .list(&ListParams::default())
         .await
-        .expect("the token authenticates");
+        .expect("the token authenticates and the binding allows");
     // Who the token is, asked by its holder and by someone checking it.
     let me: Api<SelfSubjectReview> = Api::all(client_with_token(&server, &token).await);
     let review = me
@@ -132,7 +150,7 @@ async fn service_account_token_secrets_authenticate_until_deleted() {
 }
 
 #[tokio::test]
-async fn access_reviews_allow_and_check_their_spec_as_upstream_does() {
+async fn access_reviews_decide_and_check_their_spec_as_upstream_does() {
     let dir = tempfile::tempdir().unwrap();
     let (server, client) = start(dir.path()).await;
     let sars: Api<SubjectAccessReview> = Api::all(client.clone());
@@ -147,7 +165,18 @@ async fn access_reviews_allow_and_check_their_spec_as_upstream_does() {
         )
         .await
         .unwrap();
-    assert!(allowed.status.unwrap().allowed);
+    assert!(!allowed.status.unwrap().allowed, "no role names someone");
+    let masters = sars
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(
+                json!({"spec": {"user": "someone", "groups": ["system:masters"], "resourceAttributes": attrs}}),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(masters.status.unwrap().allowed);
     // No subject, or both kinds of attributes: 422 like upstream's validation.
     for spec in [
         json!({"resourceAttributes": attrs}),

@@ -4,6 +4,7 @@
 //! controller issue them.
 
 pub mod bound;
+pub mod rbac;
 pub mod user;
 
 pub use user::UserInfo;

@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-/// The user name of the admin token.
-pub(crate) const ADMIN: &str = "flotilla-admin";
+/// The user name of the admin token: Karmada's admin (its admin certificate names `system:admin` in
+/// `system:masters`), so RBAC that names the admin, such as `cluster-proxy-admin`, holds in both worlds.
+pub(crate) const ADMIN: &str = "system:admin";
 /// The group of every authenticated user.
 pub const AUTHENTICATED: &str = "system:authenticated";
 /// The group of unauthenticated requests.
@@ -20,7 +21,7 @@ pub const ANONYMOUS: &str = "system:anonymous";
 pub const MASTERS: &str = "system:masters";
 /// The group of every Node's user (`system:node:<name>`).
 pub const NODES: &str = "system:nodes";
-const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
+pub(crate) const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
 const NODE_PREFIX: &str = "system:node:";
 
 /// A user as kube-apiserver's `user.Info` holds it: name, uid, groups and extra values.

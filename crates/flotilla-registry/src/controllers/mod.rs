@@ -1,14 +1,17 @@
 //! Internal controllers a real cluster runs in kube-controller-manager and apiextensions: bootstrap objects, the
 //! CA ConfigMaps and `kubernetes` Service every cluster publishes, CRD naming/establishing/cleanup, namespace
-//! lifecycle, garbage collection, ServiceAccount token secrets and Event expiry. They read the store and write
+//! lifecycle, garbage collection, ServiceAccount token secrets, Event expiry, kube-apiserver's default RBAC
+//! policy and ClusterRole aggregation. They read the store and write
 //! through the write path (`crate::write`), as any other writer does. (kube-apiserver's own controllers, the
 //! front-proxy trust ConfigMap and the aggregator's, belong to the server.)
 
+pub(crate) mod clusterrole_aggregation;
 pub(crate) mod crd;
 pub(crate) mod events;
 pub(crate) mod gc;
 pub(crate) mod namespace;
 pub(crate) mod published;
+pub(crate) mod rbac_defaults;
 pub mod runtime;
 pub(crate) mod serviceaccount;
 
@@ -138,7 +141,7 @@ pub async fn start(ctx: &Arc<Ctx>, config: &Config) -> Result<(), BootstrapError
     }
     // Before serving, so the first client already sees the `kubernetes` Service and `default`'s CA ConfigMap.
     runtime::once(ctx, &mut published::Publisher).await;
-    if let Err(e) = published::bootstrap_rbac(ctx).await {
+    if let Err(e) = rbac_defaults::ensure(ctx).await {
         tracing::warn!(error = %e, "failed to create kube-apiserver's bootstrap RBAC objects");
     }
     tokio::spawn(runtime::run(ctx.clone(), published::Publisher));
@@ -146,6 +149,10 @@ pub async fn start(ctx: &Arc<Ctx>, config: &Config) -> Result<(), BootstrapError
     tokio::spawn(runtime::run(ctx.clone(), namespace::Namespaces));
     tokio::spawn(runtime::run(ctx.clone(), gc::Gc::default()));
     tokio::spawn(runtime::run(ctx.clone(), serviceaccount::Tokens));
+    tokio::spawn(runtime::run(
+        ctx.clone(),
+        clusterrole_aggregation::Aggregation,
+    ));
     let (expiry_ctx, ttl) = (ctx.clone(), config.event_ttl);
     tokio::spawn(async move {
         if let Err(e) = events::drop_unshared(&expiry_ctx).await {

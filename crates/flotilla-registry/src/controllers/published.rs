@@ -4,8 +4,7 @@
 //! `kubernetes` Service in `default` with its Endpoints and EndpointSlice (kube-apiserver's bootstrap
 //! controller: recreated when deleted, the endpoints pointed back at this server when changed). In-cluster
 //! clients (client-go's `rest.InClusterConfig`, kube-rs' `Config::incluster`) and tools that look for
-//! `kubernetes.default.svc` rely on them. Also the `cluster-admin` ClusterRole and binding kube-apiserver's
-//! RBAC bootstrap creates.
+//! `kubernetes.default.svc` rely on them.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -24,7 +23,6 @@ use crate::status::{ApiError, ApiResult};
 pub(crate) const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
 const KUBERNETES: &str = "kubernetes";
 const DEFAULT_SERVICE_ACCOUNT: &str = "default";
-const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 const DESCRIPTION: &str = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";
 
 fn configmaps() -> ResKey {
@@ -124,26 +122,6 @@ async fn reconcile_namespace(ctx: &Ctx, ns: &str) -> ApiResult<()> {
     // Upstream's publisher also clears binaryData.
     let fields = [("data", Some(&data)), ("binaryData", None)];
     steps.note(restore(ctx, &configmaps(), ns, ROOT_CA_CONFIGMAP, &fields).await);
-    steps.finish()
-}
-
-/// Creates kube-apiserver's `cluster-admin` ClusterRole and its binding to `system:masters` where missing, as
-/// its RBAC bootstrap does at every start (roles are stored, not enforced, but installers and `kubectl
-/// describe` name them).
-pub(crate) async fn bootstrap_rbac(ctx: &Ctx) -> ApiResult<()> {
-    let mut steps = Steps::default();
-    let meta = json!({"name": "cluster-admin",
-        "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
-        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}});
-    let role = json!({"metadata": meta, "rules": [
-        {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-        {"nonResourceURLs": ["*"], "verbs": ["*"]},
-    ]});
-    steps.note(ensure(ctx, RBAC_GROUP, "v1", "clusterroles", role).await);
-    let binding = json!({"metadata": meta,
-        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "cluster-admin"},
-        "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": "system:masters"}]});
-    steps.note(ensure(ctx, RBAC_GROUP, "v1", "clusterrolebindings", binding).await);
     steps.finish()
 }
 

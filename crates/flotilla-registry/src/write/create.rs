@@ -20,6 +20,16 @@ use flotilla_store::ResKey;
 /// How many names a `generateName` create tries before giving up, as upstream.
 const GENERATE_ATTEMPTS: usize = 8;
 
+/// Records `manager` as the owner of every field of `obj`, as a create records it, for an object the server
+/// answers without storing (access reviews carry their requester's `managedFields`).
+pub fn record_created_fields(info: &ResourceInfo, obj: &mut Value, manager: &str) {
+    let writer = Writer {
+        manager,
+        applied: false,
+    };
+    ownership::record_ownership(info, None, obj, writer, Endpoint::Main);
+}
+
 /// Checks `apiVersion`/`kind` against the endpoint and sets them to the stored form.
 ///
 /// # Errors
@@ -160,6 +170,14 @@ pub(crate) async fn prepare_new(
         admission
             .mutate(Operation::Create, None, obj, shaper)
             .await?;
+        crate::auth::rbac::escalation::check_write(
+            &ctx.store,
+            info,
+            &admission.requester.user,
+            ns,
+            None,
+            obj,
+        )?;
     }
     meta::prepare_create(info, obj)?;
     hooks::on_create(

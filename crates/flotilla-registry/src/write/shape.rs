@@ -149,7 +149,7 @@ fn keep_allocated(old: &Value, new: &mut Value) {
 pub fn on_read(info: &ResourceInfo, obj: Arc<Value>) -> Arc<Value> {
     let kind = info.kind_info();
     let Some(schema) = kind.crd_schema() else {
-        return obj;
+        return crate::kinds::access::rbac_rules_on_read(info, obj);
     };
     let mut o = obj.as_ref().clone();
     crate::schema::apply_defaults(&mut o, schema);

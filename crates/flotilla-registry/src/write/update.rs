@@ -102,6 +102,14 @@ pub(crate) async fn finish_update(
         admission
             .mutate(Operation::Update, Some(cur), &mut new, shaper)
             .await?;
+        crate::auth::rbac::escalation::check_write(
+            &ctx.store,
+            info,
+            &admission.requester.user,
+            crate::meta::meta_str(cur, "namespace").unwrap_or(""),
+            Some(cur),
+            &new,
+        )?;
     }
     crate::write::validate::object(info, &new, Some(cur))?;
     if let Some(admission) = admission {

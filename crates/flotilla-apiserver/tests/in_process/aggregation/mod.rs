@@ -275,7 +275,7 @@ async fn selfsubjectreview_answers_with_the_impersonated_identity() {
     let me = review(vec![]).await;
     assert_eq!(
         me["status"]["userInfo"],
-        json!({"username": "flotilla-admin", "groups": ["system:masters", "system:authenticated"]})
+        json!({"username": "system:admin", "groups": ["system:masters", "system:authenticated"]})
     );
     let jane = review(vec![
         ("Impersonate-User", "jane"),

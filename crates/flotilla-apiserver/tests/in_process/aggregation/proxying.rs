@@ -54,7 +54,7 @@ async fn every_verb_reaches_the_backend_as_the_caller_over_the_front_proxy_certi
     );
     for s in &seen {
         assert_eq!(s.client_cn, "front-proxy-client");
-        assert_eq!(s.all("x-remote-user"), ["flotilla-admin"], "{s:?}");
+        assert_eq!(s.all("x-remote-user"), ["system:admin"], "{s:?}");
         assert_eq!(
             s.all("x-remote-group"),
             ["system:masters", "system:authenticated"]
@@ -90,9 +90,11 @@ async fn every_verb_reaches_the_backend_as_the_caller_over_the_front_proxy_certi
 #[tokio::test]
 async fn impersonation_reaches_the_backend_and_a_callers_own_identity_headers_do_not() {
     let dir = tempfile::tempdir().unwrap();
-    let (server, _client, backend) = setup(dir.path(), 200).await;
+    let (server, client, backend) = setup(dir.path(), 200).await;
     let (http, url, token) = raw(&server);
     let path = format!("/apis/{GROUP}/{VERSION}/namespaces/{NS}/widgets");
+    // kube-apiserver authorizes the impersonated user before the aggregator proxies.
+    crate::common::grant(&client, NS, "jane", &["widgets"]).await;
     let r = http
         .get(format!("{url}{path}?b=2&a=x+y"))
         .header("Authorization", &token)
@@ -269,7 +271,7 @@ async fn an_upgraded_connection_passes_through_to_the_backend() {
     assert_eq!(&echoed, b"ping over the tunnel");
     let seen = backend.seen_under(&format!("/apis/{GROUP}/{VERSION}/namespaces/{NS}/echo"));
     assert_eq!(seen.len(), 1);
-    assert_eq!(seen[0].all("x-remote-user"), ["flotilla-admin"]);
+    assert_eq!(seen[0].all("x-remote-user"), ["system:admin"]);
     assert_eq!(seen[0].all("upgrade"), ["SPDY/3.1"]);
     assert!(seen[0].all("authorization").is_empty());
     server.shutdown().await;

@@ -189,7 +189,7 @@ async fn mutating_webhooks_patch_in_name_order_and_validating_ones_see_the_resul
         review["resource"],
         json!({"group": "", "version": "v1", "resource": "configmaps"})
     );
-    assert_eq!(review["userInfo"]["username"], "flotilla-admin");
+    assert_eq!(review["userInfo"]["username"], "system:admin");
     assert_eq!(review["options"]["kind"], "CreateOptions");
     assert_eq!(review["oldObject"], Value::Null);
     assert_eq!(first.seen().len(), 1);

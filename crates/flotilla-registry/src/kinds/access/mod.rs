@@ -4,14 +4,35 @@
 
 pub mod certificates;
 
+use std::sync::Arc;
+
+use serde_json::Value;
+
 use super::{Builtin, Columns, Defaults, MergeShape as M, NameRule, Printer, Typed, ZeroStatus, r};
 use crate::defaults::{self, status};
 use crate::protobuf::message;
+use crate::resource::ResourceInfo;
 use crate::typed::model;
 use k8s_openapi::api::rbac::v1 as rbac;
 use k8s_pb::api as pb;
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+
+/// A Role or ClusterRole as Go writes it: `rules` (a list without `omitempty`) is `null` when there are none.
+/// Added when read, not stored, so that no writer is recorded as owning it.
+pub(crate) fn rbac_rules_on_read(info: &ResourceInfo, obj: Arc<Value>) -> Arc<Value> {
+    let role = !info.custom
+        && info.group == RBAC_GROUP
+        && matches!(info.plural.as_str(), "roles" | "clusterroles");
+    if !role || obj.get("rules").is_some() || !obj.is_object() {
+        return obj;
+    }
+    let mut out = obj.as_ref().clone();
+    if let Some(o) = out.as_object_mut() {
+        o.insert("rules".into(), Value::Null);
+    }
+    Arc::new(out)
+}
 
 /// `rbac.authorization.k8s.io/v1`.
 pub(super) const RBAC: &[Builtin] = &[

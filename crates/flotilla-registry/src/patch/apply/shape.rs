@@ -3,7 +3,7 @@
 //!
 //! Built-in kinds reuse the strategic-merge-patch table (a merge-keyed list is a list-map, a merged list of
 //! scalars is a set, every other list is atomic) plus the handful of atomic structs (label selectors, node
-//! selectors). Custom resources read `x-kubernetes-list-type`, `x-kubernetes-list-map-keys` and
+//! selectors, RBAC bindings' `roleRef`). Custom resources read `x-kubernetes-list-type`, `x-kubernetes-list-map-keys` and
 //! `x-kubernetes-map-type` from their CRD schema; `metadata` always follows ObjectMeta's rules.
 
 use crate::kind_info::KindInfo;
@@ -63,7 +63,7 @@ impl<'a> Shape<'a> {
                 let (child, strategy) = schema::field(ty, name);
                 let atomic = matches!(
                     name,
-                    "selector" | "labelSelector" | "namespaceSelector" | "nodeSelector"
+                    "selector" | "labelSelector" | "namespaceSelector" | "nodeSelector" | "roleRef"
                 );
                 Shape::Builtin {
                     ty: child,
