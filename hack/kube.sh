@@ -280,7 +280,7 @@ up() {
   spawn kube-apiserver "$bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
     --bind-address 127.0.0.1 --secure-port "$api_port" --advertise-address 127.0.0.1 \
     --tls-cert-file "$dir/pki/apiserver.crt" --tls-private-key-file "$dir/pki/apiserver.key" \
-    --client-ca-file "$dir/pki/ca.crt" --authorization-mode Node,RBAC --allow-privileged \
+    --client-ca-file "$dir/pki/ca.crt" --authorization-mode Node,RBAC --allow-privileged --enable-bootstrap-token-auth \
     --service-account-key-file "$dir/pki/sa.pub" --service-account-signing-key-file "$dir/pki/sa.key" \
     --service-account-issuer "https://kubernetes.default.svc" --service-cluster-ip-range 10.96.0.0/16 \
     --endpoint-reconciler-type none --kubelet-preferred-address-types InternalIP,InternalDNS,ExternalIP,ExternalDNS,Hostname \

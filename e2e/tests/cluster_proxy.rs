@@ -7,8 +7,8 @@
 //! Both worlds: the registration is Available; kubectl gets, describes and creates member objects through the proxy;
 //! the member sees the caller (the impersonator's token, the caller's user and groups); `clusters/*/proxy` fans out
 //! as Karmada's does; a member object promoted as `karmadactl promote` does is adopted, not recreated. A
-//! ServiceAccount allowed to proxy member1 only is seen by member1 as itself; in the kube world the control plane
-//! refuses it member2 and member1's own RBAC refuses it Nodes (the embedded servers authorize everything).
+//! ServiceAccount allowed to proxy member1 only is seen by member1 as itself; the control plane refuses it member2
+//! and member1's own RBAC refuses it Nodes.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use flotilla_api::policy::v1alpha1::PropagationPolicy;
@@ -21,7 +21,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::{Value, json};
 
 use flotilla_e2e::resources::{DEPLOYMENT, RESOURCE_BINDING, web_deployment};
-use flotilla_e2e::{Env, Kubectl, Options, Undo, World, steps, wait_for};
+use flotilla_e2e::{Env, Kubectl, Options, Undo, steps, wait_for};
 
 const PROXY: &str = "/apis/cluster.karmada.io/v1alpha1/clusters";
 
@@ -364,24 +364,16 @@ async fn as_a_service_account(env: &Env, ns: &str) -> anyhow::Result<()> {
 
     let (member2, body) = raw_get(&tom, &format!("{PROXY}/member2/proxy/api")).await?;
     let (nodes, nodes_body) = raw_get(&tom, &format!("{PROXY}/member1/proxy/api/v1/nodes")).await?;
-    match env.world {
-        World::Kube => {
-            assert_eq!(member2, 403, "{body}");
-            assert!(
-                body.contains(&format!(
-                    "clusters.cluster.karmada.io \\\"member2\\\" is forbidden: User \\\"{user}\\\" cannot get resource \\\"clusters/proxy\\\" in API group \\\"cluster.karmada.io\\\" at the cluster scope"
-                )),
-                "{body}"
-            );
-            // member1 lets the impersonator act as the ServiceAccount, whose own rights there are member1's
-            // business: none.
-            assert_eq!(nodes, 403, "{nodes_body}");
-        }
-        World::Embedded => {
-            // The embedded servers authorize every authenticated user (docs/COMPATIBILITY.md).
-            assert_eq!((member2, nodes), (200, 200), "{body} {nodes_body}");
-        }
-    }
+    assert_eq!(member2, 403, "{body}");
+    assert!(
+        body.contains(&format!(
+            "clusters.cluster.karmada.io \\\"member2\\\" is forbidden: User \\\"{user}\\\" cannot get resource \\\"clusters/proxy\\\" in API group \\\"cluster.karmada.io\\\" at the cluster scope"
+        )),
+        "{body}"
+    );
+    // member1 lets the impersonator act as the ServiceAccount, whose own rights there are member1's business:
+    // none.
+    assert_eq!(nodes, 403, "{nodes_body}");
     undo.run(&env.karmada).await
 }
 

@@ -37,6 +37,7 @@ pub mod wire;
 
 pub(crate) mod authn;
 pub(crate) mod authz;
+pub mod csr_signing;
 
 pub mod kubelet;
 pub(crate) mod upstream;

@@ -216,6 +216,15 @@ fn issue_leaf(
     Ok((cert.pem(), key.serialize_pem()))
 }
 
+/// The cluster CA of `dir` as an issuer of certificates (the CSR signer's), creating it when missing.
+///
+/// # Errors
+/// As [`ensure`].
+pub fn ca_issuer(dir: &Path) -> Result<Issuer<'static, KeyPair>, TlsError> {
+    let (_, key) = load_or_create_ca(dir, "ca", "flotilla-ca")?;
+    Ok(Issuer::new(ca_params("flotilla-ca"), key))
+}
+
 /// Loads the certificates from `dir`, generating whatever is missing or stale.
 pub fn ensure(dir: &Path, extra_hosts: &[String]) -> Result<Certs, TlsError> {
     let (ca_pem, ca_key_pair) = load_or_create_ca(dir, "ca", "flotilla-ca")?;
@@ -256,7 +265,8 @@ pub fn ensure(dir: &Path, extra_hosts: &[String]) -> Result<Certs, TlsError> {
 }
 
 /// A rustls server configuration (TLS 1.2 and 1.3) for the serving certificate, offering HTTP/2 and HTTP/1.1 by
-/// ALPN as kube-apiserver does (client-go speaks HTTP/2 whenever the server offers it).
+/// ALPN as kube-apiserver does (client-go speaks HTTP/2 whenever the server offers it), and taking client
+/// certificates issued by the cluster CA.
 pub fn server_config(certs: &Certs) -> Result<Arc<ServerConfig>, TlsError> {
     let chain: Vec<CertificateDer<'static>> =
         CertificateDer::pem_slice_iter(certs.cert_pem.as_bytes())
@@ -269,10 +279,25 @@ pub fn server_config(certs: &Certs) -> Result<Arc<ServerConfig>, TlsError> {
             path: PathBuf::from("serving.key"),
         })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    // `--client-ca-file`: a client certificate is optional, and verified against the cluster CA when given.
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in CertificateDer::pem_slice_iter(certs.ca_pem.as_bytes()) {
+        let ca = ca.map_err(|_| TlsError::Pem {
+            path: PathBuf::from("ca.crt"),
+        })?;
+        roots.add(ca).map_err(TlsError::Rustls)?;
+    }
+    let clients = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .allow_unauthenticated()
+    .build()
+    .map_err(|e| TlsError::Rustls(rustls::Error::General(e.to_string())))?;
     let mut cfg = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(TlsError::Rustls)?
-        .with_no_client_auth()
+        .with_client_cert_verifier(clients)
         .with_single_cert(chain, key)
         .map_err(TlsError::Rustls)?;
     cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];

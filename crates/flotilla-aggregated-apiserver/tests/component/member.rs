@@ -248,6 +248,8 @@ pub(crate) async fn register_embedded(
     member: &crate::support::Embedded,
 ) {
     let (url, ca) = (member.server.url(), member.server.ca_pem().as_bytes());
+    // The member lets the impersonated caller do everything, as its RBAC would an administrator.
+    crate::support::grant_cluster_admin(&member.client, "tom").await;
     register(
         client,
         name,

@@ -168,6 +168,8 @@ impl Env {
     pub(crate) async fn start_with(through: impl FnOnce(Client) -> Client) -> Env {
         let control = Embedded::start().await;
         install_crds(&control.client).await;
+        // The tests' ordinary caller may do everything the control plane serves.
+        grant_cluster_admin(&control.client, "tom").await;
         let front_proxy_ca = Ca::new("front-proxy-ca");
         publish_request_header(&control.client, request_header_data(&front_proxy_ca)).await;
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
@@ -323,6 +325,20 @@ impl Aggregated {
 }
 
 /// Installs Karmada's CRDs and waits until the Cluster CRD serves both its versions.
+/// Binds ClusterRole `cluster-admin` to user `user` (the embedded servers enforce RBAC).
+pub(crate) async fn grant_cluster_admin(client: &Client, user: &str) {
+    use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": format!("{user}-cluster-admin")},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}))
+    .expect("binding");
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding created");
+}
+
 pub(crate) async fn install_crds(client: &Client) {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in flotilla_api::crds::all() {

@@ -188,6 +188,14 @@ impl Server {
             event_ttl: config.event_ttl,
         };
         flotilla_registry::controllers::start(&ctx.registry, &controllers).await?;
+        // kube-controller-manager's signer of client certificates, with the cluster CA.
+        let signing = crate::csr_signing::Signing {
+            signer: Arc::new(crate::csr_signing::Signer::new(tls::ca_issuer(&dir)?)),
+        };
+        tokio::spawn(flotilla_registry::controllers::runtime::run(
+            ctx.registry.clone(),
+            signing,
+        ));
         // kube-apiserver's own controllers: the front-proxy trust that aggregated API servers read, and the
         // aggregator's availability and discovery.
         crate::authentication_trust::start(&ctx.registry, ctx.aggregator.front_proxy()).await;
@@ -200,6 +208,7 @@ impl Server {
             move |peer: &flotilla_serving::Peer| Dispatch {
                 ctx: serving.clone(),
                 peer: ClientAddr(peer.addr),
+                certificate: authn::CertificateUser(authn::certificate_user(&peer.certificates)),
             },
         )
         .options(config.serving);
@@ -258,6 +267,7 @@ impl RunningServer {
 struct Dispatch {
     ctx: Arc<Ctx>,
     peer: ClientAddr,
+    certificate: authn::CertificateUser,
 }
 
 impl hyper::service::Service<Request<flotilla_serving::RequestBody>> for Dispatch {
@@ -267,6 +277,7 @@ impl hyper::service::Service<Request<flotilla_serving::RequestBody>> for Dispatc
 
     fn call(&self, mut req: Request<flotilla_serving::RequestBody>) -> Self::Future {
         req.extensions_mut().insert(self.peer);
+        req.extensions_mut().insert(self.certificate.clone());
         let ctx = self.ctx.clone();
         Box::pin(async move { Ok(dispatch(ctx, req).await) })
     }
@@ -297,8 +308,14 @@ where
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|h| h.to_str().ok());
-        let requester =
-            authn::authenticate(&ctx.registry, header).ok_or_else(ApiError::unauthorized)?;
+        // As kube-apiserver's authenticators are ordered: a client certificate first, then a bearer token.
+        let certificate = parts
+            .extensions
+            .get::<authn::CertificateUser>()
+            .and_then(|c| c.0.clone());
+        let requester = certificate
+            .or_else(|| authn::authenticate(&ctx.registry, header))
+            .ok_or_else(ApiError::unauthorized)?;
         // As kube-apiserver's filters run: authentication, then impersonation, then everything else.
         let request = crate::authz::attributes(&requester, &parts.method, &path, parts.uri.query());
         let impersonated = ctx.impersonation.impersonate(

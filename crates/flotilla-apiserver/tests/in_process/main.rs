@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod aggregation;
+mod client_certificates;
 mod common;
 mod crd;
 mod crud;

@@ -3,6 +3,7 @@
 //! ([`user`]). The server's authentication reads them; the token request handler and the ServiceAccount token
 //! controller issue them.
 
+pub mod bootstrap;
 pub mod bound;
 pub mod rbac;
 pub mod user;
