@@ -33,7 +33,6 @@ pub mod names;
 mod openapi;
 mod proxy;
 pub mod register;
-mod request_info;
 mod router;
 mod server;
 mod storage;

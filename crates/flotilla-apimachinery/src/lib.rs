@@ -9,6 +9,8 @@
 //! - [`table`]: `meta.k8s.io` Tables: columns, rows and the object each row carries (`includeObject`), as
 //!   k8s.io/apiserver's handlers assemble them.
 //! - [`verbs`]: the verbs discovery lists for a resource and its subresources.
+//! - [`request_info`]: what a request path and method ask for (kube's `RequestInfo`), which authorization
+//!   and routing read.
 //! - [`quantity`]: resource quantities (`100m`, `1.5Gi`) parsed, added, compared and printed as
 //!   k8s.io/apimachinery's `api/resource` does.
 //!
@@ -19,6 +21,7 @@
 pub mod duration;
 pub mod field;
 pub mod quantity;
+pub mod request_info;
 pub mod table;
 pub mod validation;
 pub mod verbs;

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use flotilla_api::cluster::v1alpha1::Cluster;
 use futures::future::join_all;
-use http::{HeaderMap, Method, Request, StatusCode, header};
+use http::{HeaderMap, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use kube::ResourceExt;
 use serde_json::Value;
@@ -26,8 +26,8 @@ use serde_json::Value;
 use super::forward::{Target, without_hop_by_hop};
 use super::{Clients, Proxy, clean_join, path_and_query};
 use crate::error::{RequestError, plain_error};
-use crate::request_info::{RequestInfo, parse};
 use crate::user::UserInfo;
+use flotilla_apimachinery::request_info::{RequestInfo, parse};
 
 /// A cluster that can be asked, with its clients.
 struct Reachable {
@@ -43,8 +43,8 @@ pub(crate) async fn serve(
     request: Request<Body>,
 ) -> Result<Response, RequestError> {
     let query = request.uri().query().unwrap_or_default().to_owned();
-    let info = parse(request.method(), path, &query);
-    if !parse(&Method::GET, path, "").is_resource_request {
+    let info = parse(request.method().as_str(), path, &query);
+    if !parse("GET", path, "").is_resource_request {
         let target = Target {
             clients: &proxy.control_plane,
             path_and_query: path_and_query(&clean_join(path), &query),
@@ -54,7 +54,7 @@ pub(crate) async fn serve(
         return proxy.pass(target, request).await;
     }
     let reachable = reachable(proxy).await;
-    if !parse(&Method::GET, path, "").name.is_empty() {
+    if !parse("GET", path, "").name.is_empty() {
         return named(proxy, user, path, &info, reachable, request).await;
     }
     if info.verb != "list" {
@@ -318,7 +318,7 @@ mod tests {
 
     #[test]
     fn the_object_probed_is_the_one_named() {
-        let probe = |path: &str| object_path(&parse(&Method::GET, path, ""));
+        let probe = |path: &str| object_path(&parse("GET", path, ""));
         assert_eq!(
             probe("/api/v1/namespaces/default/pods/web"),
             "/api/v1/namespaces/default/pods/web"

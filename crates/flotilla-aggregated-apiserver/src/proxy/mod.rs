@@ -29,8 +29,8 @@ use crate::authz::Authorizer;
 use crate::cache::Members;
 use crate::error::RequestError;
 use crate::names;
-use crate::request_info::verb_for;
 use crate::user::UserInfo;
+use flotilla_apimachinery::request_info::verb_for;
 
 /// What the proxy needs.
 pub(crate) struct Proxy {
@@ -62,7 +62,7 @@ impl Proxy {
         path: &str,
         request: Request<Body>,
     ) -> Result<Response, RequestError> {
-        let verb = verb_for(request.method());
+        let verb = verb_for(request.method().as_str());
         self.authorizer.authorize_proxy(user, verb, cluster).await?;
         // hyper hands a request its upgrade only on an HTTP/1.1 connection: refuse before any member is asked.
         if is_upgrade(request.headers()) && request.extensions().get::<OnUpgrade>().is_none() {

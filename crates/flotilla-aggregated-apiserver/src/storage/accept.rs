@@ -10,7 +10,7 @@ use flotilla_apimachinery::table::IncludeObject;
 use http::HeaderValue;
 
 use crate::error::RequestError;
-use crate::request_info::form_pairs;
+use flotilla_apimachinery::request_info::form_pairs;
 
 /// What answers the caller.
 #[derive(Debug, PartialEq)]

@@ -33,9 +33,9 @@ use self::accept::{TableRequest, Wanted};
 use self::rewrite::{Direction, rewrite};
 use self::table::{WatchTables, to_table};
 use crate::error::RequestError;
-use crate::request_info::{self, RequestInfo};
 use crate::user::UserInfo;
 use crate::{names, validation};
+use flotilla_apimachinery::request_info::{self, RequestInfo};
 
 /// The largest request body read: kube-apiserver's limit for an object's body (3 MiB).
 pub(crate) const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -60,7 +60,7 @@ pub(crate) async fn pass_through(
     let (parts, body) = request.into_parts();
     let query = parts.uri.query().unwrap_or_default();
     let info = request_info::parse(
-        &parts.method,
+        parts.method.as_str(),
         &format!("/apis/{}/{rest}", names::API_VERSION),
         query,
     );

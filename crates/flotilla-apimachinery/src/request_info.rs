@@ -1,33 +1,30 @@
 //! What a Kubernetes API path asks for, as k8s.io/apiserver's `RequestInfoFactory` reads it (prefixes `api`
-//! and `apis`, `api` without a group): whether it names a resource, which, and the verb.
-//!
-//! The verb of `clusters/{name}/proxy` for the SubjectAccessReview and the routing of `clusters/*/proxy/...`
-//! (Karmada's `aggregate.go`) both come from here.
-
-use http::Method;
+//! and `apis`, `api` without a group): whether it names a resource, which, and the verb. The embedded API
+//! server authorizes every request by it; the aggregated API server routes `clusters/*/proxy/...` and asks its
+//! SubjectAccessReviews by it.
 
 /// A parsed request.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct RequestInfo {
+pub struct RequestInfo {
     /// Whether the path names a resource (`/api/v1/pods`) rather than something else (`/api`, `/healthz`).
-    pub(crate) is_resource_request: bool,
+    pub is_resource_request: bool,
     /// `api` or `apis`.
-    pub(crate) api_prefix: String,
+    pub api_prefix: String,
     /// The group, empty for the core group.
-    pub(crate) api_group: String,
+    pub api_group: String,
     /// The version.
-    pub(crate) api_version: String,
+    pub api_version: String,
     /// The namespace, empty when cluster-scoped.
-    pub(crate) namespace: String,
+    pub namespace: String,
     /// The resource (plural).
-    pub(crate) resource: String,
+    pub resource: String,
     /// The object's name, empty for collections.
-    pub(crate) name: String,
+    pub name: String,
     /// The subresource, if any.
-    pub(crate) subresource: String,
+    pub subresource: String,
     /// kube's verb: `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`,
     /// `proxy`, or the lower-case method of a non-resource request; empty for methods kube does not map.
-    pub(crate) verb: String,
+    pub verb: String,
 }
 
 /// Verbs that prefix a resource path (`/api/v1/watch/pods`).
@@ -36,24 +33,26 @@ const SPECIAL_VERBS: [&str; 2] = ["proxy", "watch"];
 const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
 
 /// The verb kube maps an HTTP method to on a resource path.
-pub(crate) fn verb_for(method: &Method) -> &'static str {
-    match *method {
-        Method::POST => "create",
-        Method::GET | Method::HEAD => "get",
-        Method::PUT => "update",
-        Method::PATCH => "patch",
-        Method::DELETE => "delete",
+pub fn verb_for(method: &str) -> &'static str {
+    match method {
+        "POST" => "create",
+        "GET" | "HEAD" => "get",
+        "PUT" => "update",
+        "PATCH" => "patch",
+        "DELETE" => "delete",
         _ => "",
     }
 }
 
-/// Parses `path` (no query) with `query` (raw, may be empty) and `method`.
-pub(crate) fn parse(method: &Method, path: &str, query: &str) -> RequestInfo {
+/// Parses `path` (no query, as sent: percent-encoded) with `query` (raw, may be empty) and `method`.
+pub fn parse(method: &str, path: &str, query: &str) -> RequestInfo {
     let mut info = RequestInfo {
-        verb: method.as_str().to_ascii_lowercase(),
+        verb: method.to_ascii_lowercase(),
         ..RequestInfo::default()
     };
-    let mut parts: Vec<&str> = split_path(path);
+    // Go's server hands the factory the decoded path (`%3A` is `:`), which it then splits.
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    let mut parts: Vec<&str> = split_path(&decoded);
     if parts.len() < 3 || !matches!(parts[0], "api" | "apis") {
         return info;
     }
@@ -164,7 +163,7 @@ impl Query<'_> {
 }
 
 /// `key=value` pairs of a query, percent- and plus-decoded.
-pub(crate) fn form_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
+pub fn form_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
     query
         .split('&')
         .filter(|pair| !pair.is_empty())
@@ -185,8 +184,31 @@ fn decode(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn info(method: Method, path: &str, query: &str) -> RequestInfo {
-        parse(&method, path, query)
+    /// The methods the tests send.
+    struct Method;
+
+    impl Method {
+        const GET: &'static str = "GET";
+        const HEAD: &'static str = "HEAD";
+        const POST: &'static str = "POST";
+        const PUT: &'static str = "PUT";
+        const PATCH: &'static str = "PATCH";
+        const DELETE: &'static str = "DELETE";
+        const OPTIONS: &'static str = "OPTIONS";
+    }
+
+    fn info(method: &str, path: &str, query: &str) -> RequestInfo {
+        parse(method, path, query)
+    }
+
+    #[test]
+    fn the_path_is_read_decoded() {
+        let role = info(
+            Method::GET,
+            "/apis/rbac.authorization.k8s.io/v1/clusterroles/system%3Aadmin",
+            "",
+        );
+        assert_eq!(role.name, "system:admin");
     }
 
     #[test]
@@ -220,7 +242,7 @@ mod tests {
             (Method::DELETE, "delete"),
             (Method::OPTIONS, ""),
         ] {
-            assert_eq!(info(method.clone(), named, "").verb, verb, "{method}");
+            assert_eq!(info(method, named, "").verb, verb, "{method}");
         }
         let collection = "/api/v1/namespaces/default/pods";
         assert_eq!(info(Method::GET, collection, "").verb, "list");
