@@ -40,7 +40,8 @@ pub(crate) fn qualified(resource: &str, group: &str) -> String {
     }
 }
 
-fn details(name: &str, group: &str, kind: &str) -> Map<String, Value> {
+/// A Status's details naming an object: its name, group and kind (a resource), each only when set.
+pub(crate) fn details(name: &str, group: &str, kind: &str) -> Map<String, Value> {
     let mut d = Map::new();
     if !name.is_empty() {
         d.insert("name".into(), json!(name));

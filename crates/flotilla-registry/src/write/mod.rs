@@ -116,18 +116,19 @@ where
 /// the write path's checks.
 #[cfg(test)]
 pub(crate) async fn put_for_test(ctx: &crate::context::Ctx, plural: &str, ns: &str, object: Value) {
+    put_in_for_test(&ctx.store, &ResKey::new("", plural), ns, object).await;
+}
+
+/// Stores `object` as it is under `res` in `ns` of `store`, as [`put_for_test`] does for any group.
+#[cfg(test)]
+pub(crate) async fn put_in_for_test(store: &Store, res: &ResKey, ns: &str, object: Value) {
     let name = object["metadata"]["name"]
         .as_str()
         .unwrap_or_default()
         .to_string();
-    guaranteed_update(
-        &ctx.store,
-        &ResKey::new("", plural),
-        ns,
-        &name,
-        false,
-        |_| Ok(Outcome::Put(object.clone())),
-    )
+    guaranteed_update(store, res, ns, &name, false, |_| {
+        Ok(Outcome::Put(object.clone()))
+    })
     .await
     .expect("stored");
 }

@@ -229,11 +229,7 @@ fn has_aggregation(role: &Value) -> bool {
 fn role_ref_error(binding_plural: &str, error: RoleRefError) -> ApiError {
     match error {
         RoleRefError::NotFound { name, .. } => ApiError::not_found(binding_plural, GROUP, &name)
-            .with_details(serde_json::Map::from_iter([
-                ("name".to_string(), serde_json::json!(name)),
-                ("group".to_string(), serde_json::json!(GROUP)),
-                ("kind".to_string(), serde_json::json!(binding_plural)),
-            ])),
+            .with_details(crate::status::details(&name, GROUP, binding_plural)),
         other => ApiError::internal(other.to_string()),
     }
 }

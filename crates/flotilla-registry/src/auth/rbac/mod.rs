@@ -172,18 +172,8 @@ pub fn forbidden_error(group: &str, resource: &str, name: &str, cause: &str) -> 
         (false, true) => format!("{qualified} is forbidden: {cause}"),
         (false, false) => format!("{qualified} {} is forbidden: {cause}", q(name)),
     };
-    let mut details = Map::new();
-    if !name.is_empty() {
-        details.insert("name".into(), json!(name));
-    }
-    if !group.is_empty() {
-        details.insert("group".into(), json!(group));
-    }
-    if !resource.is_empty() {
-        details.insert("kind".into(), json!(resource));
-    }
     // Always present, as upstream's Status always carries its (possibly empty) details.
-    ApiError::forbidden(message).with_details(details)
+    ApiError::forbidden(message).with_details(crate::status::details(name, group, resource))
 }
 
 /// The SubjectAccessReview status kube-apiserver answers for `decision` (`denied` is only ever set by an
