@@ -303,6 +303,9 @@ where
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
     let mut user = None;
+    // What the request asks to do, read once: impersonation authorizes it for the requester, then authorization
+    // for whom the request speaks.
+    let mut request = None;
     if !authn::is_public(&path) {
         let header = parts
             .headers
@@ -317,23 +320,27 @@ where
             .or_else(|| authn::authenticate(&ctx.registry, header))
             .ok_or_else(ApiError::unauthorized)?;
         // As kube-apiserver's filters run: authentication, then impersonation, then everything else.
-        let request = crate::authz::attributes(&requester, &parts.method, &path, parts.uri.query());
+        let mut attrs =
+            crate::authz::attributes(&requester, &parts.method, &path, parts.uri.query());
         let impersonated = ctx.impersonation.impersonate(
             &ctx.registry.store,
             &requester,
             &parts.headers,
-            &request,
+            &attrs,
         )?;
-        user = Some(impersonated.unwrap_or(requester));
+        if let Some(impersonated) = impersonated {
+            attrs.user = impersonated;
+        }
+        user = Some(attrs.user.clone());
+        request = Some(attrs);
     }
     // After impersonation, as kube-apiserver's filters run; held until the answer is returned.
     let class = inflight::class(&parts.method, &path, parts.uri.query(), user.as_ref());
     let Ok(_inflight) = ctx.inflight.admit(class) else {
         return Ok(inflight::too_many_requests());
     };
-    if let Some(user) = &user {
-        let attrs = crate::authz::attributes(user, &parts.method, &path, parts.uri.query());
-        crate::authz::authorize(&ctx.registry.store, &attrs)?;
+    if let Some(attrs) = &request {
+        crate::authz::authorize(&ctx.registry.store, attrs)?;
     }
     if let Some(user) = &user
         && let Some(target) = ctx

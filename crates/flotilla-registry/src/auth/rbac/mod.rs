@@ -20,7 +20,7 @@ use crate::status::ApiError;
 use flotilla_apimachinery::validation::go_quote as q;
 use flotilla_store::Store;
 pub use resolver::{Source, Visit, visit_rules};
-pub use rule::PolicyRule;
+pub use rule::{PolicyRule, go_quoted_list};
 
 /// What a request asks to do, as kube's `authorizer.Attributes` carries it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -123,11 +123,6 @@ pub fn rules_for(store: &Store, user: &UserInfo, namespace: &str) -> (Vec<Policy
         true
     });
     (rules, aggregate(&errors))
-}
-
-/// Go's `%q` of a string list (`["a" "b"]`), as kube's messages print user groups and rule fields.
-pub fn go_quoted_list(items: &[String]) -> String {
-    rule::go_quoted_list(items)
 }
 
 /// The 403 kube-apiserver answers a denied request with: its message names the user, verb, resource (with

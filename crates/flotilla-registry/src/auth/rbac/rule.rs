@@ -104,8 +104,8 @@ impl PolicyRule {
     }
 }
 
-/// A string list as Go's `%q` prints it: `["a" "b"]`.
-pub(crate) fn go_quoted_list(items: &[String]) -> String {
+/// A string list as Go's `%q` prints it (`["a" "b"]`), as kube's messages print user groups and rule fields.
+pub fn go_quoted_list(items: &[String]) -> String {
     let quoted: Vec<String> = items
         .iter()
         .map(|s| flotilla_apimachinery::validation::go_quote(s))
