@@ -182,8 +182,11 @@ pull_member=member3
 for i in $(seq 1 "$members"); do
   if [ "member$i" = "$pull_member" ]; then
     say "registering member$i in Pull mode"
+    # The agent gets a bootstrap token, not the administrator's credentials: with it, it obtains a client
+    # certificate of user system:karmada:agent:member$i, which may touch member$i's objects only.
     "$bin" register "member$i" --kubeconfig "$kube_dir/karmada.config" --karmada-context karmada-apiserver \
-      --cluster-kubeconfig "$kube_dir/members.config" --cluster-context "member$i" >&2 \
+      --cluster-kubeconfig "$kube_dir/members.config" --cluster-context "member$i" \
+      --bootstrap-kubeconfig "$data_dir/agent-member$i-bootstrap.config" >&2 \
       || fail "registering member$i failed"
     continue
   fi
@@ -200,7 +203,7 @@ if [ "$members" -ge 3 ]; then
   agent_pid_file="$data_dir/agent-$pull_member.pid"
   agent_log="$data_dir/agent-$pull_member.log"
   background_script "$agent_script" "$agent_pid_file" "$agent_log" "" "$bin" agent \
-    --kubeconfig "$kube_dir/karmada.config" --karmada-context karmada-apiserver \
+    --bootstrap-kubeconfig "$data_dir/agent-$pull_member-bootstrap.config" --controllers '*,certRotation' \
     --cluster-kubeconfig "$kube_dir/members.config" --cluster-context "$pull_member" --cluster-name "$pull_member"
   [ -s "$agent_log" ] && mv -f "$agent_log" "$agent_log.1"
   "$agent_script" || fail "the agent of $pull_member did not start (log: $agent_log)"

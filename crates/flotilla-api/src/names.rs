@@ -171,6 +171,40 @@ pub mod registration {
     }
 }
 
+/// The identities of Pull-mode agents and of the bootstrap tokens they register with, as `karmadactl init` and
+/// `karmadactl register` name them.
+pub mod agents {
+    /// The group of every agent's client certificate (its subject's organization).
+    pub const GROUP: &str = "system:karmada:agents";
+    /// Prefix of an agent's user (its certificate's common name): `system:karmada:agent:<cluster>`.
+    pub const USER_PREFIX: &str = "system:karmada:agent:";
+    /// The extra group of the bootstrap tokens agents register with.
+    pub const BOOTSTRAP_TOKEN_GROUP: &str = "system:bootstrappers:karmada:default-cluster-token";
+    /// The member Secret (in `karmada-system` by default) whose key of the same name holds the agent's
+    /// kubeconfig for the control plane.
+    pub const KUBECONFIG_SECRET: &str = "karmada-kubeconfig";
+
+    /// The user of the agent of `cluster`.
+    pub fn user(cluster: &str) -> String {
+        format!("{USER_PREFIX}{cluster}")
+    }
+
+    /// The control plane's ClusterRole and ClusterRoleBinding of the agent of `cluster`.
+    pub fn cluster_role(cluster: &str) -> String {
+        format!("system:karmada:{cluster}:agent")
+    }
+
+    /// The Role and RoleBinding in `karmada-cluster` letting the agent of `cluster` report its Secrets.
+    pub fn secret_role(cluster: &str) -> String {
+        format!("system:karmada:{cluster}:agent-secret")
+    }
+
+    /// The Role and RoleBinding in the execution namespace letting the agent of `cluster` handle its Works.
+    pub fn work_role(cluster: &str) -> String {
+        format!("system:karmada:{cluster}:agent-work")
+    }
+}
+
 /// Keys of a member cluster's credentials Secret.
 pub mod secret_keys {
     /// Bearer token.

@@ -9,6 +9,8 @@
 
 use std::sync::Arc;
 
+use flotilla_api::names::namespaces;
+use flotilla_api::work::v1alpha1::Work;
 use kube::Client;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -69,6 +71,12 @@ pub fn start(
         &shutdown,
     );
     let mut shared = Shared::new(control.clone(), interpreter, events, metrics, &options);
+    // Karmada's agent may list and watch Works in its execution namespace only.
+    shared.control.informers = shared
+        .control
+        .informers
+        .clone()
+        .watching_within::<Work>(&namespaces::execution_space(cluster));
     shared.members = Members::for_agent(control, cluster, member, options.cluster_api);
     let task = tokio::spawn(run(shared, options, shutdown.clone()));
     Ok(AgentHandle { shutdown, task })

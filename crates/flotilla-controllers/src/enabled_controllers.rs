@@ -21,6 +21,12 @@ pub(crate) const UNIFIED_AUTH: &str = "unifiedAuth";
 /// `--controllers` name of the workload rebalancer controller.
 pub(crate) const WORKLOAD_REBALANCER: &str = "workloadRebalancer";
 
+/// karmada-agent's `--controllers` name of its client certificate rotation.
+pub const CERT_ROTATION: &str = "certRotation";
+
+/// karmada-agent's controllers that are off unless its `--controllers` names them.
+const AGENT_DISABLED_BY_DEFAULT: &[&str] = &[CERT_ROTATION];
+
 /// Karmada's controllers that are off unless `--controllers` names them.
 const DISABLED_BY_DEFAULT: &[&str] = &[HPA_SCALE_TARGET_MARKER, DEPLOYMENT_REPLICAS_SYNCER];
 
@@ -86,6 +92,15 @@ impl ControllerSelection {
 
     /// Whether controller `name` runs (Karmada's `IsControllerEnabled`).
     pub fn enabled(&self, name: &str) -> bool {
+        self.selects(name, DISABLED_BY_DEFAULT)
+    }
+
+    /// Whether the agent's controller `name` runs, as karmada-agent reads its own `--controllers`.
+    pub fn agent_enabled(&self, name: &str) -> bool {
+        self.selects(name, AGENT_DISABLED_BY_DEFAULT)
+    }
+
+    fn selects(&self, name: &str, disabled_by_default: &[&str]) -> bool {
         let mut star = false;
         for entry in &self.entries {
             if entry == name {
@@ -96,7 +111,7 @@ impl ControllerSelection {
             }
             star |= entry == "*";
         }
-        star && !DISABLED_BY_DEFAULT.contains(&name)
+        star && !disabled_by_default.contains(&name)
     }
 
     /// Entries that switch a controller away from its default that Flotilla cannot switch: a controller
@@ -123,6 +138,14 @@ mod tests {
     use super::*;
 
     const SYNCER: &str = "deploymentReplicasSyncer";
+
+    #[test]
+    fn the_agent_rotates_certificates_only_when_asked() {
+        let parse = |s| ControllerSelection::parse(s).unwrap_or_default();
+        assert!(!parse("*").agent_enabled(CERT_ROTATION));
+        assert!(parse("*,certRotation").agent_enabled(CERT_ROTATION));
+        assert!(!parse("-certRotation,certRotation").agent_enabled(CERT_ROTATION));
+    }
 
     #[test]
     fn star_runs_only_the_default_controllers() {

@@ -229,55 +229,10 @@ pub(crate) fn value_to_dynamic(object: Value) -> Result<DynamicObject> {
     from_value(object, &what)
 }
 
-/// The JSON merge patch (RFC 7386) that turns `old` into `new`: changed and added keys with their new values,
-/// removed keys as `null`, nested objects as patches of their own, arrays and scalars whole. Sending `new` as it
-/// is would keep every key that disappeared from a nested object (a resource that no pod requests any more).
-pub(crate) fn merge_patch(old: &Value, new: &Value) -> Value {
-    match (old.as_object(), new.as_object()) {
-        (Some(old), Some(new)) => {
-            let mut patch = Map::new();
-            for (key, value) in new {
-                match old.get(key) {
-                    Some(previous) if previous == value => {}
-                    Some(previous) => {
-                        patch.insert(key.clone(), merge_patch(previous, value));
-                    }
-                    None => {
-                        patch.insert(key.clone(), value.clone());
-                    }
-                }
-            }
-            for key in old.keys().filter(|key| !new.contains_key(*key)) {
-                patch.insert(key.clone(), Value::Null);
-            }
-            Value::Object(patch)
-        }
-        _ => new.clone(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn merge_patches_remove_what_disappeared_at_any_depth() {
-        let old = json!({"resourceSummary": {"allocated": {"cpu": "64", "pods": "2"}, "allocatable": {"cpu": "96"}},
-                         "conditions": [{"type": "Ready"}], "kubernetesVersion": "v1"});
-        let new = json!({"resourceSummary": {"allocated": {"pods": "0"}, "allocatable": {"cpu": "96"}},
-                         "conditions": [{"type": "Ready"}, {"type": "Other"}]});
-        let patch = merge_patch(&old, &new);
-        assert_eq!(
-            patch,
-            json!({"resourceSummary": {"allocated": {"cpu": null, "pods": "0"}},
-                   "conditions": [{"type": "Ready"}, {"type": "Other"}], "kubernetesVersion": null})
-        );
-        let mut applied = old.clone();
-        json_patch::merge(&mut applied, &patch);
-        assert_eq!(applied, new);
-        assert_eq!(merge_patch(&new, &new), json!({}));
-    }
 
     #[test]
     fn metadata_helpers_tolerate_odd_shapes() {

@@ -26,9 +26,49 @@ pub enum Error {
         /// How long it was waited on.
         waited: std::time::Duration,
     },
+    /// The control plane refused or failed an agent's certificate request.
+    #[error("CertificateSigningRequest {name} was {verdict}: {reason}: {message}")]
+    CertificateRefused {
+        /// The CertificateSigningRequest.
+        name: String,
+        /// `denied` or `failed`.
+        verdict: &'static str,
+        /// The condition's reason.
+        reason: String,
+        /// The condition's message.
+        message: String,
+    },
+    /// No certificate was issued for an agent's request in time.
+    #[error(
+        "no certificate was issued for CertificateSigningRequest {name} within {}s: approve it with `kubectl \
+         certificate approve {name}` on the control plane, or run the agentcsrapproving controller",
+        .waited.as_secs()
+    )]
+    CertificateNotIssued {
+        /// The CertificateSigningRequest.
+        name: String,
+        /// How long it was waited on.
+        waited: std::time::Duration,
+    },
+    /// A certificate, key or kubeconfig could not be made or read.
+    #[error("{what}: {message}")]
+    Credentials {
+        /// What was being made or read.
+        what: String,
+        /// Why it failed.
+        message: String,
+    },
 }
 
 impl Error {
+    /// A `Credentials` error about `what`.
+    pub(crate) fn credentials(what: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        Error::Credentials {
+            what: what.into(),
+            message: message.to_string(),
+        }
+    }
+
     /// A `Kube` error for `action` on `object`.
     pub(crate) fn kube(
         action: &'static str,

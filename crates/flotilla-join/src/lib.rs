@@ -23,6 +23,8 @@
 //! and `flotilla-client` (a failed call's error) only; no controller registers members, so the controllers never
 //! depend on it.
 
+pub mod agent_rbac;
+pub mod bootstrap;
 mod error;
 pub mod member;
 
@@ -313,7 +315,7 @@ where
     }
 }
 
-/// Creates Secret `karmada-cluster/<name>` with `data`, or brings an existing one's data (a rotated token, a new
+/// Creates Secret `karmada-cluster/<name>` with `data`, or patches an existing one's data (a rotated token, a new
 /// CA) and label up to date. Returns the Secret as stored.
 async fn ensure_secret(
     control: &Client,
@@ -342,17 +344,30 @@ async fn ensure_secret(
                 .await
                 .map_err(|source| Error::kube("create", describe(), source))
         }
-        Some(mut existing) => {
+        Some(existing) => {
             let labelled = existing.labels().get(labels::SYSTEM).map(String::as_str)
                 == Some(labels::SYSTEM_VALUE);
             if existing.data.as_ref() == Some(&data) && labelled {
                 return Ok(existing);
             }
-            existing.data = Some(data);
-            existing.labels_mut().extend(system_labels());
-            api.replace(name, &PostParams::default(), &existing)
+            // A patch, not an update: an agent may patch its own Secrets and nothing more.
+            let mut changed: serde_json::Map<String, serde_json::Value> = existing
+                .data
+                .iter()
+                .flatten()
+                .filter(|(key, _)| !data.contains_key(*key))
+                .map(|(key, _)| (key.clone(), serde_json::Value::Null))
+                .collect();
+            for (key, value) in &data {
+                changed.insert(key.clone(), serde_json::to_value(value).unwrap_or_default());
+            }
+            let patch = serde_json::json!({
+                "metadata": {"labels": system_labels()},
+                "data": changed,
+            });
+            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
-                .map_err(|source| Error::kube("update", describe(), source))
+                .map_err(|source| Error::kube("patch", describe(), source))
         }
     }
 }

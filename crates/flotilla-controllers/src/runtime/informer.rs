@@ -121,7 +121,23 @@ where
         description: impl Into<String>,
         hook: Option<UndecodableHook>,
     ) -> (Arc<Self>, JoinHandle<()>) {
-        let api = Api::<Lenient<K>>::all_with(client, &dyntype);
+        Self::start_within(client, None, dyntype, config, description, hook)
+    }
+
+    /// Like [`Informer::start`], but watching only `namespace` when one is given: all a client whose rights end
+    /// at one namespace (an agent's at its execution namespace) may list.
+    pub fn start_within(
+        client: Client,
+        namespace: Option<&str>,
+        dyntype: K::DynamicType,
+        config: watcher::Config,
+        description: impl Into<String>,
+        hook: Option<UndecodableHook>,
+    ) -> (Arc<Self>, JoinHandle<()>) {
+        let api = match namespace {
+            Some(namespace) => Api::<Lenient<K>>::namespaced_with(client, namespace, &dyntype),
+            None => Api::<Lenient<K>>::all_with(client, &dyntype),
+        };
         let (informer, writer) = Self::with_hook(dyntype, description, hook);
         let task = tokio::spawn({
             let informer = informer.clone();

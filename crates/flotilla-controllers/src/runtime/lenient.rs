@@ -55,10 +55,11 @@ impl<'de, K: DeserializeOwned> Deserialize<'de> for Lenient<K> {
     }
 }
 
-/// The resource of `K`: the watcher lists and watches `K`'s URL.
+/// The resource of `K`: the watcher lists and watches `K`'s URL, across namespaces or within one (the scope is
+/// left to the informer, which knows whether it was asked to watch one namespace only).
 impl<K: Resource> Resource for Lenient<K> {
     type DynamicType = K::DynamicType;
-    type Scope = K::Scope;
+    type Scope = kube::core::DynamicResourceScope;
 
     fn kind(dt: &Self::DynamicType) -> Cow<'_, str> {
         K::kind(dt)

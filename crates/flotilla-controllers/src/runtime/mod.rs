@@ -44,6 +44,8 @@ pub struct Informers {
     name: Arc<str>,
     entries: Arc<Mutex<Entries>>,
     hook: Option<UndecodableHook>,
+    /// The typed informers that watch one namespace only, by key.
+    within: Arc<HashMap<String, String>>,
 }
 
 impl Informers {
@@ -54,7 +56,19 @@ impl Informers {
             name: Arc::from(name),
             entries: Arc::default(),
             hook: None,
+            within: Arc::default(),
         }
+    }
+
+    /// The same informers, with the one of namespaced resource `K` watching `namespace` only: for a process
+    /// allowed to list `K` there and nowhere else (an agent's Works). Set before that informer starts.
+    #[must_use]
+    pub fn watching_within<K>(mut self, namespace: &str) -> Self
+    where
+        K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>,
+    {
+        Arc::make_mut(&mut self.within).insert(typed_key::<K>(), namespace.to_owned());
+        self
     }
 
     /// The same informers, each telling `hook` of every object it cannot read (besides logging it). Set before
@@ -79,8 +93,7 @@ impl Informers {
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
-        let key =
-            format!("typed:{}", ApiResource::erase::<K>(&()).api_version) + "/" + &K::plural(&());
+        let key = typed_key::<K>();
         let mut entries = self.lock();
         if let Some(found) = entries
             .running
@@ -92,8 +105,9 @@ impl Informers {
         if entries.closed {
             return Informer::detached((), key).0;
         }
-        let (informer, task) = Informer::start(
+        let (informer, task) = Informer::start_within(
             self.client.clone(),
+            self.within.get(&key).map(String::as_str),
             (),
             watcher::Config::default(),
             format!("{}: {}", self.name, K::plural(&())),
@@ -157,6 +171,10 @@ impl Informers {
             task.abort();
         }
     }
+}
+
+fn typed_key<K: Resource<DynamicType = ()>>() -> String {
+    format!("typed:{}", ApiResource::erase::<K>(&()).api_version) + "/" + &K::plural(&())
 }
 
 fn dynamic_key(resource: &ApiResource) -> String {

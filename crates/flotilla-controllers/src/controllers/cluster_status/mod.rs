@@ -15,10 +15,9 @@ use flotilla_api::names::{conditions as names, finalizers};
 use flotilla_core::conditions::{find, new_condition, set_condition};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::{ListParams, PostParams};
 use kube::client::Body;
 use kube::{Api, Client, ResourceExt};
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use self::build::{
@@ -185,7 +184,7 @@ impl ClusterStatusController {
                 );
                 let ready = self.adjust(name, observed, stored_ready.as_ref());
                 set_condition(&mut status.conditions, ready);
-                self.write(name, &current, &status).await?;
+                self.write(&cluster, &current, &status).await?;
                 return Ok(Action::requeue(frequency));
             }
         };
@@ -207,7 +206,7 @@ impl ClusterStatusController {
             }
             self.collect(&member.client, &cluster, &mut status).await;
         }
-        self.write(name, &current, &status).await?;
+        self.write(&cluster, &current, &status).await?;
         Ok(Action::requeue(frequency))
     }
 
@@ -264,22 +263,22 @@ impl ClusterStatusController {
 
     async fn write(
         &self,
-        name: &str,
+        cluster: &Cluster,
         current: &ClusterStatus,
         status: &ClusterStatus,
     ) -> Result<()> {
         if current == status {
             return Ok(());
         }
+        let name = cluster.name_any();
         let api: Api<Cluster> = Api::all(self.ctx.control.client.clone());
-        // A merge patch only adds and replaces; what disappeared, at any depth (the CPU of a member whose
-        // pods are all gone), is sent as null so that it is removed.
-        let new = serde_json::to_value(status).unwrap_or_default();
-        let old = serde_json::to_value(current).unwrap_or_default();
-        let patch = json!({ "status": crate::objects::merge_patch(&old, &new) });
-        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        // An update of the status at the resourceVersion it was read at, not a patch: Karmada's agent may only
+        // update `clusters/status` of its own Cluster. A conflict is retried with the object read again.
+        let mut updated = cluster.clone();
+        updated.status = Some(status.clone());
+        api.replace_status(&name, &PostParams::default(), &updated)
             .await
-            .map_err(|source| Error::kube("patch status of", format!("Cluster {name}"), source))?;
+            .map_err(|source| Error::kube("update status of", format!("Cluster {name}"), source))?;
         Ok(())
     }
 }

@@ -223,10 +223,19 @@ impl Environment {
         ));
         install::cluster_proxy_admin(&control_client).await?;
         let mut push = Vec::new();
+        let mut agent_bootstrap = None;
         for (i, member) in members.iter().enumerate() {
             if pull_member::is_pull(i + 1) {
                 let kubeconfig = member.server.kubeconfig(&member.name);
-                pull_member::register(&control_client, &member.name, &kubeconfig).await?;
+                agent_bootstrap = Some(
+                    pull_member::register(
+                        &control_client,
+                        &control_kubeconfig,
+                        &member.name,
+                        &kubeconfig,
+                    )
+                    .await?,
+                );
                 progress(&format!(
                     "registered {} as a Pull cluster (served by the in-process agent)",
                     member.name
@@ -307,11 +316,11 @@ impl Environment {
         } else {
             None
         };
-        let agent = match members.get(pull_member::PULL_MEMBER - 1) {
-            Some(member) if config.controllers => {
+        let agent = match (members.get(pull_member::PULL_MEMBER - 1), agent_bootstrap) {
+            (Some(member), Some(bootstrap)) if config.controllers => {
                 let settings = pull_member::settings(config, &member.name, CLUSTER_STATUS_INTERVAL);
                 let agent = InProcessAgent::start(
-                    control_kubeconfig.clone(),
+                    bootstrap,
                     member.server.kubeconfig(&member.name),
                     settings,
                 )

@@ -9,11 +9,13 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use flotilla_api::names::namespaces;
 use flotilla_join::ReportSecrets;
+use kube::config::Kubeconfig;
 use tokio::sync::Mutex;
 
 use super::{UpConfig, kubeconfigs};
-use crate::cmd::agent::{self, RunningAgent, Settings};
+use crate::cmd::agent::{self, ControlAccess, Rotation, RunningAgent, Settings};
 use crate::cmd::register;
 
 /// The 1-based index of the member `flotilla up` registers in Pull mode.
@@ -24,19 +26,31 @@ pub fn is_pull(index: usize) -> bool {
     index == PULL_MEMBER
 }
 
+/// How long the bootstrap token of the in-process agent is valid: it needs it only until its first certificate
+/// is stored in the member.
+const TOKEN_TTL: Duration = Duration::from_secs(24 * 3600);
+
 /// Registers the member reached with `member_kubeconfig` as Pull cluster `name`, reporting what karmada-agent
-/// reports by default (a Push registration left by an earlier version of the data dir becomes a Pull one).
+/// reports by default (a Push registration left by an earlier version of the data dir becomes a Pull one), grants
+/// its agent its rights, and returns a kubeconfig reaching the control plane as `control_kubeconfig` does, with
+/// a new bootstrap token for the agent instead of the administrator's credentials.
 ///
 /// # Errors
-/// When the kubeconfig cannot be loaded or the registration fails.
+/// When a kubeconfig cannot be loaded, the registration fails or no token can be created.
 pub async fn register(
     control: &kube::Client,
+    control_kubeconfig: &str,
     name: &str,
     member_kubeconfig: &str,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Kubeconfig> {
     let member = kubeconfigs::config(member_kubeconfig).await?;
     register::register(control, name, member, ReportSecrets::default()).await?;
-    Ok(())
+    register::grant_agent(control, name).await?;
+    let admin = Kubeconfig::from_yaml(control_kubeconfig)
+        .context("failed to read the control plane's kubeconfig")?;
+    let (_, bootstrap) =
+        register::bootstrap_kubeconfig(control, &admin, None, name, Some(TOKEN_TTL)).await?;
+    Ok(bootstrap)
 }
 
 /// How the in-process agent of member `cluster` runs: with the environment's feature gates and rate limits, and
@@ -54,13 +68,19 @@ pub fn settings(config: &UpConfig, cluster: &str, status_interval: Duration) -> 
         kube_api: config.kube_api,
         events: config.events,
         report_secrets: ReportSecrets::default(),
+        kubeconfig_namespace: namespaces::KARMADA_SYSTEM.to_owned(),
+        // As `karmadactl register --enable-cert-rotation` runs karmada-agent, at karmada-agent's defaults.
+        rotation: Some(Rotation {
+            interval: Duration::from_secs(300),
+            threshold: 0.2,
+        }),
     }
 }
 
-/// An agent serving the Pull member from inside `flotilla up`, with the member's own kubeconfig and the control
-/// plane's, as `flotilla agent` would run beside it.
+/// An agent serving the Pull member from inside `flotilla up`, with the member's own kubeconfig and a bootstrap
+/// kubeconfig for the control plane, as `flotilla agent --bootstrap-kubeconfig` would run beside it.
 pub struct InProcessAgent {
-    control_kubeconfig: String,
+    bootstrap: Kubeconfig,
     member_kubeconfig: String,
     settings: Settings,
     running: Mutex<Option<RunningAgent>>,
@@ -72,12 +92,12 @@ impl InProcessAgent {
     /// # Errors
     /// When a kubeconfig cannot be loaded or the agent cannot start.
     pub async fn start(
-        control_kubeconfig: String,
+        bootstrap: Kubeconfig,
         member_kubeconfig: String,
         settings: Settings,
     ) -> anyhow::Result<InProcessAgent> {
         let agent = InProcessAgent {
-            control_kubeconfig,
+            bootstrap,
             member_kubeconfig,
             settings,
             running: Mutex::new(None),
@@ -113,7 +133,7 @@ impl InProcessAgent {
         if running.is_some() {
             return Ok(());
         }
-        let control = kubeconfigs::config(&self.control_kubeconfig).await?;
+        let control = ControlAccess::Bootstrap(Box::new(self.bootstrap.clone()));
         let member = kubeconfigs::config(&self.member_kubeconfig).await?;
         let agent = agent::start(control, member, self.settings.clone())
             .await
