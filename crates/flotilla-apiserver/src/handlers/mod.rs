@@ -45,17 +45,14 @@ pub(crate) struct Req {
     pub user_agent: Option<String>,
     /// Request body.
     pub body: Bytes,
-    /// The authenticated (possibly impersonated) user (`None` on public paths).
-    pub user: Option<flotilla_registry::auth::UserInfo>,
+    /// The authenticated (possibly impersonated) user: `system:anonymous` for a request without credentials.
+    pub user: flotilla_registry::auth::UserInfo,
 }
 
 impl Req {
-    /// Who sends the request, as admission and the kinds that record their requester see them
-    /// (`system:anonymous` on public paths).
+    /// Who sends the request, as admission and the kinds that record their requester see them.
     pub(crate) fn user_info(&self) -> flotilla_registry::auth::UserInfo {
-        self.user
-            .clone()
-            .unwrap_or_else(flotilla_registry::auth::UserInfo::anonymous)
+        self.user.clone()
     }
 
     /// The requester of a create, update or patch: the user, and the write options of the query

@@ -213,7 +213,7 @@ fn evaluate(
         "selfsubjectreviews" => json!({"userInfo": user.to_json()}),
         "tokenreviews" => {
             let token = spec.get("token").and_then(Value::as_str).unwrap_or("");
-            match crate::authn::authenticate(&ctx.registry, Some(&format!("Bearer {token}"))) {
+            match crate::authn::authenticate_token(&ctx.registry, token) {
                 Some(who) => json!({"authenticated": true, "user": who.to_json()}),
                 None => json!({"user": {}, "error": "invalid bearer token"}),
             }

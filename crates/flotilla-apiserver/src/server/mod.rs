@@ -302,54 +302,49 @@ where
 {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
-    let mut user = None;
-    // What the request asks to do, read once: impersonation authorizes it for the requester, then authorization
-    // for whom the request speaks.
-    let mut request = None;
-    if !authn::is_public(&path) {
-        let header = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok());
-        // As kube-apiserver's authenticators are ordered: a client certificate first, then a bearer token.
-        let certificate = parts
-            .extensions
-            .get::<authn::CertificateUser>()
-            .and_then(|c| c.0.clone());
-        let requester = certificate
-            .or_else(|| authn::authenticate(&ctx.registry, header))
-            .ok_or_else(ApiError::unauthorized)?;
-        // As kube-apiserver's filters run: authentication, then impersonation, then everything else.
-        let mut attrs =
-            crate::authz::attributes(&requester, &parts.method, &path, parts.uri.query());
-        let impersonated = ctx.impersonation.impersonate(
-            &ctx.registry.store,
-            &requester,
-            &parts.headers,
-            &attrs,
-        )?;
-        if let Some(impersonated) = impersonated {
-            attrs.user = impersonated;
-        }
-        user = Some(attrs.user.clone());
-        request = Some(attrs);
+    let header = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .map(|h| String::from_utf8_lossy(h.as_bytes()));
+    // As kube-apiserver's authenticators are ordered: a client certificate first, then a bearer token, and
+    // anyone with neither is the anonymous user (`--anonymous-auth=true`), whom authorization then judges like
+    // any other; a bearer token no authenticator accepts is 401 on every path. The health paths are not
+    // exempt: RBAC's bootstrap policy, created before the server serves, lets everyone read them.
+    let certificate = parts
+        .extensions
+        .get::<authn::CertificateUser>()
+        .and_then(|c| c.0.clone());
+    let requester = match certificate {
+        Some(user) => user,
+        None => authn::authenticate(&ctx.registry, header.as_deref())?
+            .unwrap_or_else(UserInfo::anonymous),
+    };
+    // As kube-apiserver's filters run: authentication, then impersonation, then everything else. What the
+    // request asks to do is read once: impersonation authorizes it for the requester, then authorization for
+    // whom the request speaks.
+    let mut attrs = crate::authz::attributes(&requester, &parts.method, &path, parts.uri.query());
+    let impersonated =
+        ctx.impersonation
+            .impersonate(&ctx.registry.store, &requester, &parts.headers, &attrs)?;
+    if let Some(impersonated) = impersonated {
+        attrs.user = impersonated;
     }
     // After impersonation, as kube-apiserver's filters run; held until the answer is returned.
-    let class = inflight::class(&parts.method, &path, parts.uri.query(), user.as_ref());
+    let class = inflight::class(&parts.method, &path, parts.uri.query(), Some(&attrs.user));
     let Ok(_inflight) = ctx.inflight.admit(class) else {
         return Ok(inflight::too_many_requests());
     };
-    if let Some(attrs) = &request {
-        crate::authz::authorize(&ctx.registry.store, attrs)?;
-    }
-    if let Some(user) = &user
-        && let Some(target) = ctx
-            .aggregator
-            .claims(&path)
-            .or_else(|| ctx.aggregator.claims_openapi(&path))
+    crate::authz::authorize(&ctx.registry.store, &attrs)?;
+    let user = attrs.user;
+    // Only what authorization allowed reaches an aggregated API server, the anonymous user's requests too (sent
+    // on as `system:anonymous` in `system:unauthenticated`, as kube-aggregator forwards them).
+    if let Some(target) = ctx
+        .aggregator
+        .claims(&path)
+        .or_else(|| ctx.aggregator.claims_openapi(&path))
     {
         return Ok(
-            crate::aggregator::proxy::forward(&ctx.aggregator, target, parts, body, user).await,
+            crate::aggregator::proxy::forward(&ctx.aggregator, target, parts, body, &user).await,
         );
     }
     let accept = parts
@@ -474,7 +469,7 @@ async fn resource_request<B>(
     rp: route::ResourcePath,
     body: B,
     accept: Option<String>,
-    user: Option<UserInfo>,
+    user: UserInfo,
 ) -> Result<Response, ApiError>
 where
     B: http_body::Body<Data = Bytes> + Send + 'static,

@@ -47,6 +47,10 @@ pub(crate) struct Step {
     /// A structured body, sent as JSON.
     #[serde(default)]
     pub body: Option<Value>,
+    /// `true`: send the request with no credentials of the run's own (no client certificate, no token), as an
+    /// anonymous client does; an `Authorization` header among `headers` is still sent.
+    #[serde(default)]
+    pub anonymous: bool,
     /// A body sent verbatim (YAML for apply patches, deliberately malformed JSON).
     #[serde(default)]
     pub raw: Option<String>,
@@ -232,6 +236,9 @@ fn check(cases: &[Case]) -> Result<(), String> {
             }
             if step.compare == Compare::Until && step.until.is_none() {
                 return Err(format!("{at}: `compare: until` needs an `until`"));
+            }
+            if step.anonymous && !matches!(step.action(), Some(Action::Http { .. })) {
+                return Err(format!("{at}: only a raw HTTP request can be `anonymous`"));
             }
             if step.body.is_some() && step.raw.is_some() {
                 return Err(format!("{at}: a step has both body and raw"));

@@ -204,11 +204,13 @@ async fn http(step: &Step, method: &str, path: &str, target: &Target, vars: &Var
         REQUEST_LIMIT
     };
     let deadline = Instant::now() + limit;
-    // A step that authenticates itself (a ServiceAccount's token) must not also present the admin's identity.
-    let own_credentials = step
-        .headers
-        .keys()
-        .any(|k| k.eq_ignore_ascii_case("authorization"));
+    // A step that authenticates itself (a ServiceAccount's token), or means to send no credentials at all, must
+    // not also present the admin's identity.
+    let own_credentials = step.anonymous
+        || step
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"));
     let client = if own_credentials {
         &target.bare
     } else {

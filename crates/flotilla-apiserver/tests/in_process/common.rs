@@ -83,3 +83,33 @@ pub(crate) async fn grant(client: &Client, ns: &str, user: &str, resources: &[&s
         .await
         .expect("binding created");
 }
+
+/// Lets user `user` do `verbs` to the one object `name` of core resource `resource` in namespace `ns`: a Role
+/// and its RoleBinding, written by the admin.
+pub(crate) async fn grant_named(
+    client: &Client,
+    ns: &str,
+    user: &str,
+    resource: &str,
+    name: &str,
+    verbs: &[&str],
+) {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    use kube::api::{Api, PostParams};
+    let role_name = format!("{resource}-{name}-access");
+    let role: Role = serde_json::from_value(json!({"metadata": {"name": role_name},
+        "rules": [{"apiGroups": [""], "resources": [resource], "resourceNames": [name], "verbs": verbs}]}))
+    .expect("role");
+    Api::<Role>::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("role created");
+    let binding: RoleBinding = serde_json::from_value(json!({"metadata": {"name": role_name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role_name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}))
+    .expect("binding");
+    Api::<RoleBinding>::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding created");
+}

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod aggregation;
+mod anonymous;
 mod client_certificates;
 mod common;
 mod crd;

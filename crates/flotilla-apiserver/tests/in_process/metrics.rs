@@ -66,10 +66,16 @@ async fn request_counts_carry_kube_apiservers_labels_and_need_a_token() {
         .danger_accept_invalid_certs(true)
         .build()
         .unwrap();
+    // Without credentials the request is the anonymous user's, whom RBAC does not let read the metrics.
     let answer = anonymous
         .get(format!("{}/metrics", server.url()))
         .send()
         .await
         .unwrap();
-    assert_eq!(answer.status().as_u16(), 401);
+    assert_eq!(answer.status().as_u16(), 403);
+    let status: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(
+        status["message"],
+        r#"forbidden: User "system:anonymous" cannot get path "/metrics""#
+    );
 }

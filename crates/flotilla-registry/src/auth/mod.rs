@@ -73,11 +73,16 @@ impl Tokens {
         bound::verify(&self.admin, token, now)
     }
 
-    /// The user an `Authorization` header value authenticates through the token table (the admin token and
-    /// ServiceAccount token Secrets), if any; a ServiceAccount's uid is left for the caller to fill from the
-    /// store. Bound tokens need the store: the server's authentication checks them.
+    /// The user an `Authorization` header value authenticates through the token table, as
+    /// [`Self::authenticate_token`] does for its bearer token.
     pub fn authenticate(&self, header: Option<&str>) -> Option<UserInfo> {
-        let token = bearer(header)?;
+        self.authenticate_token(bearer(header)?)
+    }
+
+    /// The user a bearer token authenticates through the token table (the admin token and ServiceAccount token
+    /// Secrets), if any; a ServiceAccount's uid is left for the caller to fill from the store. Bound tokens need
+    /// the store: the server's authentication checks them.
+    pub fn authenticate_token(&self, token: &str) -> Option<UserInfo> {
         if constant_time_eq(token.as_bytes(), self.admin.as_bytes()) {
             return Some(UserInfo::admin());
         }
@@ -108,14 +113,15 @@ impl Tokens {
     }
 }
 
-/// The token of a `Bearer` `Authorization` header value.
+/// The token of an `Authorization` header value, as kube-apiserver's bearer token authenticator reads it: the
+/// value without surrounding white space, split at its first two spaces, whose first part is `bearer` in any
+/// case and whose second, the token, is not empty (a third part is ignored). Anything else carries no token, so
+/// the request goes on to the next authenticator (in the end, the anonymous one) rather than failing.
 pub fn bearer(header: Option<&str>) -> Option<&str> {
-    let header = header?;
-    let token = header
-        .strip_prefix("Bearer ")
-        .or_else(|| header.strip_prefix("bearer "))?
-        .trim();
-    (!token.is_empty()).then_some(token)
+    let mut parts = header?.trim().splitn(3, ' ');
+    let scheme = parts.next()?;
+    let token = parts.next()?;
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -137,6 +143,7 @@ mod tests {
         assert_eq!(t.authenticate(Some(&header)), Some(UserInfo::admin()));
         assert!(t.authenticate(Some("Bearer nope")).is_none());
         assert!(t.authenticate(None).is_none());
+        assert_eq!(t.authenticate_token(t.admin()), Some(UserInfo::admin()));
         t.set_service_account_tokens(HashMap::from([(
             "sa-tok".into(),
             "system:serviceaccount:ns:sa".into(),
@@ -145,5 +152,25 @@ mod tests {
             t.authenticate(Some("Bearer sa-tok")).map(|u| u.username),
             Some("system:serviceaccount:ns:sa".to_string())
         );
+    }
+
+    #[test]
+    fn bearer_tokens_are_read_as_kube_reads_them() {
+        assert_eq!(bearer(Some("Bearer abc")), Some("abc"));
+        assert_eq!(bearer(Some("  bEaReR abc  ")), Some("abc"));
+        // A third part is ignored; a second space makes the token empty.
+        assert_eq!(bearer(Some("Bearer abc def")), Some("abc"));
+        assert_eq!(bearer(Some("Bearer  abc")), None);
+        for none in [
+            "",
+            "Bearer",
+            "Bearer ",
+            "Basic YWxpY2U6c2VjcmV0",
+            "Bearerabc",
+            "Token abc",
+        ] {
+            assert_eq!(bearer(Some(none)), None, "{none:?}");
+        }
+        assert_eq!(bearer(None), None);
     }
 }

@@ -1,10 +1,11 @@
 //! Internal controllers a real cluster runs in kube-controller-manager and apiextensions: bootstrap objects, the
 //! CA ConfigMaps and `kubernetes` Service every cluster publishes, CRD naming/establishing/cleanup, namespace
 //! lifecycle, garbage collection, ServiceAccount token secrets, Event expiry, kube-apiserver's default RBAC
-//! policy and ClusterRole aggregation. They read the store and write
+//! policy, ClusterRole aggregation, and the bootstrap signer and token cleaner of bootstrap tokens. They read the store and write
 //! through the write path (`crate::write`), as any other writer does. (kube-apiserver's own controllers, the
 //! front-proxy trust ConfigMap and the aggregator's, belong to the server.)
 
+pub(crate) mod bootstrap_tokens;
 pub(crate) mod clusterrole_aggregation;
 pub(crate) mod crd;
 pub(crate) mod events;
@@ -153,6 +154,8 @@ pub async fn start(ctx: &Arc<Ctx>, config: &Config) -> Result<(), BootstrapError
         ctx.clone(),
         clusterrole_aggregation::Aggregation,
     ));
+    tokio::spawn(runtime::run(ctx.clone(), bootstrap_tokens::Signer));
+    tokio::spawn(runtime::run(ctx.clone(), bootstrap_tokens::Cleaner));
     let (expiry_ctx, ttl) = (ctx.clone(), config.event_ttl);
     tokio::spawn(async move {
         if let Err(e) = events::drop_unshared(&expiry_ctx).await {

@@ -3,7 +3,10 @@
 //! `system:aggregate-to-*` roles they gather, `system:discovery`, `system:basic-user`,
 //! `system:public-info-viewer`, `system:monitoring`, `system:service-account-issuer-discovery`) and their
 //! bindings to `system:masters`, `system:authenticated`, `system:unauthenticated`, `system:monitoring` and all
-//! ServiceAccounts. Rule fields are sorted, as upstream's rule builder sorts them.
+//! ServiceAccounts; and the certificate roles an installer binds to its agents (`system:node-bootstrapper`,
+//! which `karmadactl register`'s bootstrap token is given, the CSR approvers' `system:certificates.k8s.io:*`
+//! roles), which the bootstrap policy leaves unbound. Rule fields are sorted, as upstream's rule builder sorts
+//! them.
 //!
 //! Not here: the roles of kube-apiserver's own components and of kube-controller-manager's controllers
 //! (`system:kube-controller-manager`, `system:controller:*`, `system:node`, ...), which no process of this
@@ -38,6 +41,13 @@ fn sorted(items: &[&str]) -> Vec<String> {
 /// A resource rule.
 fn rule(verbs: &[&str], groups: &[&str], resources: &[&str]) -> Value {
     json!({"verbs": sorted(verbs), "apiGroups": sorted(groups), "resources": sorted(resources)})
+}
+
+/// A resource rule limited to the objects named `names`.
+fn named(verbs: &[&str], groups: &[&str], resources: &[&str], names: &[&str]) -> Value {
+    let mut rule = rule(verbs, groups, resources);
+    rule["resourceNames"] = json!(sorted(names));
+    rule
 }
 
 /// A non-resource rule.
@@ -225,6 +235,17 @@ fn aggregated_to(to: &str) -> Value {
     json!({format!("{AGGREGATE_TO}{to}"): "true"})
 }
 
+const CERTIFICATES: &str = "certificates.k8s.io";
+
+/// The role that lets its subjects approve the CSRs of one signer
+/// (`system:certificates.k8s.io:<name>`: `approve` on `signers` of that name).
+fn approver(name: &str, signer: &str) -> (String, Value) {
+    (
+        format!("system:certificates.k8s.io:{name}"),
+        json!({"rules": [named(&["approve"], &[CERTIFICATES], &["signers"], &[signer])]}),
+    )
+}
+
 /// Every bootstrap ClusterRole: name and body (without the bootstrap labels and annotation).
 fn cluster_roles() -> Vec<(String, Value)> {
     let all = &["*"];
@@ -307,6 +328,42 @@ fn cluster_roles() -> Vec<(String, Value)> {
             "system:aggregate-to-view".into(),
             json!({"metadata": {"labels": aggregated_to("view")}, "rules": view_rules()}),
         ),
+        // Bound by whoever bootstraps agents: `kubeadm` and `karmadactl register` bind it to their bootstrap
+        // tokens' groups, so that an agent can ask for its client certificate and watch for it.
+        with_rules(
+            "system:node-bootstrapper",
+            vec![rule(
+                &["create", "get", "list", "watch"],
+                &[CERTIFICATES],
+                &["certificatesigningrequests"],
+            )],
+        ),
+        with_rules(
+            "system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+            vec![rule(
+                &["create"],
+                &[CERTIFICATES],
+                &["certificatesigningrequests/nodeclient"],
+            )],
+        ),
+        with_rules(
+            "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+            vec![rule(
+                &["create"],
+                &[CERTIFICATES],
+                &["certificatesigningrequests/selfnodeclient"],
+            )],
+        ),
+        approver("legacy-unknown-approver", "kubernetes.io/legacy-unknown"),
+        approver("kubelet-serving-approver", "kubernetes.io/kubelet-serving"),
+        approver(
+            "kube-apiserver-client-approver",
+            "kubernetes.io/kube-apiserver-client",
+        ),
+        approver(
+            "kube-apiserver-client-kubelet-approver",
+            "kubernetes.io/kube-apiserver-client-kubelet",
+        ),
         with_rules(
             "system:service-account-issuer-discovery",
             vec![urls(
@@ -351,6 +408,16 @@ fn bootstrap_meta(name: &str, extra_labels: Option<&Value>) -> Value {
         "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}})
 }
 
+/// Creates `obj` of the RBAC resource `plural` if it is missing, with kube-apiserver as the manager of its
+/// fields, as kube-apiserver's own bootstrap writes them (an `Update` of manager `kube-apiserver`).
+async fn ensure_as_apiserver(ctx: &Ctx, plural: &str, mut obj: Value) -> ApiResult<()> {
+    let Some(info) = ctx.catalog.get(RBAC_GROUP, "v1", plural) else {
+        return Ok(());
+    };
+    crate::write::create::record_created_fields(&info, &mut obj, "kube-apiserver");
+    crate::write::ensure(ctx, &info, obj).await
+}
+
 /// Creates every bootstrap ClusterRole and ClusterRoleBinding that is missing; existing ones are left as
 /// they are (an administrator's edits stay).
 pub(crate) async fn ensure(ctx: &Ctx) -> ApiResult<()> {
@@ -358,7 +425,7 @@ pub(crate) async fn ensure(ctx: &Ctx) -> ApiResult<()> {
     for (name, mut role) in cluster_roles() {
         let labels = role.pointer("/metadata/labels").cloned();
         role["metadata"] = bootstrap_meta(&name, labels.as_ref());
-        steps.note(super::ensure(ctx, RBAC_GROUP, "v1", "clusterroles", role).await);
+        steps.note(ensure_as_apiserver(ctx, "clusterroles", role).await);
     }
     for (role, groups) in BINDINGS {
         let subjects: Vec<Value> = groups
@@ -368,7 +435,50 @@ pub(crate) async fn ensure(ctx: &Ctx) -> ApiResult<()> {
         let binding = json!({"metadata": bootstrap_meta(role, None),
             "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role},
             "subjects": subjects});
-        steps.note(super::ensure(ctx, RBAC_GROUP, "v1", "clusterrolebindings", binding).await);
+        steps.note(ensure_as_apiserver(ctx, "clusterrolebindings", binding).await);
     }
     steps.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules_of(name: &str) -> Option<Value> {
+        cluster_roles()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, role)| role["rules"].clone())
+    }
+
+    #[test]
+    fn the_certificate_roles_are_kubes_and_nobody_is_bound_to_them() {
+        assert_eq!(
+            rules_of("system:node-bootstrapper"),
+            Some(json!([{"verbs": ["create", "get", "list", "watch"],
+                "apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"]}]))
+        );
+        assert_eq!(
+            rules_of("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"),
+            Some(
+                json!([{"verbs": ["create"], "apiGroups": ["certificates.k8s.io"],
+                "resources": ["certificatesigningrequests/selfnodeclient"]}])
+            )
+        );
+        assert_eq!(
+            rules_of("system:certificates.k8s.io:kube-apiserver-client-approver"),
+            Some(
+                json!([{"verbs": ["approve"], "apiGroups": ["certificates.k8s.io"],
+                "resources": ["signers"], "resourceNames": ["kubernetes.io/kube-apiserver-client"]}])
+            )
+        );
+        let approvers = cluster_roles()
+            .into_iter()
+            .filter(|(n, _)| n.starts_with("system:certificates.k8s.io:"))
+            .count();
+        assert_eq!(approvers, 6);
+        assert!(BINDINGS.iter().all(|(role, _)| {
+            *role != "system:node-bootstrapper" && !role.starts_with("system:certificates.k8s.io:")
+        }));
+    }
 }

@@ -142,10 +142,25 @@ async fn impersonation_reaches_the_backend_and_a_callers_own_identity_headers_do
         r#"requested &user.DefaultInfo{Name:"", UID:"", Groups:[]string{"dev"}, Extra:map[string][]string(nil)} without impersonating a user name"#
     );
     assert_eq!(backend.seen_under(&path).len(), before);
-    // Without a token nothing is proxied either.
+    // Without credentials the request is the anonymous user's, whom authorization refuses before anything is
+    // proxied.
     let r = http.get(format!("{url}{path}")).send().await.unwrap();
-    assert_eq!(r.status(), 401);
+    assert_eq!(r.status(), 403);
+    let status: Value = r.json().await.unwrap();
+    assert_eq!(
+        status["message"],
+        format!(
+            r#"widgets.{GROUP} is forbidden: User "system:anonymous" cannot list resource "widgets" in API group "{GROUP}" in the namespace "{NS}""#
+        )
+    );
     assert_eq!(backend.seen_under(&path).len(), before);
+    // Once granted, the anonymous user's request goes through as that user's, as kube-aggregator sends it.
+    crate::common::grant(&client, NS, "system:anonymous", &["widgets"]).await;
+    let r = http.get(format!("{url}{path}")).send().await.unwrap();
+    assert_eq!(r.status(), 200, "{:?}", r.text().await);
+    let seen = backend.seen_under(&path).pop().unwrap();
+    assert_eq!(seen.all("x-remote-user"), ["system:anonymous"]);
+    assert_eq!(seen.all("x-remote-group"), ["system:unauthenticated"]);
     server.shutdown().await;
 }
 
