@@ -2,6 +2,7 @@
 //! `autotests` in Cargo.toml); `common` is what they share.
 
 mod common;
+mod process_agent_bootstrap;
 mod process_apiserver;
 mod process_bench;
 mod process_controller_manager;
