@@ -2,6 +2,7 @@
 
 mod admission;
 mod affinity_tiers;
+mod agent_csr;
 mod application_failover;
 mod cluster_proxy;
 mod dependency_conflicts;
