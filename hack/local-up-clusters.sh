@@ -1,6 +1,6 @@
 # Sourced by hack/local-up.sh in kind and kube modes (never run on its own): clusters karmada-host and member1..N,
-# Flotilla's CRDs and system:admin's proxy permission (manifests/cluster-proxy-admin-rbac.yaml) installed in
-# karmada-host (the karmada-apiserver), `flotilla controller-manager` running against
+# Flotilla's CRDs, system:admin's proxy permission (manifests/cluster-proxy-admin-rbac.yaml) and the bootstrap-token
+# configuration (manifests/bootstrap-token-configuration.yaml) installed in karmada-host (the karmada-apiserver), `flotilla controller-manager` running against
 # it in the background, the example interpreter webhook when asked, member1, member2 and member4.. joined in Push
 # mode with `flotilla join`, and member3 (when there are at least 3 members) registered in Pull mode with `flotilla
 # register` and served by a `flotilla agent` process, as Karmada's local-up does (pid in DATA_DIR/agent-member3.pid,
@@ -132,6 +132,17 @@ kubectl "${karmada[@]}" create namespace karmada-system --dry-run=client -o yaml
 # creates the same): user system:admin may proxy to every member through the aggregated API.
 kubectl "${karmada[@]}" apply -f "$root/manifests/cluster-proxy-admin-rbac.yaml" >&2 \
   || fail "granting system:admin the members' proxy (cluster-proxy-admin) failed"
+# As Karmada's local-up does: cluster-info in kube-public (the control plane's URL and CA, as its kubeconfig names
+# them) and the RBAC that lets a bootstrap token register a Pull-mode member and the agentcsrapproving controller
+# approve its agent's certificate request.
+server=$(kubectl "${karmada[@]}" config view --minify --flatten -o jsonpath='{.clusters[0].cluster.server}') \
+  || fail "could not read the control plane's server from $kube_dir/karmada.config"
+ca_data=$(kubectl "${karmada[@]}" config view --minify --flatten \
+  -o jsonpath='{.clusters[0].cluster.certificate-authority-data}') \
+  || fail "could not read the control plane's CA from $kube_dir/karmada.config"
+[ -n "$server" ] && [ -n "$ca_data" ] || fail "$kube_dir/karmada.config names no server or CA for karmada-apiserver"
+sed -e "s|FLOTILLA_SERVER|$server|g" -e "s|FLOTILLA_CA_DATA|$ca_data|g" "$root/manifests/bootstrap-token-configuration.yaml" \
+  | kubectl "${karmada[@]}" apply -f - >&2 || fail "applying the bootstrap-token configuration failed"
 
 # Karmada's own local-up runs its controller manager with every alpha and beta gate on and with the controllers
 # its deployment enables beyond the defaults, and lets the taint manager evict; so does this one (gates and

@@ -255,11 +255,24 @@ impl Env {
     /// # Errors
     /// When the kubeconfig cannot be read or the client cannot be built.
     pub async fn karmada_client_as(&self, token: &str) -> anyhow::Result<Client> {
-        let mut config = self.karmada_client_config().await?;
-        config.auth_info = kube::config::AuthInfo {
+        self.karmada_client_with(kube::config::AuthInfo {
             token: Some(token.to_owned().into()),
             ..kube::config::AuthInfo::default()
-        };
+        })
+        .await
+    }
+
+    /// A client of the control plane that authenticates with `auth_info` (a token, a client certificate)
+    /// instead of the kubeconfig's credentials.
+    ///
+    /// # Errors
+    /// When the kubeconfig cannot be read or the client cannot be built.
+    pub async fn karmada_client_with(
+        &self,
+        auth_info: kube::config::AuthInfo,
+    ) -> anyhow::Result<Client> {
+        let mut config = self.karmada_client_config().await?;
+        config.auth_info = auth_info;
         Client::try_from(config).context("failed to create a client")
     }
 

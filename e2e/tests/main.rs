@@ -2,6 +2,7 @@
 
 mod admission;
 mod affinity_tiers;
+mod agent_csr;
 mod agent_identity;
 mod application_failover;
 mod cluster_proxy;

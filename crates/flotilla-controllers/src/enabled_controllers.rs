@@ -4,12 +4,15 @@
 //! default. Karmada checks no names, so neither does this.
 //!
 //! Flotilla always runs the controllers it has that Karmada runs by default, so only Karmada's controllers off
-//! by default, `applicationFailover`, `unifiedAuth` and `workloadRebalancer` are switched here;
+//! by default, `agentcsrapproving`, `applicationFailover`, `unifiedAuth` and `workloadRebalancer` are switched
+//! here;
 //! [`ControllerSelection::without_effect`] names the other settings, which the binary reports instead of
 //! silently ignoring them.
 
 use std::fmt;
 
+/// `--controllers` name of the agent CSR approving controller.
+pub(crate) const AGENT_CSR_APPROVING: &str = "agentcsrapproving";
 /// `--controllers` name of the application failover controllers (one per binding kind).
 pub(crate) const APPLICATION_FAILOVER: &str = "applicationFailover";
 /// `--controllers` name of the deployment replicas syncer.
@@ -30,11 +33,12 @@ const AGENT_DISABLED_BY_DEFAULT: &[&str] = &[CERT_ROTATION];
 /// Karmada's controllers that are off unless `--controllers` names them.
 const DISABLED_BY_DEFAULT: &[&str] = &[HPA_SCALE_TARGET_MARKER, DEPLOYMENT_REPLICAS_SYNCER];
 
-/// The controllers Flotilla lets `--controllers` switch: its off-by-default ones, `applicationFailover`,
-/// `unifiedAuth` and `workloadRebalancer`.
+/// The controllers Flotilla lets `--controllers` switch: its off-by-default ones, `agentcsrapproving`,
+/// `applicationFailover`, `unifiedAuth` and `workloadRebalancer`.
 const SWITCHABLE: &[&str] = &[
     HPA_SCALE_TARGET_MARKER,
     DEPLOYMENT_REPLICAS_SYNCER,
+    AGENT_CSR_APPROVING,
     APPLICATION_FAILOVER,
     UNIFIED_AUTH,
     WORKLOAD_REBALANCER,
@@ -161,6 +165,11 @@ mod tests {
         assert!(default.enabled("unifiedAuth"));
         let off = ControllerSelection::parse("*,-unifiedAuth").unwrap_or_default();
         assert!(!off.enabled("unifiedAuth"));
+        assert!(off.without_effect().is_empty());
+        // Likewise the agent CSR approver.
+        assert!(default.enabled("agentcsrapproving"));
+        let off = ControllerSelection::parse("*,-agentcsrapproving").unwrap_or_default();
+        assert!(!off.enabled("agentcsrapproving"));
         assert!(off.without_effect().is_empty());
         // Likewise the workload rebalancer.
         assert!(default.enabled("workloadRebalancer"));

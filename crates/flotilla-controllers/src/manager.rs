@@ -352,6 +352,19 @@ async fn run(
     }
     if options
         .controllers
+        .enabled(enabled_controllers::AGENT_CSR_APPROVING)
+    {
+        spawn(
+            &mut tasks,
+            controllers::agent_csr_approving::NAME,
+            Box::pin(controllers::agent_csr_approving::run(
+                shared.control.clone(),
+                shutdown.clone(),
+            )),
+        );
+    }
+    if options
+        .controllers
         .enabled(enabled_controllers::WORKLOAD_REBALANCER)
     {
         spawn(

@@ -1,6 +1,7 @@
 //! The controllers' integration tests, one module per file, in one test binary (see `autotests` in
 //! Cargo.toml); `support` is the in-process harness they share.
 
+mod agent_csr;
 mod dependents;
 mod interpreter_metrics;
 mod kube_client;

@@ -62,7 +62,8 @@ async fn up_registers_members_simulates_workloads_and_resumes_after_sigterm() {
     names.sort();
     assert_eq!(names, ["member1", "member2"]);
     // system:admin may proxy to the members (as `karmadactl init` grants it), and the unified-auth controller lets
-    // each member's impersonator impersonate it, and system:masters (cluster-admin's group).
+    // each member's impersonator impersonate it, and system:masters (cluster-admin's group). So may the user the
+    // bootstrap-token configuration grants everything, system:karmada:agent:rbac-generator, as in Karmada.
     let binding: ClusterRoleBinding = Api::all(karmada.clone())
         .get("cluster-proxy-admin")
         .await
@@ -70,11 +71,12 @@ async fn up_registers_members_simulates_workloads_and_resumes_after_sigterm() {
     assert_eq!(binding.subjects.unwrap()[0].name, "system:admin");
     let member1 = client(&first.members, "member1").await;
     let roles: Api<ClusterRole> = Api::all(member1);
-    eventually("member1's impersonator to impersonate system:admin and system:masters", || async {
+    eventually("member1's impersonator to impersonate system:admin, the RBAC generator and system:masters", || async {
         let role = roles.get("karmada-impersonator").await.ok()?;
         (serde_json::to_value(role.rules).ok()?
             == json!([
-                {"verbs": ["impersonate"], "apiGroups": [""], "resources": ["users"], "resourceNames": ["system:admin"]},
+                {"verbs": ["impersonate"], "apiGroups": [""], "resources": ["users"],
+                    "resourceNames": ["system:admin", "system:karmada:agent:rbac-generator"]},
                 {"verbs": ["impersonate"], "apiGroups": [""], "resources": ["groups"], "resourceNames": ["system:masters"]},
             ]))
         .then_some(())

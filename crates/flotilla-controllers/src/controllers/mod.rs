@@ -3,6 +3,7 @@
 //! the [`crate::Options`]) and a `run` function taking that context and a shutdown token; the manager and the
 //! agent start them.
 
+pub(crate) mod agent_csr_approving;
 pub(crate) mod application_failover;
 pub(crate) mod binding;
 pub(crate) mod binding_status;

@@ -67,9 +67,8 @@ pub struct Args {
           value_parser = |text: &str| FeatureGates::parse(text).map(|_| text.to_owned()))]
     pub feature_gates: Vec<String>,
     /// Karmada's controllers to run: `*` (those on by default), `name`, `-name`; Flotilla switches
-    /// `hpaScaleTargetMarker` and `deploymentReplicasSyncer` (off by default, as in Karmada), `applicationFailover`
-    /// and `unifiedAuth` (on), and
-    /// names the entries it cannot honour.
+    /// `hpaScaleTargetMarker` and `deploymentReplicasSyncer` (off by default, as in Karmada), `agentcsrapproving`,
+    /// `applicationFailover`, `unifiedAuth` and `workloadRebalancer` (on), and names the entries it cannot honour.
     #[arg(long, default_value = "*", value_parser = ControllerSelection::parse)]
     pub controllers: ControllerSelection,
     /// Run the taint manager (with the `Failover` gate), which evicts workloads from clusters with NoExecute

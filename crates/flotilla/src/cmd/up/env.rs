@@ -222,6 +222,8 @@ impl Environment {
             aggregated.local_addr()
         ));
         install::cluster_proxy_admin(&control_client).await?;
+        install::bootstrap_token_configuration(&control_client, &control.url(), control.ca_pem())
+            .await?;
         let mut push = Vec::new();
         let mut agent_bootstrap = None;
         for (i, member) in members.iter().enumerate() {

@@ -1,6 +1,6 @@
 //! What `flotilla up` writes into the control plane before it reports ready: Flotilla's CRDs (waiting until
-//! they are established), the admin's proxy permission `cluster-proxy-admin` and the example webhook's
-//! ResourceInterpreterWebhookConfiguration. All are create-or-update, so a restart on the same data dir
+//! they are established), the admin's proxy permission `cluster-proxy-admin`, the bootstrap-token
+//! configuration Pull-mode registrations need and the example webhook's ResourceInterpreterWebhookConfiguration. All are create-or-update, so a restart on the same data dir
 //! converges instead of failing on existing objects.
 
 use std::time::Duration;
@@ -9,9 +9,10 @@ use anyhow::{Context, bail};
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_api::config::v1alpha1::ResourceInterpreterWebhookConfiguration;
 use flotilla_api::names::labels;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 
 /// The label marking what `flotilla up` registered itself, and its value.
@@ -178,6 +179,71 @@ fn has_labels(existing: &impl ResourceExt, wanted: &impl ResourceExt) -> bool {
     wanted.labels().iter().all(|(k, v)| existing.labels().get(k) == Some(v))
 }
 
+/// The control plane's bootstrap-token configuration (cluster-info, and the RBAC that lets a registration token
+/// post an agent's certificate request and the agentcsrapproving controller approve it); `hack/local-up.sh`
+/// applies the same file.
+const BOOTSTRAP_TOKEN_CONFIGURATION: &str =
+    include_str!("../../../../../manifests/bootstrap-token-configuration.yaml");
+
+/// The objects of [`BOOTSTRAP_TOKEN_CONFIGURATION`] for the control plane at `server` whose CA certificate is
+/// `ca_pem`.
+fn bootstrap_token_objects(server: &str, ca_pem: &str) -> anyhow::Result<Vec<serde_json::Value>> {
+    use base64::Engine;
+    let what = "manifests/bootstrap-token-configuration.yaml";
+    let ca_data = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    let text = BOOTSTRAP_TOKEN_CONFIGURATION
+        .replace("FLOTILLA_SERVER", server)
+        .replace("FLOTILLA_CA_DATA", &ca_data);
+    flotilla_yaml::from_str_multiple(&text).with_context(|| format!("invalid {what}"))
+}
+
+/// Sets up what Pull-mode members need to register with a bootstrap token, as Karmada's local-up does: ConfigMap
+/// `kube-public/cluster-info` naming the control plane at `server` with CA `ca_pem`, and the RBAC for
+/// registration tokens and agents. Server-side apply with Flotilla as the owner of every field it sets, so a
+/// restart (a new port, a changed object) converges and what others add (kube's bootstrap signer's signatures
+/// in cluster-info) stays.
+///
+/// # Errors
+/// When an object cannot be written.
+pub async fn bootstrap_token_configuration(
+    client: &Client,
+    server: &str,
+    ca_pem: &str,
+) -> anyhow::Result<()> {
+    for object in bootstrap_token_objects(server, ca_pem)? {
+        let kind = object["kind"].as_str().unwrap_or_default().to_owned();
+        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
+        let context = || format!("failed to apply {kind} {name}");
+        let ns = namespace.as_str();
+        match kind.as_str() {
+            "ConfigMap" => apply(Api::<ConfigMap>::namespaced(client.clone(), ns), &name, object).await,
+            "Role" => apply(Api::<Role>::namespaced(client.clone(), ns), &name, object).await,
+            "RoleBinding" => {
+                apply(Api::<RoleBinding>::namespaced(client.clone(), ns), &name, object).await
+            }
+            "ClusterRole" => apply(Api::<ClusterRole>::all(client.clone()), &name, object).await,
+            "ClusterRoleBinding" => {
+                apply(Api::<ClusterRoleBinding>::all(client.clone()), &name, object).await
+            }
+            other => Err(anyhow::anyhow!("unexpected kind {other}")),
+        }
+        .with_context(context)?;
+    }
+    Ok(())
+}
+
+/// Server-side applies `object` through `api` as `flotilla up`, taking over fields another manager set.
+async fn apply<K>(api: Api<K>, name: &str, object: serde_json::Value) -> anyhow::Result<()>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let typed: K = serde_json::from_value(object).context("invalid object")?;
+    api.patch(name, &PatchParams::apply(MANAGER).force(), &Patch::Apply(&typed))
+        .await?;
+    Ok(())
+}
+
 /// Creates or updates a ResourceInterpreterWebhookConfiguration (its URL and CA change on every start).
 ///
 /// # Errors
@@ -282,6 +348,96 @@ pub async fn clusters_ready(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_bootstrap_configuration_names_the_control_plane_and_grants_registrations() {
+        let ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        let objects = bootstrap_token_objects("https://127.0.0.1:6443", ca).unwrap();
+        let named: Vec<(String, String)> = objects
+            .iter()
+            .map(|o| {
+                (
+                    o["kind"].as_str().unwrap().to_owned(),
+                    o["metadata"]["name"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        let expected = [
+            ("ConfigMap", "cluster-info"),
+            ("Role", "system:karmada:bootstrap-signer-clusterinfo"),
+            ("RoleBinding", "system:karmada:bootstrap-signer-clusterinfo"),
+            ("ClusterRoleBinding", "system:karmada:agent-bootstrap"),
+            ("ClusterRole", "system:karmada:certificatesigningrequest:autoapprover"),
+            ("ClusterRoleBinding", "system:karmada:agent-autoapprove-bootstrap"),
+            ("ClusterRole", "system:karmada:certificatesigningrequest:selfautoapprover"),
+            ("ClusterRoleBinding", "system:karmada:agent-autoapprove-certificate-rotation"),
+            ("ClusterRole", "system:karmada:agent-rbac-generator"),
+            ("ClusterRoleBinding", "system:karmada:agent-rbac-generator"),
+        ]
+        .map(|(k, n)| (k.to_owned(), n.to_owned()));
+        assert_eq!(named, expected);
+
+        // cluster-info holds a kubeconfig with the one cluster and no user.
+        let kubeconfig: serde_json::Value =
+            flotilla_yaml::from_str(objects[0]["data"]["kubeconfig"].as_str().unwrap()).unwrap();
+        use base64::Engine;
+        let ca_data = base64::engine::general_purpose::STANDARD.encode(ca);
+        assert_eq!(
+            kubeconfig,
+            serde_json::json!({"apiVersion": "v1", "kind": "Config", "clusters": [{"name": "",
+                "cluster": {"server": "https://127.0.0.1:6443", "certificate-authority-data": ca_data}}]})
+        );
+        assert_eq!(objects[0]["metadata"]["namespace"], "kube-public");
+        // Every object parses as its kind, and the bindings name who they should.
+        let subject = |name: &str| {
+            let binding = objects
+                .iter()
+                .find(|o| o["metadata"]["name"] == name && o["kind"].as_str().unwrap().ends_with("Binding"))
+                .unwrap();
+            let subjects = &binding["subjects"];
+            assert_eq!(subjects.as_array().unwrap().len(), 1, "{name}");
+            (
+                subjects[0]["kind"].as_str().unwrap().to_owned(),
+                subjects[0]["name"].as_str().unwrap().to_owned(),
+                binding["roleRef"]["name"].as_str().unwrap().to_owned(),
+            )
+        };
+        let owned = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
+        let token_group = "system:bootstrappers:karmada:default-cluster-token";
+        assert_eq!(
+            subject("system:karmada:bootstrap-signer-clusterinfo"),
+            owned("User", "system:anonymous", "system:karmada:bootstrap-signer-clusterinfo")
+        );
+        assert_eq!(
+            subject("system:karmada:agent-bootstrap"),
+            owned("Group", token_group, "system:node-bootstrapper")
+        );
+        assert_eq!(
+            subject("system:karmada:agent-autoapprove-bootstrap"),
+            owned("Group", token_group, "system:karmada:certificatesigningrequest:autoapprover")
+        );
+        assert_eq!(
+            subject("system:karmada:agent-autoapprove-certificate-rotation"),
+            owned(
+                "Group",
+                "system:karmada:agents",
+                "system:karmada:certificatesigningrequest:selfautoapprover"
+            )
+        );
+        assert_eq!(
+            subject("system:karmada:agent-rbac-generator"),
+            owned("User", "system:karmada:agent:rbac-generator", "system:karmada:agent-rbac-generator")
+        );
+        for object in &objects {
+            match object["kind"].as_str().unwrap() {
+                "ConfigMap" => drop(serde_json::from_value::<ConfigMap>(object.clone()).unwrap()),
+                "Role" => drop(serde_json::from_value::<Role>(object.clone()).unwrap()),
+                "RoleBinding" => drop(serde_json::from_value::<RoleBinding>(object.clone()).unwrap()),
+                "ClusterRole" => drop(serde_json::from_value::<ClusterRole>(object.clone()).unwrap()),
+                _ => drop(serde_json::from_value::<ClusterRoleBinding>(object.clone()).unwrap()),
+            }
+        }
+    }
 
     #[test]
     fn cluster_proxy_admin_lets_system_admin_proxy_every_cluster() {
