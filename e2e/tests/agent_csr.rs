@@ -15,7 +15,7 @@ use base64::Engine;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
 use kube::Client;
 use kube::api::{Api, DeleteParams, PostParams};
 use rand::Rng;
@@ -54,7 +54,6 @@ async fn agent_csr(env: &Env, ns: &str) -> anyhow::Result<()> {
     }
     let csr_names = ["agent", "not-agent", "unpermitted"].map(|n| format!("{ns}-{n}"));
     let undo = cleanup(env, &registration, &other, &csr_names);
-    let node_bootstrapper = ensure_node_bootstrapper(env).await?;
 
     // The registration token, as a registration makes it; and a token of no registration, allowed to post
     // certificate requests by a binding of its own but not to have agents' approved.
@@ -152,9 +151,6 @@ async fn agent_csr(env: &Env, ns: &str) -> anyhow::Result<()> {
     );
 
     undo.run(&env.karmada).await?;
-    if let Some(undo) = node_bootstrapper {
-        undo.run(&env.karmada).await?;
-    }
     Ok(())
 }
 
@@ -211,31 +207,6 @@ fn cleanup(env: &Env, registration: &str, other: &str, csrs: &[String; 3]) -> Un
             Ok(())
         },
     )
-}
-
-/// Makes kube's `system:node-bootstrapper` role (posting and reading certificate requests) where the control plane
-/// lacks it: kube-apiserver has it, and the embedded server does not yet. Returns its removal when it made it.
-async fn ensure_node_bootstrapper(env: &Env) -> anyhow::Result<Option<Undo>> {
-    let roles: Api<ClusterRole> = Api::all(env.karmada.clone());
-    if roles.get_opt(NODE_BOOTSTRAPPER).await?.is_some() {
-        return Ok(None);
-    }
-    let role: ClusterRole = serde_json::from_value(json!({
-        "metadata": {"name": NODE_BOOTSTRAPPER},
-        "rules": [{"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"],
-            "verbs": ["create", "get", "list", "watch"]}],
-    }))?;
-    roles.create(&PostParams::default(), &role).await?;
-    Ok(Some(Undo::new(
-        env,
-        format!("delete ClusterRole {NODE_BOOTSTRAPPER}"),
-        |client| async move {
-            let _ = Api::<ClusterRole>::all(client)
-                .delete(NODE_BOOTSTRAPPER, &DeleteParams::default())
-                .await;
-            Ok(())
-        },
-    )))
 }
 
 /// Secret `kube-system/bootstrap-token-<id>` for bootstrap authentication, in `group` besides

@@ -38,26 +38,13 @@ fn binding(name: &str, role: &str, kind: &str, subject: &str) -> ClusterRoleBind
     .unwrap()
 }
 
-/// The grants of the bootstrap-token configuration the controller relies on, and kube's
-/// `system:node-bootstrapper` where the server lacks it. Agents may also post requests here, which a member's
+/// The grants of the bootstrap-token configuration the controller relies on (kube's `system:node-bootstrapper`
+/// is the server's own). Agents may also post requests here, which a member's
 /// registration grants them in the real world, so that one can renew its certificate.
 async fn grant(admin: &Client) {
     let roles: Api<ClusterRole> = Api::all(admin.clone());
     let bindings: Api<ClusterRoleBinding> = Api::all(admin.clone());
     let pp = PostParams::default();
-    if roles
-        .get_opt("system:node-bootstrapper")
-        .await
-        .unwrap()
-        .is_none()
-    {
-        let bootstrapper = role(
-            "system:node-bootstrapper",
-            "certificatesigningrequests",
-            &["create", "get", "list", "watch"],
-        );
-        roles.create(&pp, &bootstrapper).await.unwrap();
-    }
     for (name, resource) in [
         ("autoapprover", "certificatesigningrequests/clusteragent"),
         (

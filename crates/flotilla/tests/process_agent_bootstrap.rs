@@ -107,8 +107,15 @@ async fn an_agent_bootstraps_its_own_certificate_and_rotates_it() {
         .await
         .unwrap();
     let user = review.status.unwrap().user_info.unwrap();
-    assert_eq!(user.username.as_deref(), Some("system:karmada:agent:member2"));
-    assert!(user.groups.unwrap().contains(&"system:karmada:agents".to_owned()));
+    assert_eq!(
+        user.username.as_deref(),
+        Some("system:karmada:agent:member2")
+    );
+    assert!(
+        user.groups
+            .unwrap()
+            .contains(&"system:karmada:agents".to_owned())
+    );
 
     // The bootstrap request, approved as an agent's; then a renewal by the agent itself, approved as its own.
     let csrs: Api<CertificateSigningRequest> = Api::all(karmada.clone());
@@ -121,21 +128,30 @@ async fn an_agent_bootstraps_its_own_certificate_and_rotates_it() {
             })
         })
     };
-    eventually("the bootstrap and the renewal requests to be approved", || async {
-        let list = csrs.list(&Default::default()).await.ok()?.items;
-        let bootstrapped = list.iter().any(|csr| {
-            csr.spec.username.as_deref().is_some_and(|u| u.starts_with("system:bootstrap:"))
-                && approved(csr, "Auto approving karmada agent certificate after SubjectAccessReview.")
-        });
-        let renewed = list.iter().any(|csr| {
-            csr.spec.username.as_deref() == Some("system:karmada:agent:member2")
-                && approved(
-                    csr,
-                    "Auto approving self karmada agent certificate after SubjectAccessReview.",
-                )
-        });
-        (bootstrapped && renewed).then_some(())
-    })
+    eventually(
+        "the bootstrap and the renewal requests to be approved",
+        || async {
+            let list = csrs.list(&Default::default()).await.ok()?.items;
+            let bootstrapped = list.iter().any(|csr| {
+                csr.spec
+                    .username
+                    .as_deref()
+                    .is_some_and(|u| u.starts_with("system:bootstrap:"))
+                    && approved(
+                        csr,
+                        "Auto approving karmada agent certificate after SubjectAccessReview.",
+                    )
+            });
+            let renewed = list.iter().any(|csr| {
+                csr.spec.username.as_deref() == Some("system:karmada:agent:member2")
+                    && approved(
+                        csr,
+                        "Auto approving self karmada agent certificate after SubjectAccessReview.",
+                    )
+            });
+            (bootstrapped && renewed).then_some(())
+        },
+    )
     .await;
     let renewed = eventually("the stored certificate to be renewed", || async {
         stored(&member).await.filter(|now| *now != first)
@@ -147,13 +163,18 @@ async fn an_agent_bootstraps_its_own_certificate_and_rotates_it() {
     let leases: Api<Lease> = Api::namespaced(karmada.clone(), "karmada-cluster");
     let clusters: Api<Cluster> = Api::all(karmada.clone());
     let renewed_at = jiff::Timestamp::now();
-    eventually("member2 to be a Ready Pull cluster whose Lease is renewed after the rotation", || async {
-        let cluster = clusters.get("member2").await.ok()?;
-        let lease = leases.get("member2").await.ok()?;
-        let renew = lease.spec?.renew_time?.0;
-        (cluster.spec.sync_mode == ClusterSyncMode::Pull && ready(&cluster) && renew > renewed_at)
-            .then_some(())
-    })
+    eventually(
+        "member2 to be a Ready Pull cluster whose Lease is renewed after the rotation",
+        || async {
+            let cluster = clusters.get("member2").await.ok()?;
+            let lease = leases.get("member2").await.ok()?;
+            let renew = lease.spec?.renew_time?.0;
+            (cluster.spec.sync_mode == ClusterSyncMode::Pull
+                && ready(&cluster)
+                && renew > renewed_at)
+                .then_some(())
+        },
+    )
     .await;
     let _ = agent.kill();
     let _ = agent.wait();

@@ -214,8 +214,53 @@ async fn issue(
     ))
 }
 
-/// The agent's kubeconfig for the control plane: the stored one while its certificate is still valid,
-/// otherwise one with a new certificate asked for with the bootstrap token of `bootstrap`, stored first.
+/// The cluster entry (server, CA, TLS settings) of `kubeconfig`'s current context.
+fn current_cluster(kubeconfig: &Kubeconfig) -> Option<&kube::config::Cluster> {
+    let context = kubeconfig
+        .current_context
+        .as_deref()
+        .and_then(|name| kubeconfig.contexts.iter().find(|c| c.name == name))?
+        .context
+        .as_ref()?;
+    kubeconfig
+        .clusters
+        .iter()
+        .find(|c| c.name == context.cluster)?
+        .cluster
+        .as_ref()
+}
+
+/// `stored` reaching the control plane where `bootstrap` does (the control plane may have moved since the
+/// certificate was stored: a new address, a new port), and whether that changed it; `None` when the two trust
+/// different CAs: another control plane, which the stored certificate is no credential for.
+fn retarget(mut stored: Kubeconfig, bootstrap: &Kubeconfig) -> Option<(Kubeconfig, bool)> {
+    let Some(wanted) = current_cluster(bootstrap).cloned() else {
+        return Some((stored, false));
+    };
+    let name = stored
+        .current_context
+        .as_deref()
+        .and_then(|name| stored.contexts.iter().find(|c| c.name == name))
+        .and_then(|c| c.context.as_ref())
+        .map(|c| c.cluster.clone());
+    let entry = name.and_then(|name| stored.clusters.iter_mut().find(|c| c.name == name))?;
+    let current = entry.cluster.as_ref()?;
+    if current.certificate_authority_data != wanted.certificate_authority_data {
+        return None;
+    }
+    let moved = current.server != wanted.server
+        || current.insecure_skip_tls_verify != wanted.insecure_skip_tls_verify
+        || current.proxy_url != wanted.proxy_url
+        || current.tls_server_name != wanted.tls_server_name;
+    if moved {
+        entry.cluster = Some(wanted);
+    }
+    Some((stored, moved))
+}
+
+/// The agent's kubeconfig for the control plane: the stored one while its certificate is still valid (reaching
+/// the control plane where `bootstrap` does), otherwise one with a new certificate asked for with the bootstrap
+/// token of `bootstrap`, stored first.
 ///
 /// # Errors
 /// When the store cannot be read or written, or no certificate is issued.
@@ -225,7 +270,15 @@ pub async fn obtain(store: &Store, bootstrap: &Kubeconfig, cluster: &str) -> any
             let certificate = certificate.context("the stored kubeconfig has no client certificate")?;
             Ok(bootstrap::validity(&certificate)?)
         }) {
-            Ok((_, ends)) if ends > jiff::Timestamp::now() => return Ok(stored),
+            Ok((_, ends)) if ends > jiff::Timestamp::now() => match retarget(stored, bootstrap) {
+                Some((stored, moved)) => {
+                    if moved {
+                        store.save(&stored).await?;
+                    }
+                    return Ok(stored);
+                }
+                None => tracing::info!(%cluster, "the stored certificate is of another control plane: bootstrapping again"),
+            },
             Ok(_) => tracing::info!(%cluster, "the stored certificate has expired: bootstrapping again"),
             Err(e) => tracing::warn!(%cluster, error = %format!("{e:#}"), "the stored kubeconfig is unusable: bootstrapping again"),
         }
