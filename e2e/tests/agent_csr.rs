@@ -267,17 +267,7 @@ async fn whoami(client: &Client) -> anyhow::Result<Value> {
 
 /// A key and a PEM certificate request for user `cn` in group `org`.
 fn request(cn: &str, org: &str) -> (rcgen::KeyPair, String) {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let mut params = rcgen::CertificateParams::default();
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, cn);
-    params
-        .distinguished_name
-        .push(rcgen::DnType::OrganizationName, org);
-    let pem = params.serialize_request(&key).unwrap().pem().unwrap();
-    (key, pem)
+    flotilla_testing::tls::certificate_request(cn, &[org])
 }
 
 /// Posts CSR `name` for the client signer with `pem`, as `client`.

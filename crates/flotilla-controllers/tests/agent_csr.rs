@@ -124,18 +124,9 @@ async fn whoami(client: &Client) -> Value {
     serde_json::to_value(answer.status.unwrap().user_info).unwrap()
 }
 
+/// A key and a PEM certificate request for user `cn` in group `org`.
 fn request(cn: &str, org: &str) -> (rcgen::KeyPair, String) {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let mut params = rcgen::CertificateParams::default();
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, cn);
-    params
-        .distinguished_name
-        .push(rcgen::DnType::OrganizationName, org);
-    let pem = params.serialize_request(&key).unwrap().pem().unwrap();
-    (key, pem)
+    flotilla_testing::tls::certificate_request(cn, &[org])
 }
 
 async fn post(client: &Client, name: &str, pem: &str) {

@@ -4,7 +4,7 @@
 //! * ClusterRole `system:karmada:<cluster>:agent`: its own Cluster (get, delete; `clusters/status` update), Clusters
 //!   in general (create, list, watch), the interpreter's configuration (get, list, watch), namespaces (get),
 //!   Leases (get, create, update), CertificateSigningRequests (get, create), Services (list, watch) and Events
-//!   (create, patch, update);
+//!   (create, patch, update; and, beyond Karmada's role, `events.k8s.io` Events, which Flotilla's agent writes);
 //! * Role `system:karmada:<cluster>:agent-secret` in `karmada-cluster`: its two reported Secrets (get, patch) and
 //!   Secrets in general (create);
 //! * Role `system:karmada:<cluster>:agent-work` in `karmada-es-<cluster>`: Works (get, list, watch, create,
@@ -114,6 +114,9 @@ pub fn cluster_role(cluster: &str) -> (ClusterRole, ClusterRoleBinding) {
             ),
             rule(&[""], &["services"], &[], &["list", "watch"]),
             rule(&[""], &["events"], &[], &["patch", "create", "update"]),
+            // Beyond Karmada's role: Flotilla's agent publishes `events.k8s.io/v1` Events, karmada-agent core
+            // ones; without this an agent's Events (SyncSucceed and the like) would be refused.
+            rule(&["events.k8s.io"], &["events"], &[], &["create", "patch"]),
         ]),
         aggregation_rule: None,
     };

@@ -302,8 +302,21 @@ pub fn token_kubeconfig(
         .ok_or_else(|| {
             Error::credentials(what, format!("it has no cluster {:?}", named.cluster))
         })?;
-    let user = "token-bootstrap-client";
-    Ok(Kubeconfig {
+    Ok(single(
+        cluster,
+        "token-bootstrap-client",
+        AuthInfo {
+            token: Some(token.to_string().into()),
+            ..AuthInfo::default()
+        },
+    ))
+}
+
+/// A kubeconfig of one cluster (named `karmada-apiserver`, as Karmada names the control plane in the agent's) and
+/// one user, its current context theirs.
+fn single(cluster: Cluster, user: &str, auth: AuthInfo) -> Kubeconfig {
+    let context = format!("{user}@karmada-apiserver");
+    Kubeconfig {
         clusters: vec![NamedCluster {
             other: Default::default(),
             name: "karmada-apiserver".to_owned(),
@@ -312,23 +325,20 @@ pub fn token_kubeconfig(
         auth_infos: vec![NamedAuthInfo {
             other: Default::default(),
             name: user.to_owned(),
-            auth_info: Some(AuthInfo {
-                token: Some(token.to_string().into()),
-                ..AuthInfo::default()
-            }),
+            auth_info: Some(auth),
         }],
         contexts: vec![NamedContext {
             other: Default::default(),
-            name: format!("{user}@karmada-apiserver"),
+            name: context.clone(),
             context: Some(Context {
                 cluster: "karmada-apiserver".to_owned(),
                 user: Some(user.to_owned()),
                 ..Context::default()
             }),
         }],
-        current_context: Some(format!("{user}@karmada-apiserver")),
+        current_context: Some(context),
         ..Kubeconfig::default()
-    })
+    }
 }
 
 /// A kubeconfig reaching `server` (trusting the PEM `ca`, or any server without one) as the agent of `cluster`
@@ -339,43 +349,24 @@ pub fn agent_kubeconfig(
     cluster: &str,
     credentials: &AgentCertificate,
 ) -> Kubeconfig {
-    let user = agents::user(cluster);
     let encode = |pem: &str| {
         use base64::Engine;
         base64::engine::general_purpose::STANDARD.encode(pem)
     };
-    Kubeconfig {
-        clusters: vec![NamedCluster {
-            other: Default::default(),
-            name: "karmada-apiserver".to_owned(),
-            cluster: Some(Cluster {
-                server: Some(server.to_owned()),
-                certificate_authority_data: ca.map(encode),
-                insecure_skip_tls_verify: ca.is_none().then_some(true),
-                ..Cluster::default()
-            }),
-        }],
-        auth_infos: vec![NamedAuthInfo {
-            other: Default::default(),
-            name: user.clone(),
-            auth_info: Some(AuthInfo {
-                client_certificate_data: Some(encode(&credentials.certificate)),
-                client_key_data: Some(encode(&credentials.key).into()),
-                ..AuthInfo::default()
-            }),
-        }],
-        contexts: vec![NamedContext {
-            other: Default::default(),
-            name: format!("{user}@karmada-apiserver"),
-            context: Some(Context {
-                cluster: "karmada-apiserver".to_owned(),
-                user: Some(user),
-                ..Context::default()
-            }),
-        }],
-        current_context: Some(format!("{}@karmada-apiserver", agents::user(cluster))),
-        ..Kubeconfig::default()
-    }
+    single(
+        Cluster {
+            server: Some(server.to_owned()),
+            certificate_authority_data: ca.map(encode),
+            insecure_skip_tls_verify: ca.is_none().then_some(true),
+            ..Cluster::default()
+        },
+        &agents::user(cluster),
+        AuthInfo {
+            client_certificate_data: Some(encode(&credentials.certificate)),
+            client_key_data: Some(encode(&credentials.key).into()),
+            ..AuthInfo::default()
+        },
+    )
 }
 
 #[cfg(test)]
@@ -396,6 +387,29 @@ mod tests {
         };
         assert_eq!(token.to_string(), "abcdef.0123456789abcdef");
         assert!(!format!("{token:?}").contains("0123456789abcdef"));
+    }
+
+    #[test]
+    fn a_bootstrap_kubeconfig_reaches_the_control_plane_as_the_admin_does_with_the_token_only() {
+        let admin = Kubeconfig::from_yaml(
+            "apiVersion: v1\nkind: Config\ncurrent-context: admin\nclusters:\n- name: cp\n  cluster:\n    \
+             server: https://127.0.0.1:7443\n    certificate-authority-data: Q0E=\ncontexts:\n- name: admin\n  \
+             context: {cluster: cp, user: admin}\nusers:\n- name: admin\n  user: {token: secret-admin}\n",
+        )
+        .expect("kubeconfig");
+        let token = BootstrapToken {
+            id: "abcdef".into(),
+            secret: "0123456789abcdef".into(),
+        };
+        let bootstrap = token_kubeconfig(&admin, None, &token).expect("bootstrap kubeconfig");
+        let text = serde_json::to_string(&bootstrap).expect("json");
+        assert!(
+            text.contains("https://127.0.0.1:7443") && text.contains("Q0E="),
+            "{text}"
+        );
+        assert!(text.contains("abcdef.0123456789abcdef"), "{text}");
+        assert!(!text.contains("secret-admin"), "{text}");
+        assert!(token_kubeconfig(&admin, Some("missing"), &token).is_err());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Serving certificates for the HTTPS servers tests stand up (admission webhooks, aggregated backends): a CA of
-//! the test's own and a serving certificate it signed, as a rustls config and the CA PEM a client trusts.
+//! the test's own and a serving certificate it signed, as a rustls config and the CA PEM a client trusts; and
+//! the certificate requests of clients that ask an API server's signer for a certificate.
 
 use std::sync::Arc;
 
@@ -44,4 +45,21 @@ pub fn serving(hosts: &[&str]) -> Serving {
         ca_pem,
         config: Arc::new(config),
     }
+}
+
+/// A fresh key and a PEM certificate request for common name `cn` in organizations `orgs`.
+pub fn certificate_request(cn: &str, orgs: &[&str]) -> (KeyPair, String) {
+    let key = KeyPair::generate().expect("request key");
+    let mut params = CertificateParams::default();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, cn);
+    for org in orgs {
+        params
+            .distinguished_name
+            .push(rcgen::DnType::OrganizationName, *org);
+    }
+    let request = params.serialize_request(&key).expect("certificate request");
+    (key, request.pem().expect("certificate request PEM"))
 }

@@ -25,22 +25,7 @@ async fn config_for(server: &flotilla_apiserver::RunningServer) -> Config {
     config
 }
 
-/// A key and a PEM certificate request for `cn` in `orgs`.
-fn request(cn: &str, orgs: &[&str]) -> (rcgen::KeyPair, String) {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let mut params = rcgen::CertificateParams::default();
-    params.distinguished_name = rcgen::DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, cn);
-    for org in orgs {
-        params
-            .distinguished_name
-            .push(rcgen::DnType::OrganizationName, *org);
-    }
-    let csr = params.serialize_request(&key).unwrap();
-    (key, csr.pem().unwrap())
-}
+use flotilla_testing::tls::certificate_request as request;
 
 async fn submit(csrs: &Api<CertificateSigningRequest>, name: &str, pem: &str, usages: &[&str]) {
     let csr = serde_json::from_value(json!({"metadata": {"name": name}, "spec": {
