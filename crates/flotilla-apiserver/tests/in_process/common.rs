@@ -64,24 +64,8 @@ pub(crate) fn mk_cm(name: &str, metadata: Value) -> ConfigMap {
 /// Lets user `user` do everything to `resources` (of any group) in namespace `ns`: a Role and its RoleBinding,
 /// written by the admin.
 pub(crate) async fn grant(client: &Client, ns: &str, user: &str, resources: &[&str]) {
-    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
-    use kube::api::{Api, PostParams};
-    let name = format!("{user}-access");
-    let role: Role = serde_json::from_value(json!({"metadata": {"name": name},
-        "rules": [{"apiGroups": ["*"], "resources": resources, "verbs": ["*"]}]}))
-    .expect("role");
-    Api::<Role>::namespaced(client.clone(), ns)
-        .create(&PostParams::default(), &role)
-        .await
-        .expect("role created");
-    let binding: RoleBinding = serde_json::from_value(json!({"metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}))
-    .expect("binding");
-    Api::<RoleBinding>::namespaced(client.clone(), ns)
-        .create(&PostParams::default(), &binding)
-        .await
-        .expect("binding created");
+    let rules = json!([{"apiGroups": ["*"], "resources": resources, "verbs": ["*"]}]);
+    grant_rules(client, ns, &format!("{user}-access"), user, rules).await;
 }
 
 /// Lets user `user` do `verbs` to the one object `name` of core resource `resource` in namespace `ns`: a Role
@@ -94,18 +78,29 @@ pub(crate) async fn grant_named(
     name: &str,
     verbs: &[&str],
 ) {
+    let rules = json!([{"apiGroups": [""], "resources": [resource], "resourceNames": [name], "verbs": verbs}]);
+    grant_rules(
+        client,
+        ns,
+        &format!("{resource}-{name}-access"),
+        user,
+        rules,
+    )
+    .await;
+}
+
+/// Role `name` in `ns` with `rules`, bound to user `user`, written by the admin.
+async fn grant_rules(client: &Client, ns: &str, name: &str, user: &str, rules: serde_json::Value) {
     use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
     use kube::api::{Api, PostParams};
-    let role_name = format!("{resource}-{name}-access");
-    let role: Role = serde_json::from_value(json!({"metadata": {"name": role_name},
-        "rules": [{"apiGroups": [""], "resources": [resource], "resourceNames": [name], "verbs": verbs}]}))
-    .expect("role");
+    let role: Role =
+        serde_json::from_value(json!({"metadata": {"name": name}, "rules": rules})).expect("role");
     Api::<Role>::namespaced(client.clone(), ns)
         .create(&PostParams::default(), &role)
         .await
         .expect("role created");
-    let binding: RoleBinding = serde_json::from_value(json!({"metadata": {"name": role_name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role_name},
+    let binding: RoleBinding = serde_json::from_value(json!({"metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}))
     .expect("binding");
     Api::<RoleBinding>::namespaced(client.clone(), ns)
