@@ -8,7 +8,8 @@
 //! metric has no namespace label, so a control plane shared with other tests could not be counted).
 #![allow(clippy::unwrap_used, clippy::panic, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,8 @@ use flotilla::cmd::bench::writes::Writes;
 use flotilla::cmd::up::{Environment, UpConfig};
 use flotilla_api::cluster::v1alpha1::Cluster;
 use flotilla_testing::process::{Proc, free_port};
+
+use common::real_world::{CONTROL, RealWorld, kube_cache, stop_on_signal};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
@@ -28,9 +31,6 @@ const MEMBERS: usize = 2;
 /// adds to the count.
 const NAMESPACE: &str = "default";
 const BIN: &str = env!("CARGO_BIN_EXE_flotilla");
-const KUBE_SH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../hack/kube.sh");
-/// The real control plane's name, which is also its context in the kubeconfig hack/kube.sh writes.
-const CONTROL: &str = "karmada-host";
 /// How long no write may come before the count is taken: longer than the work status and binding status
 /// controllers gather changes (300 and 500 ms).
 const QUIET: Duration = Duration::from_secs(2);
@@ -108,7 +108,7 @@ async fn a_template_costs_no_more_on_real_kube_apiservers() {
     let Some(cache) = kube_cache() else { return };
     let started = Instant::now();
     let dir = tempfile::tempdir().unwrap();
-    let world = RealWorld::start(dir.path(), &cache);
+    let world = RealWorld::start(dir.path(), &cache, MEMBERS, MEMBER_QPS);
     let up = started.elapsed();
     let control = flotilla_testing::client_from_file(&world.control, Some(CONTROL)).await;
     flotilla::cmd::up::install::crds(&control).await.unwrap();
@@ -177,152 +177,6 @@ async fn a_template_costs_no_more_on_real_kube_apiservers() {
         started.elapsed().as_secs_f64()
     );
     check(&writes);
-}
-
-/// Real clusters started by hack/kube.sh for one test, stopped when dropped.
-struct RealWorld {
-    /// The control plane's kubeconfig (context [`CONTROL`]).
-    control: PathBuf,
-    /// Each member's kubeconfig (contexts `member1`, `member2`).
-    members: Vec<PathBuf>,
-    /// Each cluster's state directory.
-    dirs: Vec<PathBuf>,
-    /// hack/kube.sh's cache of binaries.
-    cache: PathBuf,
-}
-
-impl RealWorld {
-    /// Starts a control plane and [`MEMBERS`] members side by side under `dir`.
-    fn start(dir: &Path, cache: &Path) -> RealWorld {
-        let mut clusters = vec![(CONTROL.to_owned(), "control-plane")];
-        clusters.extend((1..=MEMBERS).map(|i| (format!("member{i}"), "member")));
-        let mut world = RealWorld {
-            control: PathBuf::new(),
-            members: Vec::new(),
-            dirs: clusters.iter().map(|(name, _)| dir.join(name)).collect(),
-            cache: cache.to_owned(),
-        };
-        let starting: Vec<_> = clusters
-            .iter()
-            .map(|(name, role)| {
-                world
-                    .kube_sh(&["up", name, dir.to_str().unwrap(), role])
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        // Every start is waited for before any failure is reported, so that dropping the world stops them all.
-        let started: Vec<_> = starting
-            .into_iter()
-            .map(|child| child.wait_with_output().unwrap())
-            .collect();
-        for ((name, _), out) in clusters.iter().zip(started) {
-            assert!(
-                out.status.success(),
-                "hack/kube.sh up {name} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let config = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-            if name == CONTROL {
-                world.control = config;
-            } else {
-                world.members.push(config);
-            }
-        }
-        world
-    }
-
-    fn kube_sh(&self, args: &[&str]) -> Command {
-        let mut command = Command::new("bash");
-        command
-            .arg(KUBE_SH)
-            .args(args)
-            .env("FLOTILLA_KUBE_CACHE", &self.cache)
-            // The test's Deployments have no Pods: one fake Node is plenty.
-            .env("FLOTILLA_KUBE_NODES", "1")
-            .env("FLOTILLA_KUBE_MEMBER_QPS", MEMBER_QPS);
-        command
-    }
-}
-
-impl Drop for RealWorld {
-    fn drop(&mut self) {
-        kill_clusters(&self.dirs, None);
-    }
-}
-
-/// Kills every process of the clusters in `dirs` (and `also`) at once: their state goes with the test's
-/// directory, so there is nothing to shut down cleanly, and `hack/kube.sh down` gives each process up to 10 s (a
-/// member took 17 s).
-fn kill_clusters(dirs: &[PathBuf], also: Option<u32>) {
-    let mut pids: Vec<String> = also.map(|pid| pid.to_string()).into_iter().collect();
-    for dir in dirs {
-        let Ok(files) = std::fs::read_dir(dir.join("pids")) else {
-            continue;
-        };
-        for file in files.flatten() {
-            pids.push(
-                std::fs::read_to_string(file.path())
-                    .unwrap_or_default()
-                    .trim()
-                    .to_owned(),
-            );
-        }
-    }
-    if !pids.is_empty() {
-        let _ = Command::new("kill").arg("-KILL").args(&pids).status();
-    }
-}
-
-/// Stops the clusters and the controller manager `manager` and removes `dir` when the test is interrupted
-/// (nextest's timeout, a person's Ctrl-C), which ends the process without running `Drop`.
-fn stop_on_signal(world: &RealWorld, manager: u32, dir: &Path) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (dirs, dir) = (world.dirs.clone(), dir.to_owned());
-    tokio::spawn(async move {
-        let (Ok(mut term), Ok(mut int)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) else {
-            return;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-        kill_clusters(&dirs, Some(manager));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::process::exit(130);
-    });
-}
-
-/// hack/kube.sh's cache of real Kubernetes binaries, the directory above `FLOTILLA_KUBE_BIN` (which
-/// hack/test-deps.sh sets once it built them). Without it the test is skipped with a message, unless `CI` is set.
-fn kube_cache() -> Option<PathBuf> {
-    let Some(bin) = std::env::var_os("FLOTILLA_KUBE_BIN").map(PathBuf::from) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI counts writes on real kube-apiservers too: FLOTILLA_KUBE_BIN must name hack/kube.sh's binaries \
-             (hack/test-deps.sh builds them and sets it)"
-        );
-        eprintln!(
-            "skipping the count on real kube-apiservers: FLOTILLA_KUBE_BIN is not set \
-             (`eval \"$(hack/test-deps.sh)\"` builds hack/kube.sh's binaries and sets it)"
-        );
-        return None;
-    };
-    assert!(
-        bin.join("kube-apiserver").is_file(),
-        "FLOTILLA_KUBE_BIN={} holds no kube-apiserver",
-        bin.display()
-    );
-    Some(
-        bin.parent()
-            .expect("FLOTILLA_KUBE_BIN is hack/kube.sh's CACHE/bin")
-            .to_owned(),
-    )
 }
 
 /// Propagates [`TEMPLATES`] Deployments of `replicas` replicas to `members` through the control plane `control`

@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use kube::Client;
 
+pub(crate) mod real_world;
+
 pub(crate) use flotilla_testing::eventually;
 pub(crate) use flotilla_testing::process::{Proc, free_port, start_ready};
 
