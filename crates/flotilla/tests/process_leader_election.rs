@@ -143,10 +143,16 @@ async fn a_resumed_leader_writes_nothing_on_a_real_kube_apiserver() {
     let mut first = first;
     let second = Proc(replica(&world.control, Stdio::null()));
     signal(&first.0, "-STOP");
+    let stopped = Instant::now();
     eventually("the second replica to take the lease", || async {
         (holder_pid(&leases).await? == second.0.id()).then_some(())
     })
     .await;
+    let taken_after = stopped.elapsed();
+    assert!(
+        taken_after <= LEASE_DURATION + Duration::from_secs(3),
+        "the lease was taken {taken_after:?} after the leader stopped"
+    );
 
     // Work the old leader has not seen: a template and its policy, bound by the new leader.
     let template: Deployment = serde_json::from_value(json!({
