@@ -5,12 +5,15 @@
 //! bindings to `system:masters`, `system:authenticated`, `system:unauthenticated`, `system:monitoring` and all
 //! ServiceAccounts; and the certificate roles an installer binds to its agents (`system:node-bootstrapper`,
 //! which `karmadactl register`'s bootstrap token is given, the CSR approvers' `system:certificates.k8s.io:*`
-//! roles), which the bootstrap policy leaves unbound. Rule fields are sorted, as upstream's rule builder sorts
-//! them.
+//! roles), which the bootstrap policy leaves unbound; and the roles of kube's components and add-ons
+//! (`system:node`, `system:kube-scheduler`, `system:kube-controller-manager`, `system:node-proxier`,
+//! `system:kube-dns`, `system:auth-delegator`, ...) with their bindings to the users and ServiceAccount those
+//! components run as, for clusters that run them against this server. Rules that kube adds behind feature gates
+//! are those of a default kube-apiserver of the version this server follows. Rule fields are sorted, as
+//! upstream's rule builder sorts them.
 //!
-//! Not here: the roles of kube-apiserver's own components and of kube-controller-manager's controllers
-//! (`system:kube-controller-manager`, `system:controller:*`, `system:node`, ...), which no process of this
-//! server authenticates as.
+//! Not here: kube-controller-manager's per-controller roles and bindings (`system:controller:*`), since this
+//! server runs its controllers in its own process, and the namespaced Roles of the bootstrap policy.
 
 use serde_json::{Value, json};
 
@@ -149,6 +152,15 @@ fn view_rules() -> Vec<Value> {
             &["networking.k8s.io"],
             &["networkpolicies", "ingresses", "ingresses/status"],
         ),
+        rule(
+            READ,
+            &[RESOURCE],
+            &[
+                "resourceclaims",
+                "resourceclaims/status",
+                "resourceclaimtemplates",
+            ],
+        ),
     ]
 }
 
@@ -217,6 +229,11 @@ fn edit_rules() -> Vec<Value> {
             &["networkpolicies", "ingresses"],
         ),
         rule(READ_WRITE, &["coordination.k8s.io"], &["leases"]),
+        rule(
+            WRITE,
+            &[RESOURCE],
+            &["resourceclaims", "resourceclaimtemplates"],
+        ),
     ]
 }
 
@@ -246,6 +263,266 @@ fn approver(name: &str, signer: &str) -> (String, Value) {
     )
 }
 
+/// The rule that lets a component write events, in both event APIs.
+fn events_rule() -> Value {
+    rule(
+        &["create", "update", "patch"],
+        &["", "events.k8s.io"],
+        &["events"],
+    )
+}
+
+const AUTHENTICATION: &str = "authentication.k8s.io";
+const AUTHORIZATION: &str = "authorization.k8s.io";
+const COORDINATION: &str = "coordination.k8s.io";
+const RESOURCE: &str = "resource.k8s.io";
+const STORAGE: &str = "storage.k8s.io";
+const READ_UPDATE: &[&str] = &["get", "list", "watch", "update", "patch"];
+
+/// `system:node`'s rules: what a kubelet needs (the Node authorizer and the NodeRestriction admission
+/// plugin narrow them to the node's own objects), with the rules of the feature gates a default
+/// kube-apiserver enables (dynamic resource allocation, ClusterTrustBundles, service account tokens for
+/// credential providers, PodCertificateRequests; not CSI volume health).
+fn node_rules() -> Vec<Value> {
+    vec![
+        rule(&["create"], &[AUTHENTICATION], &["tokenreviews"]),
+        rule(
+            &["create"],
+            &[AUTHORIZATION],
+            &["subjectaccessreviews", "localsubjectaccessreviews"],
+        ),
+        rule(READ, &[""], &["services"]),
+        rule(&["create", "get", "list", "watch"], &[""], &["nodes"]),
+        rule(&["update", "patch"], &[""], &["nodes/status"]),
+        rule(&["update", "patch"], &[""], &["nodes"]),
+        events_rule(),
+        rule(READ, &[""], &["pods"]),
+        rule(&["create", "delete"], &[""], &["pods"]),
+        rule(&["update", "patch"], &[""], &["pods/status"]),
+        rule(&["create"], &[""], &["pods/eviction"]),
+        rule(READ, &[""], &["secrets", "configmaps"]),
+        rule(
+            &["get"],
+            &[""],
+            &["persistentvolumeclaims", "persistentvolumes"],
+        ),
+        rule(&["get"], &[""], &["endpoints"]),
+        rule(
+            &["create", "get", "list", "watch"],
+            &[CERTIFICATES],
+            &["certificatesigningrequests"],
+        ),
+        rule(
+            &["get", "create", "update", "patch", "delete"],
+            &[COORDINATION],
+            &["leases"],
+        ),
+        rule(&["get"], &[STORAGE], &["volumeattachments"]),
+        rule(&["create"], &[""], &["serviceaccounts/token"]),
+        rule(
+            &["get", "update", "patch"],
+            &[""],
+            &["persistentvolumeclaims/status"],
+        ),
+        rule(READ, &[STORAGE], &["csidrivers"]),
+        rule(
+            &["get", "create", "update", "patch", "delete"],
+            &[STORAGE],
+            &["csinodes"],
+        ),
+        rule(READ, &["node.k8s.io"], &["runtimeclasses"]),
+        rule(&["get"], &[RESOURCE], &["resourceclaims"]),
+        rule(&["deletecollection"], &[RESOURCE], &["resourceslices"]),
+        rule(READ, &[CERTIFICATES], &["clustertrustbundles"]),
+        rule(&["get"], &[""], &["serviceaccounts"]),
+        rule(
+            &["get", "list", "watch", "create"],
+            &[CERTIFICATES],
+            &["podcertificaterequests"],
+        ),
+    ]
+}
+
+/// `system:kube-scheduler`'s rules, with those of the dynamic resource allocation gates a default
+/// kube-apiserver enables (extended resources, device taint rules, the claims' binding status), not those of
+/// the workload and pod group APIs.
+fn kube_scheduler_rules() -> Vec<Value> {
+    vec![
+        events_rule(),
+        rule(&["create"], &[COORDINATION], &["leases"]),
+        named(
+            &["get", "update", "list", "watch"],
+            &[COORDINATION],
+            &["leases"],
+            &["kube-scheduler"],
+        ),
+        rule(READ_WRITE, &[COORDINATION], &["leasecandidates"]),
+        rule(READ, &[""], &["nodes"]),
+        rule(&["get", "list", "watch", "delete"], &[""], &["pods"]),
+        rule(&["create"], &[""], &["pods/binding", "bindings"]),
+        rule(&["patch", "update"], &[""], &["pods/status"]),
+        rule(READ, &[""], &["services", "replicationcontrollers"]),
+        rule(READ, &["apps", "extensions"], &["replicasets"]),
+        rule(READ, &["apps"], &["statefulsets"]),
+        rule(READ, &["policy"], &["poddisruptionbudgets"]),
+        rule(
+            READ,
+            &[""],
+            &["persistentvolumeclaims", "persistentvolumes"],
+        ),
+        rule(&["create"], &[AUTHENTICATION], &["tokenreviews"]),
+        rule(&["create"], &[AUTHORIZATION], &["subjectaccessreviews"]),
+        rule(READ, &[STORAGE], &["csinodes"]),
+        rule(READ, &[STORAGE], &["volumeattachments"]),
+        rule(READ, &[""], &["namespaces"]),
+        rule(READ, &[STORAGE], &["csidrivers"]),
+        rule(READ, &[STORAGE], &["csistoragecapacities"]),
+        rule(READ, &[RESOURCE], &["deviceclasses"]),
+        rule(READ_UPDATE, &[RESOURCE], &["resourceclaims"]),
+        rule(READ_UPDATE, &[RESOURCE], &["resourceclaims/status"]),
+        rule(&["update"], &[""], &["pods/finalizers"]),
+        rule(READ, &[RESOURCE], &["resourceslices"]),
+        rule(&["create", "delete"], &[RESOURCE], &["resourceclaims"]),
+        rule(READ, &[RESOURCE], &["devicetaintrules"]),
+        rule(
+            &["update", "patch"],
+            &[RESOURCE],
+            &["resourceclaims/binding"],
+        ),
+    ]
+}
+
+/// The roles of kube's components and add-ons, which kube-apiserver bootstraps for clusters that run them
+/// (and binds to the users the components authenticate as). Not kube-controller-manager's per-controller
+/// `system:controller:*` roles: this server runs its controllers in its own process.
+fn component_roles() -> Vec<(String, Value)> {
+    let with_rules = |name: &str, rules: Vec<Value>| (name.to_string(), json!({"rules": rules}));
+    vec![
+        with_rules(
+            "system:heapster",
+            vec![
+                rule(READ, &[""], &["events", "pods", "nodes", "namespaces"]),
+                rule(READ, &["extensions"], &["deployments"]),
+            ],
+        ),
+        with_rules("system:node", node_rules()),
+        with_rules(
+            "system:node-problem-detector",
+            vec![
+                rule(&["get"], &[""], &["nodes"]),
+                rule(&["patch"], &[""], &["nodes/status"]),
+                events_rule(),
+            ],
+        ),
+        with_rules(
+            "system:auth-delegator",
+            vec![
+                rule(&["create"], &[AUTHENTICATION], &["tokenreviews"]),
+                rule(&["create"], &[AUTHORIZATION], &["subjectaccessreviews"]),
+            ],
+        ),
+        with_rules(
+            "system:kube-aggregator",
+            vec![rule(READ, &[""], &["services", "endpoints"])],
+        ),
+        with_rules(
+            "system:kube-controller-manager",
+            vec![
+                events_rule(),
+                rule(&["create"], &[COORDINATION], &["leases"]),
+                named(
+                    &["get", "update"],
+                    &[COORDINATION],
+                    &["leases"],
+                    &["kube-controller-manager"],
+                ),
+                rule(&["create"], &[""], &["secrets", "serviceaccounts"]),
+                rule(&["delete"], &[""], &["secrets"]),
+                rule(
+                    &["get"],
+                    &[""],
+                    &["namespaces", "secrets", "serviceaccounts", "configmaps"],
+                ),
+                rule(&["update"], &[""], &["secrets", "serviceaccounts"]),
+                rule(&["create"], &[AUTHENTICATION], &["tokenreviews"]),
+                rule(&["create"], &[AUTHORIZATION], &["subjectaccessreviews"]),
+                rule(&["list", "watch"], &["*"], &["*"]),
+                rule(&["create"], &[""], &["serviceaccounts/token"]),
+            ],
+        ),
+        with_rules(
+            "system:kube-dns",
+            vec![rule(&["list", "watch"], &[""], &["endpoints", "services"])],
+        ),
+        with_rules(
+            "system:persistent-volume-provisioner",
+            vec![
+                rule(
+                    &["get", "list", "watch", "create", "delete"],
+                    &[""],
+                    &["persistentvolumes"],
+                ),
+                rule(
+                    &["get", "list", "watch", "update"],
+                    &[""],
+                    &["persistentvolumeclaims"],
+                ),
+                rule(READ, &[STORAGE], &["storageclasses"]),
+                rule(&["watch"], &[""], &["events"]),
+                events_rule(),
+            ],
+        ),
+        with_rules(
+            "system:volume-scheduler",
+            vec![
+                rule(READ_UPDATE, &[""], &["persistentvolumes"]),
+                rule(READ, &[STORAGE], &["storageclasses"]),
+                rule(READ_UPDATE, &[""], &["persistentvolumeclaims"]),
+            ],
+        ),
+        with_rules(
+            "system:kubelet-api-admin",
+            vec![
+                rule(READ, &[""], &["nodes"]),
+                rule(&["proxy"], &[""], &["nodes"]),
+                rule(
+                    &["*"],
+                    &[""],
+                    &["nodes/proxy", "nodes/metrics", "nodes/stats", "nodes/log"],
+                ),
+                rule(
+                    &["*"],
+                    &[""],
+                    &["nodes/pods", "nodes/healthz", "nodes/configz"],
+                ),
+            ],
+        ),
+        with_rules(
+            "system:node-proxier",
+            vec![
+                rule(&["list", "watch"], &[""], &["services", "endpoints"]),
+                rule(READ, &[""], &["nodes"]),
+                events_rule(),
+                rule(
+                    &["list", "watch"],
+                    &["networking.k8s.io"],
+                    &["servicecidrs"],
+                ),
+                rule(
+                    &["list", "watch"],
+                    &["discovery.k8s.io"],
+                    &["endpointslices"],
+                ),
+            ],
+        ),
+        with_rules("system:kube-scheduler", kube_scheduler_rules()),
+        with_rules(
+            "system:cluster-trust-bundle-discovery",
+            vec![rule(READ, &[CERTIFICATES], &["clustertrustbundles"])],
+        ),
+    ]
+}
+
 /// Every bootstrap ClusterRole: name and body (without the bootstrap labels and annotation).
 fn cluster_roles() -> Vec<(String, Value)> {
     let all = &["*"];
@@ -258,6 +535,8 @@ fn cluster_roles() -> Vec<(String, Value)> {
         "/livez/*",
         "/readyz/*",
         "/healthz/*",
+        "/flagz",
+        "/statusz",
     ];
     let with_rules = |name: &str, rules: Vec<Value>| (name.to_string(), json!({"rules": rules}));
     vec![
@@ -377,23 +656,59 @@ fn cluster_roles() -> Vec<(String, Value)> {
             )],
         ),
     ]
+    .into_iter()
+    .chain(component_roles())
+    .collect()
 }
 
-/// Every bootstrap ClusterRoleBinding: the role it binds (and is named after) and its group subjects.
-const BINDINGS: [(&str, &[&str]); 6] = [
-    ("cluster-admin", &["system:masters"]),
-    ("system:monitoring", &["system:monitoring"]),
-    ("system:discovery", &["system:authenticated"]),
-    ("system:basic-user", &["system:authenticated"]),
-    (
-        "system:public-info-viewer",
-        &["system:authenticated", "system:unauthenticated"],
-    ),
-    (
-        "system:service-account-issuer-discovery",
-        &["system:serviceaccounts"],
-    ),
-];
+fn group(name: &str) -> Value {
+    json!({"apiGroup": RBAC_GROUP, "kind": "Group", "name": name})
+}
+
+fn user(name: &str) -> Value {
+    json!({"apiGroup": RBAC_GROUP, "kind": "User", "name": name})
+}
+
+/// Every bootstrap ClusterRoleBinding: the role it binds (and is named after) and its subjects.
+/// `system:node` is bound to nobody: its binding to the nodes' group was emptied when the Node authorizer
+/// took over, and kube still creates it, subjectless.
+fn bindings() -> Vec<(&'static str, Vec<Value>)> {
+    let scheduler = "system:kube-scheduler";
+    let all_service_accounts = "system:serviceaccounts";
+    vec![
+        ("cluster-admin", vec![group("system:masters")]),
+        ("system:monitoring", vec![group("system:monitoring")]),
+        ("system:discovery", vec![group("system:authenticated")]),
+        ("system:basic-user", vec![group("system:authenticated")]),
+        (
+            "system:public-info-viewer",
+            vec![
+                group("system:authenticated"),
+                group("system:unauthenticated"),
+            ],
+        ),
+        ("system:node-proxier", vec![user("system:kube-proxy")]),
+        (
+            "system:kube-controller-manager",
+            vec![user("system:kube-controller-manager")],
+        ),
+        (
+            "system:kube-dns",
+            vec![json!({"kind": "ServiceAccount", "namespace": "kube-system", "name": "kube-dns"})],
+        ),
+        ("system:kube-scheduler", vec![user(scheduler)]),
+        ("system:volume-scheduler", vec![user(scheduler)]),
+        ("system:node", vec![]),
+        (
+            "system:service-account-issuer-discovery",
+            vec![group(all_service_accounts)],
+        ),
+        (
+            "system:cluster-trust-bundle-discovery",
+            vec![group(all_service_accounts)],
+        ),
+    ]
+}
 
 /// The bootstrap label and annotation every default object carries.
 fn bootstrap_meta(name: &str, extra_labels: Option<&Value>) -> Value {
@@ -427,14 +742,12 @@ pub(crate) async fn ensure(ctx: &Ctx) -> ApiResult<()> {
         role["metadata"] = bootstrap_meta(&name, labels.as_ref());
         steps.note(ensure_as_apiserver(ctx, "clusterroles", role).await);
     }
-    for (role, groups) in BINDINGS {
-        let subjects: Vec<Value> = groups
-            .iter()
-            .map(|g| json!({"apiGroup": RBAC_GROUP, "kind": "Group", "name": g}))
-            .collect();
-        let binding = json!({"metadata": bootstrap_meta(role, None),
-            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role},
-            "subjects": subjects});
+    for (role, subjects) in bindings() {
+        let mut binding = json!({"metadata": bootstrap_meta(role, None),
+            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role}});
+        if !subjects.is_empty() {
+            binding["subjects"] = json!(subjects);
+        }
         steps.note(ensure_as_apiserver(ctx, "clusterrolebindings", binding).await);
     }
     steps.finish()
@@ -477,8 +790,55 @@ mod tests {
             .filter(|(n, _)| n.starts_with("system:certificates.k8s.io:"))
             .count();
         assert_eq!(approvers, 6);
-        assert!(BINDINGS.iter().all(|(role, _)| {
+        assert!(bindings().iter().all(|(role, _)| {
             *role != "system:node-bootstrapper" && !role.starts_with("system:certificates.k8s.io:")
         }));
+    }
+
+    #[test]
+    fn every_binding_binds_a_bootstrap_role_and_no_controller_has_one() {
+        let roles: Vec<String> = cluster_roles().into_iter().map(|(n, _)| n).collect();
+        for (role, _) in bindings() {
+            assert!(
+                roles.iter().any(|r| r == role),
+                "{role} is bound but missing"
+            );
+        }
+        assert!(!roles.iter().any(|r| r.starts_with("system:controller:")));
+        let mut unique = roles.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), roles.len());
+    }
+
+    #[test]
+    fn the_component_bindings_name_kubes_subjects() {
+        let subjects = |role: &str| {
+            bindings()
+                .into_iter()
+                .find(|(n, _)| *n == role)
+                .map(|(_, s)| s)
+        };
+        assert_eq!(
+            subjects("system:kube-dns"),
+            Some(vec![
+                json!({"kind": "ServiceAccount", "namespace": "kube-system", "name": "kube-dns"})
+            ])
+        );
+        assert_eq!(
+            subjects("system:volume-scheduler"),
+            Some(vec![
+                json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                "name": "system:kube-scheduler"})
+            ])
+        );
+        assert_eq!(subjects("system:node"), Some(vec![]));
+        assert_eq!(
+            rules_of("system:auth-delegator"),
+            Some(json!([
+                {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"]},
+                {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"]},
+            ]))
+        );
     }
 }
