@@ -53,6 +53,9 @@ fn impersonator_role(rules: Value) -> Value {
     })
 }
 
+/// kube-apiserver's user of kube-controller-manager, whose bootstrap role lists and watches everything.
+const KCM: &str = "system:kube-controller-manager";
+
 fn impersonate(resource: &str, names: &[&str]) -> Value {
     json!({"verbs": ["impersonate"], "apiGroups": [""], "resources": [resource], "resourceNames": names})
 }
@@ -82,7 +85,9 @@ async fn impersonation_works_follow_the_control_planes_proxy_rbac() {
         .unwrap();
     let works: Api<Work> = Api::namespaced(env.client.clone(), "karmada-es-member1");
 
-    // The embedded server, as kube-apiserver, binds cluster-admin (every group, every resource) to system:masters.
+    // The embedded server, as kube-apiserver, binds cluster-admin (every group, every resource) to system:masters,
+    // and system:kube-controller-manager (list and watch of every group and resource) to its user: Karmada matches
+    // `clusters/proxy` whatever the verbs, so both count.
     let role_work = eventually("the ClusterRole Work of member1", || async {
         works.get_opt(ROLE_WORK).await.ok().flatten()
     })
@@ -105,7 +110,10 @@ async fn impersonation_works_follow_the_control_planes_proxy_rbac() {
     assert_eq!(
         manifest(&role_work),
         karmada_manifest(
-            impersonator_role(json!([impersonate("groups", &["system:masters"])])),
+            impersonator_role(json!([
+                impersonate("users", &[KCM]),
+                impersonate("groups", &["system:masters"])
+            ])),
             ROLE_WORK,
             &id(&role_work)
         )
@@ -169,7 +177,7 @@ async fn impersonation_works_follow_the_control_planes_proxy_rbac() {
         let work = works.get(ROLE_WORK).await.ok()?;
         (rules_of(work)
             == json!([
-                impersonate("users", &["tom"]),
+                impersonate("users", &[KCM, "tom"]),
                 impersonate("groups", &["system:masters"])
             ]))
         .then_some(())
@@ -189,7 +197,7 @@ async fn impersonation_works_follow_the_control_planes_proxy_rbac() {
         .await
         .unwrap();
     let expected = json!([
-        impersonate("users", &["tom"]),
+        impersonate("users", &[KCM, "tom"]),
         impersonate("serviceaccounts", &["deployer"]),
         impersonate("groups", &["ops", "system:masters"]),
     ]);
@@ -235,7 +243,7 @@ async fn impersonation_works_follow_the_control_planes_proxy_rbac() {
         .unwrap();
     eventually("zoe in member1's impersonation rules", || async {
         let rules = rules_of(works.get(ROLE_WORK).await.ok()?);
-        (rules[0] == impersonate("users", &["tom", "zoe"])).then_some(())
+        (rules[0] == impersonate("users", &[KCM, "tom", "zoe"])).then_some(())
     })
     .await;
     let member0_works: Api<Work> = Api::namespaced(env.client.clone(), "karmada-es-member0");

@@ -183,7 +183,10 @@ async fn join_reports_the_impersonator_and_unjoin_removes_it() {
     .await;
     assert_eq!(
         serde_json::to_value(&role.rules).unwrap(),
-        json!([{"verbs": ["impersonate"], "apiGroups": [""], "resources": ["groups"],
+        // cluster-admin's group, and kube-controller-manager's user (its bootstrap role lists every resource).
+        json!([{"verbs": ["impersonate"], "apiGroups": [""], "resources": ["users"],
+                "resourceNames": ["system:kube-controller-manager"]},
+               {"verbs": ["impersonate"], "apiGroups": [""], "resources": ["groups"],
                 "resourceNames": ["system:masters"]}])
     );
     let member_bindings: Api<ClusterRoleBinding> = Api::all(member_client.clone());

@@ -63,7 +63,8 @@ async fn up_registers_members_simulates_workloads_and_resumes_after_sigterm() {
     assert_eq!(names, ["member1", "member2"]);
     // system:admin may proxy to the members (as `karmadactl init` grants it), and the unified-auth controller lets
     // each member's impersonator impersonate it, and system:masters (cluster-admin's group). So may the user the
-    // bootstrap-token configuration grants everything, system:karmada:agent:rbac-generator, as in Karmada.
+    // bootstrap-token configuration grants everything, system:karmada:agent:rbac-generator, and kube-controller-
+    // manager's user, whose bootstrap role lists every resource, as in Karmada on a kube-apiserver.
     let binding: ClusterRoleBinding = Api::all(karmada.clone())
         .get("cluster-proxy-admin")
         .await
@@ -76,7 +77,8 @@ async fn up_registers_members_simulates_workloads_and_resumes_after_sigterm() {
         (serde_json::to_value(role.rules).ok()?
             == json!([
                 {"verbs": ["impersonate"], "apiGroups": [""], "resources": ["users"],
-                    "resourceNames": ["system:admin", "system:karmada:agent:rbac-generator"]},
+                    "resourceNames": ["system:admin", "system:karmada:agent:rbac-generator",
+                        "system:kube-controller-manager"]},
                 {"verbs": ["impersonate"], "apiGroups": [""], "resources": ["groups"], "resourceNames": ["system:masters"]},
             ]))
         .then_some(())
