@@ -50,6 +50,22 @@ fn signal(child: &Child, signal: &str) {
 }
 
 /// The pid in the Lease's holder identity (`<host>_<pid>`), if it is held.
+/// Stops `leader` with SIGSTOP and asserts that `other` takes the Lease within the lease duration (plus its
+/// retry and the test's polling).
+async fn stop_and_hand_over(leases: &Api<Lease>, leader: &Child, other: &Child) {
+    signal(leader, "-STOP");
+    let stopped = Instant::now();
+    eventually("the second replica to take the lease", || async {
+        (holder_pid(leases).await? == other.id()).then_some(())
+    })
+    .await;
+    let taken_after = stopped.elapsed();
+    assert!(
+        taken_after <= LEASE_DURATION + Duration::from_secs(3),
+        "the lease was taken {taken_after:?} after the leader stopped"
+    );
+}
+
 async fn holder_pid(leases: &Api<Lease>) -> Option<u32> {
     let lease = leases.get_opt("karmada-controller-manager").await.ok()??;
     let holder = lease.spec?.holder_identity?;
@@ -93,17 +109,7 @@ async fn a_stopped_leader_is_replaced_and_stops_when_resumed() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 
-    signal(&first.0, "-STOP");
-    let stopped = Instant::now();
-    eventually("the second replica to take the lease", || async {
-        (holder_pid(&leases).await? == second.0.id()).then_some(())
-    })
-    .await;
-    let taken_after = stopped.elapsed();
-    assert!(
-        taken_after <= LEASE_DURATION + Duration::from_secs(3),
-        "the lease was taken {taken_after:?} after the leader stopped"
-    );
+    stop_and_hand_over(&leases, &first.0, &second.0).await;
 
     // The new leader does the work.
     common::propagate_configmap_to_member1(&control_client, member_client, "settings").await;
@@ -142,17 +148,7 @@ async fn a_resumed_leader_writes_nothing_on_a_real_kube_apiserver() {
     .await;
     let mut first = first;
     let second = Proc(replica(&world.control, Stdio::null()));
-    signal(&first.0, "-STOP");
-    let stopped = Instant::now();
-    eventually("the second replica to take the lease", || async {
-        (holder_pid(&leases).await? == second.0.id()).then_some(())
-    })
-    .await;
-    let taken_after = stopped.elapsed();
-    assert!(
-        taken_after <= LEASE_DURATION + Duration::from_secs(3),
-        "the lease was taken {taken_after:?} after the leader stopped"
-    );
+    stop_and_hand_over(&leases, &first.0, &second.0).await;
 
     // Work the old leader has not seen: a template and its policy, bound by the new leader.
     let template: Deployment = serde_json::from_value(json!({
