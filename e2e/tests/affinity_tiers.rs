@@ -236,7 +236,13 @@ async fn cpu_request_and_capacity(
 }
 
 async fn overflow(env: &Env, ns: &str) -> anyhow::Result<()> {
-    let (request, capacity) = cpu_request_and_capacity(env, "member1", None).await?;
+    // Pods of an earlier run may still hold member1's Nodes until its next status collection.
+    let (request, capacity) = wait_for("member1 to report a free Node", || async {
+        cpu_request_and_capacity(env, "member1", None)
+            .await
+            .map_err(|e| format!("{e:#}"))
+    })
+    .await?;
     let (_, burst_capacity) = cpu_request_and_capacity(env, "member2", Some(request)).await?;
     anyhow::ensure!(
         burst_capacity >= 2,
@@ -284,16 +290,22 @@ async fn overflow(env: &Env, ns: &str) -> anyhow::Result<()> {
     })
     .await?;
     member_object_gone(env, "member2", DEPLOYMENT, ns, "web").await?;
-    // member2's Cluster reports the room its Pods left only at its next status collection; a binding that
-    // finds too little room waits in the scheduler's unschedulable queue (up to 5 minutes, as in Karmada).
-    wait_for("member2 to report room for its overflow again", || async {
-        match cpu_request_and_capacity(env, "member2", Some(request)).await {
-            Ok((_, room)) if room >= burst_capacity => Ok(()),
-            Ok((_, room)) => Err(format!("room for {room} pods of {burst_capacity}")),
-            Err(e) => Err(format!("{e:#}")),
-        }
-    })
-    .await?;
+    // A Cluster reports the room its Pods left only at its next status collection, and on a real member a
+    // deleted Pod counts until its graceful deletion ends; a binding that finds too little room waits in the
+    // scheduler's unschedulable queue (up to 5 minutes, as in Karmada). Both tiers must show their room again.
+    for (cluster, wanted) in [("member1", capacity - 1), ("member2", burst_capacity)] {
+        wait_for(
+            &format!("{cluster} to report room for {wanted} pods again"),
+            || async {
+                match cpu_request_and_capacity(env, cluster, Some(request)).await {
+                    Ok((_, room)) if room >= wanted => Ok(()),
+                    Ok((_, room)) => Err(format!("room for {room} pods of {wanted}")),
+                    Err(e) => Err(format!("{e:#}")),
+                }
+            },
+        )
+        .await?;
+    }
 
     // Scaled up past it again: the overflow tier is used again.
     scale(env, ns, capacity + 2).await?;
