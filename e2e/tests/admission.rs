@@ -51,7 +51,7 @@ async fn admission(env: &Env, ns: &str) -> anyhow::Result<()> {
     result
 }
 
-/// The controller manager registered Karmada's two validating webhooks.
+/// The controller manager registered Karmada's validating webhooks.
 async fn registered(env: &Env) -> anyhow::Result<()> {
     let api: Api<ValidatingWebhookConfiguration> = Api::all(env.karmada.clone());
     let configuration = api.get("validating-config").await?;
@@ -64,6 +64,10 @@ async fn registered(env: &Env) -> anyhow::Result<()> {
     assert_eq!(
         names,
         [
+            "propagationpolicy.karmada.io",
+            "clusterpropagationpolicy.karmada.io",
+            "overridepolicy.karmada.io",
+            "clusteroverridepolicy.karmada.io",
             "resourceinterpretercustomization.karmada.io",
             "resourcedeletionprotection.karmada.io"
         ]

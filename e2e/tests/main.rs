@@ -13,6 +13,7 @@ mod harness;
 mod member_status;
 mod multiple_pod_templates;
 mod pod_io;
+mod policy_admission;
 mod precedence;
 mod preemption;
 mod propagation;

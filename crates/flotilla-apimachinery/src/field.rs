@@ -74,6 +74,22 @@ impl ErrorType {
     }
 }
 
+/// The offending value of a [`FieldError`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum BadValue {
+    /// A JSON value: strings are quoted, numbers and booleans printed, anything else written as JSON.
+    Json(Value),
+    /// A structure already written as Go's `json.Marshal` writes it, fields in declaration order (a
+    /// `serde_json::Value` object would sort them).
+    Struct(String),
+}
+
+impl From<Value> for BadValue {
+    fn from(value: Value) -> Self {
+        BadValue::Json(value)
+    }
+}
+
 /// One field-level validation error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldError {
@@ -82,7 +98,7 @@ pub struct FieldError {
     /// What is wrong.
     pub error_type: ErrorType,
     /// The offending value, rendered into the message; `None` when upstream omits it.
-    pub bad_value: Option<Value>,
+    pub bad_value: Option<BadValue>,
     /// Free-text detail appended after the value.
     pub detail: String,
 }
@@ -98,7 +114,23 @@ impl FieldError {
         Self {
             field: field.into(),
             error_type,
-            bad_value,
+            bad_value: bad_value.map(BadValue::Json),
+            detail: detail.into(),
+        }
+    }
+
+    /// A malformed structure (`Invalid value: {"a":1}: <detail>`), written with `value`'s own field order as Go
+    /// writes a struct. A value that cannot be written as JSON is shown as `null`.
+    pub fn invalid_struct(
+        field: impl Into<String>,
+        value: &impl serde::Serialize,
+        detail: impl Into<String>,
+    ) -> Self {
+        let written = serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned());
+        Self {
+            field: field.into(),
+            error_type: ErrorType::Invalid,
+            bad_value: Some(BadValue::Struct(written)),
             detail: detail.into(),
         }
     }
@@ -223,12 +255,13 @@ pub fn join_path(prefix: &str, rest: &str) -> String {
 }
 
 /// Go renders simple values with `%v`, strings with `%q` and everything else as JSON.
-fn render_value(value: &Value) -> String {
+fn render_value(value: &BadValue) -> String {
     match value {
-        Value::String(s) => go_quote(s),
-        Value::Number(n) => n.to_string(),
-        Value::Bool(b) => b.to_string(),
-        other => other.to_string(),
+        BadValue::Json(Value::String(s)) => go_quote(s),
+        BadValue::Json(Value::Number(n)) => n.to_string(),
+        BadValue::Json(Value::Bool(b)) => b.to_string(),
+        BadValue::Json(other) => other.to_string(),
+        BadValue::Struct(written) => written.clone(),
     }
 }
 

@@ -147,7 +147,8 @@ pub fn is_dns1035_label(value: &str) -> Vec<String> {
     errs
 }
 
-/// Qualified name (label and annotation keys, finalizers): `[prefix/]name`, the prefix a DNS-1123 subdomain.
+/// Qualified name (label and annotation keys, finalizers): `[prefix/]name`, the prefix a DNS-1123 subdomain; worded
+/// as kube words a label key.
 pub fn is_qualified_name(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     let parts: Vec<&str> = value.split('/').collect();
@@ -167,7 +168,7 @@ pub fn is_qualified_name(value: &str) -> Vec<String> {
         }
         _ => {
             return vec![format!(
-                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
                 regex_error(
                     QUALIFIED_NAME_ERR,
                     QUALIFIED_NAME_FMT,
@@ -327,7 +328,7 @@ mod tests {
         let errs = is_qualified_name("a/");
         assert_eq!(errs[0], "name part must be non-empty");
         assert_eq!(errs.len(), 2, "empty name also fails the regex: {errs:?}");
-        assert!(is_qualified_name("a/b/c")[0].starts_with("a qualified name must consist of"));
+        assert!(is_qualified_name("a/b/c")[0].starts_with("a valid label key must consist of"));
         assert!(
             is_qualified_name("Ex.com/a")[0]
                 .starts_with("prefix part a lowercase RFC 1123 subdomain")

@@ -4,6 +4,7 @@
 mod agent_csr;
 mod dependents;
 mod interpreter_metrics;
+mod karmada_webhook;
 mod kube_client;
 mod leader_election;
 mod propagation;

@@ -15,8 +15,10 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::IntoResponse;
+use base64::Engine as _;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 use kube::core::{DynamicObject, Status};
+use serde_json::Value;
 
 /// The largest AdmissionReview read: an object and its old version, each up to etcd's 1.5 MiB, with room.
 pub const MAX_REVIEW_BYTES: usize = 8 << 20;
@@ -69,7 +71,28 @@ async fn serve_review<H: AdmissionHandler>(
             response.into_review()
         }
     };
-    axum::Json(review).into_response()
+    axum::Json(with_base64_patch(review)).into_response()
+}
+
+/// The review as Go webhooks write it: kube's types write the patch as an array of byte values, which Go's
+/// decoders accept, but the wire format is base64 text.
+fn with_base64_patch(review: AdmissionReview<DynamicObject>) -> Value {
+    let mut value = match serde_json::to_value(&review) {
+        Ok(value) => value,
+        Err(error) => return serde_json::json!({"error": error.to_string()}),
+    };
+    if let Some(patch) = value.pointer_mut("/response/patch")
+        && let Some(items) = patch.as_array()
+    {
+        let bytes: Option<Vec<u8>> = items
+            .iter()
+            .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+            .collect();
+        if let Some(bytes) = bytes {
+            *patch = Value::String(base64::engine::general_purpose::STANDARD.encode(bytes));
+        }
+    }
+    value
 }
 
 /// Reads the request of an AdmissionReview, or why it cannot be read.
@@ -147,6 +170,29 @@ mod tests {
                 }
             },
         )
+    }
+
+    #[tokio::test]
+    async fn a_patch_is_sent_as_base64() {
+        let router = admission_router(
+            "/validate",
+            |request: AdmissionRequest<DynamicObject>| async move {
+                let patch: json_patch::Patch =
+                    serde_json::from_value(json!([{"op": "add", "path": "/a", "value": 1}]))
+                        .unwrap();
+                AdmissionResponse::from(&request).with_patch(patch).unwrap()
+            },
+        );
+        let body = post(router, "application/json", review("CREATE").to_string()).await;
+        let encoded = body["response"]["patch"].as_str().unwrap();
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&decoded).unwrap(),
+            json!([{"op": "add", "path": "/a", "value": 1}])
+        );
+        assert_eq!(body["response"]["patchType"], "JSONPatch");
     }
 
     #[tokio::test]

@@ -226,7 +226,7 @@ fn placement_fields_are_label_values() {
             found[0].reason(),
             found[0].bad_value.clone()
         ),
-        ("spec.spec", "FieldValueTypeInvalid", Some(both))
+        ("spec.spec", "FieldValueTypeInvalid", Some(both.into()))
     );
     assert!(
         found[0]

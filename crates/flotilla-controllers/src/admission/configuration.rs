@@ -1,14 +1,14 @@
-//! The ValidatingWebhookConfiguration that registers karmada-webhook's validations with an API server: Karmada's
-//! object and webhook names, paths, rules, selectors, failure policy and timeouts (karmada-webhook's
-//! `webhook-configuration.yaml`), pointed at wherever this process serves them.
+//! The Validating- and MutatingWebhookConfigurations that register karmada-webhook's admission with an API
+//! server: Karmada's object and webhook names, paths, rules, selectors, failure policy and timeouts
+//! (karmada-webhook's `webhook-configuration.yaml`), pointed at wherever this process serves them.
 
 use std::collections::BTreeMap;
 
 use flotilla_api::names::labels;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
-    RuleWithOperations, ServiceReference, ValidatingWebhook, ValidatingWebhookConfiguration,
-    WebhookClientConfig,
+    MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
+    ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use kube::Client;
@@ -16,6 +16,8 @@ use kube::api::{Api, ObjectMeta, Patch, PatchParams};
 
 /// The configuration's name, as Karmada's.
 pub const CONFIGURATION_NAME: &str = "validating-config";
+/// The mutating configuration's name, as Karmada's.
+pub const MUTATING_CONFIGURATION_NAME: &str = "mutating-config";
 /// The deletion protection webhook's name.
 pub const DELETION_PROTECTION_WEBHOOK: &str = "resourcedeletionprotection.karmada.io";
 /// Where deletion protection is served.
@@ -24,6 +26,39 @@ pub const DELETION_PROTECTION_PATH: &str = "/validate-resourcedeletionprotection
 pub const CUSTOMIZATION_WEBHOOK: &str = "resourceinterpretercustomization.karmada.io";
 /// Where customization validation is served.
 pub const CUSTOMIZATION_PATH: &str = "/validate-resourceinterpretercustomization";
+/// The policy kinds' webhooks: name, group, plural, scope; each is served at `/validate-<kind>` and, for
+/// the kinds Karmada defaults, `/mutate-<kind>`.
+const POLICY_WEBHOOKS: [(&str, &str, &str, &str, bool); 4] = [
+    (
+        "propagationpolicy",
+        "policy.karmada.io",
+        "propagationpolicies",
+        "Namespaced",
+        true,
+    ),
+    (
+        "clusterpropagationpolicy",
+        "policy.karmada.io",
+        "clusterpropagationpolicies",
+        "Cluster",
+        true,
+    ),
+    (
+        "overridepolicy",
+        "policy.karmada.io",
+        "overridepolicies",
+        "Namespaced",
+        true,
+    ),
+    (
+        "clusteroverridepolicy",
+        "policy.karmada.io",
+        "clusteroverridepolicies",
+        "Cluster",
+        false,
+    ),
+];
+
 /// The field manager that registers the configuration.
 pub const FIELD_MANAGER: &str = "flotilla-controller-manager";
 
@@ -109,16 +144,61 @@ pub fn validating_webhook_configuration(
         timeout_seconds: Some(10),
         ..ValidatingWebhook::default()
     };
+    let policies = POLICY_WEBHOOKS
+        .iter()
+        .map(|(kind, group, plural, scope, _)| ValidatingWebhook {
+            name: format!("{kind}.karmada.io"),
+            rules: Some(vec![rule(&["CREATE", "UPDATE"], group, plural, scope)]),
+            client_config: endpoint.client_config(&format!("/validate-{kind}"), ca_bundle),
+            failure_policy: Some("Fail".to_owned()),
+            side_effects: "None".to_owned(),
+            admission_review_versions: vec!["v1".to_owned()],
+            timeout_seconds: Some(3),
+            ..ValidatingWebhook::default()
+        });
     ValidatingWebhookConfiguration {
-        metadata: ObjectMeta {
-            name: Some(CONFIGURATION_NAME.to_owned()),
-            labels: Some(BTreeMap::from([(
-                "app".to_owned(),
-                "karmada-webhook".to_owned(),
-            )])),
-            ..ObjectMeta::default()
-        },
-        webhooks: Some(vec![customization, deletion_protection]),
+        metadata: metadata(CONFIGURATION_NAME),
+        webhooks: Some(
+            policies
+                .chain([customization, deletion_protection])
+                .collect(),
+        ),
+    }
+}
+
+/// Karmada's mutating webhooks for the kinds Flotilla defaults at admission, served at `endpoint`.
+pub fn mutating_webhook_configuration(
+    endpoint: &Endpoint,
+    ca_bundle: Option<&[u8]>,
+) -> MutatingWebhookConfiguration {
+    let webhooks = POLICY_WEBHOOKS
+        .iter()
+        .filter(|(.., mutated)| *mutated)
+        .map(|(kind, group, plural, scope, _)| MutatingWebhook {
+            name: format!("{kind}.karmada.io"),
+            rules: Some(vec![rule(&["CREATE", "UPDATE"], group, plural, scope)]),
+            client_config: endpoint.client_config(&format!("/mutate-{kind}"), ca_bundle),
+            failure_policy: Some("Fail".to_owned()),
+            side_effects: "None".to_owned(),
+            admission_review_versions: vec!["v1".to_owned()],
+            timeout_seconds: Some(3),
+            ..MutatingWebhook::default()
+        })
+        .collect();
+    MutatingWebhookConfiguration {
+        metadata: metadata(MUTATING_CONFIGURATION_NAME),
+        webhooks: Some(webhooks),
+    }
+}
+
+fn metadata(name: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_owned()),
+        labels: Some(BTreeMap::from([(
+            "app".to_owned(),
+            "karmada-webhook".to_owned(),
+        )])),
+        ..ObjectMeta::default()
     }
 }
 
@@ -132,21 +212,21 @@ fn rule(operations: &[&str], group: &str, resource: &str, scope: &str) -> RuleWi
     }
 }
 
-/// Creates or updates the configuration (server-side apply, forced: this process owns it; k8s-openapi writes
-/// its `apiVersion` and `kind`).
+/// Creates or updates a configuration (server-side apply, forced: this process owns it; k8s-openapi writes its
+/// `apiVersion` and `kind`).
 ///
 /// # Errors
 /// When the API server refuses the write.
-pub async fn register(
-    client: &Client,
-    configuration: &ValidatingWebhookConfiguration,
-) -> crate::Result<()> {
-    let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-    let name = configuration
-        .metadata
-        .name
-        .clone()
-        .unwrap_or_else(|| CONFIGURATION_NAME.to_owned());
+pub async fn register<K>(client: &Client, configuration: &K) -> crate::Result<()>
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::ClusterResourceScope>
+        + Clone
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let api: Api<K> = Api::all(client.clone());
+    let name = configuration.meta().name.clone().unwrap_or_default();
     api.patch(
         &name,
         &PatchParams::apply(FIELD_MANAGER).force(),
@@ -155,7 +235,7 @@ pub async fn register(
     .await
     .map_err(|source| crate::Error::Kube {
         action: "apply",
-        object: format!("ValidatingWebhookConfiguration {name}"),
+        object: format!("{} {name}", K::kind(&())),
         source,
     })?;
     Ok(())

@@ -1,12 +1,14 @@
-//! karmada-webhook's validating admission, decided here and served
+//! karmada-webhook's admission, decided here and served
 //! by `flotilla controller-manager` as an AdmissionReview v1 webhook:
 //!
 //! - [`deletion_protection`]: a DELETE of an object labelled `resourcetemplate.karmada.io/deletion-protected:
 //!   Always` is refused until the label is removed;
 //! - [`customization`]: a ResourceInterpreterCustomization whose Lua does not compile, or whose rule for an
 //!   operation clashes with another customization's for the same target, is refused;
-//! - [`configuration`]: the ValidatingWebhookConfiguration registering both with an API server, with Karmada's
-//!   webhook names, paths, rules and selectors.
+//! - [`policies`]: PropagationPolicies, ClusterPropagationPolicies, OverridePolicies and ClusterOverridePolicies
+//!   are defaulted (a created propagation policy also gets its permanent id and finalizer) and validated;
+//! - [`configuration`]: the Validating- and MutatingWebhookConfigurations registering them with an API server,
+//!   with Karmada's webhook names, paths, rules and selectors.
 //!
 //! Decisions answer with Karmada's messages and controller-runtime's status codes (403 Forbidden for a denial,
 //! 400 for a request that cannot be decoded, 500 when the existing customizations cannot be listed). Nothing here
@@ -16,12 +18,20 @@
 pub mod configuration;
 pub mod customization;
 pub mod deletion_protection;
+pub mod policies;
 
 use kube::core::admission::{AdmissionRequest, AdmissionResponse};
 use kube::core::{DynamicObject, Status};
 
 #[cfg(test)]
 mod tests;
+
+/// The request allowed, as controller-runtime's `Allowed` answers a validation (status code 200).
+fn allow(request: &AdmissionRequest<DynamicObject>) -> AdmissionResponse {
+    let mut response = AdmissionResponse::from(request);
+    response.result = Status::success().with_code(200);
+    response
+}
 
 /// The request refused with an HTTP-like `code` and `message`, as controller-runtime's `Denied` (403, reason
 /// `Forbidden`) and `Errored` (400 or 500, no reason) answer. kube-apiserver shows the client

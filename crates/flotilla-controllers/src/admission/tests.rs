@@ -5,7 +5,9 @@ use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 use serde_json::{Value, json};
 
-use super::configuration::{Endpoint, validating_webhook_configuration};
+use super::configuration::{
+    Endpoint, mutating_webhook_configuration, validating_webhook_configuration,
+};
 use super::{customization, deletion_protection};
 
 /// A request as kube-apiserver sends it, decoded as the webhook server decodes it.
@@ -225,7 +227,13 @@ fn the_configuration_carries_karmadas_webhooks() {
     let value = serde_json::to_value(&configuration).unwrap();
     assert_eq!(value["metadata"]["name"], "validating-config");
     let webhooks = value["webhooks"].as_array().unwrap();
-    let customization = &webhooks[0];
+    let named = |name: &str| {
+        webhooks
+            .iter()
+            .find(|w| w["name"] == name)
+            .unwrap_or_else(|| panic!("no webhook {name}"))
+    };
+    let customization = named("resourceinterpretercustomization.karmada.io");
     assert_eq!(
         customization["name"],
         "resourceinterpretercustomization.karmada.io"
@@ -238,7 +246,7 @@ fn the_configuration_carries_karmadas_webhooks() {
         customization["rules"],
         json!([{"operations": ["CREATE", "UPDATE"], "apiGroups": ["config.karmada.io"], "apiVersions": ["*"], "resources": ["resourceinterpretercustomizations"], "scope": "Cluster"}])
     );
-    let protection = &webhooks[1];
+    let protection = named("resourcedeletionprotection.karmada.io");
     assert_eq!(protection["name"], "resourcedeletionprotection.karmada.io");
     assert_eq!(
         protection["clientConfig"]["url"],
@@ -253,6 +261,20 @@ fn the_configuration_carries_karmadas_webhooks() {
         protection["objectSelector"],
         json!({"matchExpressions": [{"key": "resourcetemplate.karmada.io/deletion-protected", "operator": "Exists"}]})
     );
+    let policy = named("clusteroverridepolicy.karmada.io");
+    assert_eq!(
+        (
+            &policy["clientConfig"]["url"],
+            &policy["rules"],
+            &policy["timeoutSeconds"]
+        ),
+        (
+            &json!("https://127.0.0.1:8443/validate-clusteroverridepolicy"),
+            &json!([{"operations": ["CREATE", "UPDATE"], "apiGroups": ["policy.karmada.io"], "apiVersions": ["*"], "resources": ["clusteroverridepolicies"], "scope": "Cluster"}]),
+            &json!(3)
+        )
+    );
+    assert_eq!(webhooks.len(), 6);
     for webhook in webhooks {
         assert_eq!(webhook["failurePolicy"], "Fail");
         assert_eq!(webhook["sideEffects"], "None");
@@ -266,7 +288,33 @@ fn the_configuration_carries_karmadas_webhooks() {
     };
     let value = serde_json::to_value(validating_webhook_configuration(&service, None)).unwrap();
     assert_eq!(
-        value["webhooks"][1]["clientConfig"],
+        value["webhooks"][5]["clientConfig"],
         json!({"service": {"namespace": "karmada-system", "name": "karmada-webhook", "path": "/validate-resourcedeletionprotection"}})
+    );
+}
+
+#[test]
+fn the_mutating_configuration_defaults_the_three_kinds_karmada_defaults() {
+    let configuration =
+        mutating_webhook_configuration(&Endpoint::Url("https://127.0.0.1:8443".to_owned()), None);
+    let value = serde_json::to_value(&configuration).unwrap();
+    assert_eq!(value["metadata"]["name"], "mutating-config");
+    let urls: Vec<_> = value["webhooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["name"].clone(), w["clientConfig"]["url"].clone()))
+        .collect();
+    assert_eq!(
+        urls,
+        [
+            ("propagationpolicy.karmada.io", "/mutate-propagationpolicy"),
+            (
+                "clusterpropagationpolicy.karmada.io",
+                "/mutate-clusterpropagationpolicy"
+            ),
+            ("overridepolicy.karmada.io", "/mutate-overridepolicy"),
+        ]
+        .map(|(name, path)| (json!(name), json!(format!("https://127.0.0.1:8443{path}"))))
     );
 }

@@ -1,6 +1,7 @@
 //! The policy normaliser: what Karmada's mutating webhook does to PropagationPolicies and
-//! ClusterPropagationPolicies on CREATE, done as a controller because Flotilla has no
-//! admission webhook: a permanent-id label (a new UUID) and the policy controller's finalizer.
+//! ClusterPropagationPolicies on CREATE (a permanent-id label, a new UUID, and the policy controller's
+//! finalizer), done afterwards for policies that were stored without passing the webhook: stored before it was
+//! registered, or written to an API server where it is not. With the webhook registered it finds nothing to do.
 //!
 //! Invariant: the detector never applies a policy without a permanent id, so nothing acts on a policy before
 //! this controller has given it one. Spec defaults are not written back; readers apply them in memory.
@@ -38,10 +39,13 @@ pub(crate) fn normalise(meta: &mut ObjectMeta, id_label: &str, finalizer: &str) 
         .as_ref()
         .is_some_and(|f| f.iter().any(|x| x == finalizer));
     let is_new = !deleting && !has_finalizer && meta.generation.unwrap_or(1) <= 1;
+    if is_new {
+        crate::admission::policies::stamp_created(meta, id_label, finalizer);
+        return true;
+    }
     let labels_map = meta.labels.get_or_insert_with(Default::default);
-    let has_id = labels_map.get(id_label).is_some_and(|id| !id.is_empty());
     let mut changed = false;
-    if is_new || !has_id {
+    if labels_map.get(id_label).is_none_or(|id| id.is_empty()) {
         labels_map.insert(id_label.to_owned(), uuid::Uuid::new_v4().to_string());
         changed = true;
     }

@@ -3,13 +3,13 @@
 use super::FieldError;
 use super::format::{
     is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_qualified_name,
-    is_valid_label_value, is_valid_path_segment_name,
+    is_valid_path_segment_name,
 };
 use crate::kind_info::KindInfo;
+#[cfg(test)]
+pub(crate) use flotilla_apimachinery::meta::TOTAL_ANNOTATION_SIZE_LIMIT;
+use flotilla_apimachinery::meta::{validate_annotations, validate_labels};
 use serde_json::{Map, Value};
-
-/// Largest total size of all annotation keys and values of one object, in bytes.
-pub(crate) const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
 /// Which syntax a kind's object names follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,39 +163,10 @@ pub(crate) fn validate_object_meta(
             "must be greater than or equal to 0",
         ));
     }
-    for (k, v) in string_map(meta, "labels", &mut errors) {
-        errors.extend(
-            is_qualified_name(k)
-                .into_iter()
-                .map(|m| FieldError::invalid("metadata.labels", k, m)),
-        );
-        errors.extend(
-            is_valid_label_value(v)
-                .into_iter()
-                .map(|m| FieldError::invalid("metadata.labels", v, m)),
-        );
-    }
+    let labels = string_map(meta, "labels", &mut errors);
+    errors.extend(validate_labels(labels, "metadata.labels"));
     let annotations = string_map(meta, "annotations", &mut errors);
-    for (k, _) in &annotations {
-        // Annotation keys are qualified names, case-insensitively.
-        let lower = k.to_lowercase();
-        errors.extend(
-            is_qualified_name(&lower)
-                .into_iter()
-                .map(|m| FieldError::invalid("metadata.annotations", *k, m)),
-        );
-    }
-    if annotations
-        .iter()
-        .map(|(k, v)| k.len() + v.len())
-        .sum::<usize>()
-        > TOTAL_ANNOTATION_SIZE_LIMIT
-    {
-        errors.push(FieldError::too_long(
-            "metadata.annotations",
-            TOTAL_ANNOTATION_SIZE_LIMIT,
-        ));
-    }
+    errors.extend(validate_annotations(annotations, "metadata.annotations"));
     errors.extend(validate_owner_references(meta.get("ownerReferences")));
     errors.extend(validate_finalizers(meta.get("finalizers")));
     errors.extend(validate_managed_fields(meta.get("managedFields")));

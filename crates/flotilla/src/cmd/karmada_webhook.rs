@@ -1,6 +1,6 @@
-//! karmada-webhook's validating admission (deletion protection, ResourceInterpreterCustomization validation)
-//! served over HTTPS beside the controllers, and its ValidatingWebhookConfiguration registered with the control
-//! plane. `flotilla controller-manager` runs it from its `--webhook-*` flags; `flotilla up` runs it with a
+//! karmada-webhook's admission (deletion protection, ResourceInterpreterCustomization validation, the policy
+//! kinds' defaults and validation) served over HTTPS beside the controllers, and its Validating- and
+//! MutatingWebhookConfigurations registered with the control plane. `flotilla controller-manager` runs it from its `--webhook-*` flags; `flotilla up` runs it with a
 //! self-signed certificate on a free port of 127.0.0.1.
 
 use std::net::SocketAddr;
@@ -10,7 +10,7 @@ use anyhow::Context;
 use flotilla_controllers::admission::configuration::{
     self, CUSTOMIZATION_PATH, DELETION_PROTECTION_PATH, Endpoint,
 };
-use flotilla_controllers::admission::{customization, deletion_protection};
+use flotilla_controllers::admission::{customization, deletion_protection, policies};
 use flotilla_webhook::admission::admission_router;
 use flotilla_webhook::{RunningServer, TlsIdentity};
 use kube::Client;
@@ -157,7 +157,7 @@ pub async fn serve(
         .await
         .with_context(|| format!("failed to listen on {addr} for the webhook"))?;
     let validator = customization::Validator::new(client.clone());
-    let router =
+    let router = policies::HANDLERS.iter().fold(
         admission_router(
             DELETION_PROTECTION_PATH,
             |request: AdmissionRequest<DynamicObject>| async move {
@@ -170,11 +170,19 @@ pub async fn serve(
                 let validator = validator.clone();
                 async move { validator.review(request).await }
             },
-        ));
+        )),
+        |router, (path, review)| {
+            let review = *review;
+            router.merge(admission_router(
+                path,
+                move |request: AdmissionRequest<DynamicObject>| async move { review(&request) },
+            ))
+        },
+    );
     flotilla_webhook::serve_tls(listener, tls, router).context("failed to serve the webhook")
 }
 
-/// Creates or updates the ValidatingWebhookConfiguration calling the webhook at `endpoint`.
+/// Creates or updates the Validating- and MutatingWebhookConfiguration calling the webhook at `endpoint`.
 ///
 /// # Errors
 /// When the control plane refuses the write.
@@ -183,10 +191,14 @@ pub async fn register(
     endpoint: &Endpoint,
     ca_bundle: Option<&[u8]>,
 ) -> anyhow::Result<()> {
-    let manifest = configuration::validating_webhook_configuration(endpoint, ca_bundle);
-    configuration::register(client, &manifest)
+    let validating = configuration::validating_webhook_configuration(endpoint, ca_bundle);
+    configuration::register(client, &validating)
         .await
-        .context("failed to register the validating webhook configuration")
+        .context("failed to register the validating webhook configuration")?;
+    let mutating = configuration::mutating_webhook_configuration(endpoint, ca_bundle);
+    configuration::register(client, &mutating)
+        .await
+        .context("failed to register the mutating webhook configuration")
 }
 
 #[cfg(test)]

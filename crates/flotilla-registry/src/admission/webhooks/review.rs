@@ -133,12 +133,29 @@ pub fn answer(name: &str, uid: &str, reply: &Value, mutating: bool) -> Result<An
             warnings,
         });
     }
-    let patch = match response.get("patch").and_then(Value::as_str) {
+    // Go decodes a byte slice from base64 text or, as kube-apiserver also accepts, from an array of byte values.
+    let patch_bytes = match response.get("patch") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(encoded)) => Some(
+            base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .map_err(|e| format!("the patch is not base64: {e}"))?,
+        ),
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                .collect::<Option<Vec<u8>>>()
+                .ok_or("the patch is neither base64 nor an array of bytes")?,
+        ),
+        Some(_) => return Err("the patch is neither base64 nor an array of bytes".into()),
+    };
+    let patch = match patch_bytes {
         None => None,
         Some(_) if !mutating => {
             return Err("validating webhook may not return a patch".into());
         }
-        Some(encoded) => {
+        Some(bytes) => {
             let patch_type = response.get("patchType").and_then(Value::as_str);
             if patch_type != Some("JSONPatch") {
                 return Err(format!(
@@ -146,9 +163,6 @@ pub fn answer(name: &str, uid: &str, reply: &Value, mutating: bool) -> Result<An
                     patch_type.unwrap_or("")
                 ));
             }
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(encoded)
-                .map_err(|e| format!("the patch is not base64: {e}"))?;
             Some(
                 serde_json::from_slice(&bytes)
                     .map_err(|e| format!("the patch is not a JSON Patch: {e}"))?,
@@ -270,6 +284,16 @@ mod tests {
                 .unwrap()
                 .patch
                 .is_some()
+        );
+        // An array of byte values is a patch too, as kube-apiserver reads one.
+        let bytes: Vec<u8> = br#"[{"op":"add","path":"/a","value":1}]"#.to_vec();
+        let array = json!({"uid": "u1", "allowed": true, "patchType": "JSONPatch", "patch": bytes});
+        assert_eq!(
+            answer("w", "u1", &reply(array), true)
+                .unwrap()
+                .patch
+                .map(|p| p.0.len()),
+            Some(1)
         );
         let no_type = json!({"uid": "u1", "allowed": true, "patch": patch});
         assert!(answer("w", "u1", &reply(no_type), true).is_err());
