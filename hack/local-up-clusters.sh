@@ -153,6 +153,7 @@ manager_flags=(--kubeconfig "$kube_dir/karmada.config" --context karmada-apiserv
   --enable-no-execute-taint-eviction=true)
 if [ "$mode" = kube ]; then
   manager_flags+=(--webhook-addr "$karmada_webhook_addr" --webhook-self-signed --webhook-url "https://$karmada_webhook_addr"
+    --allow-no-execute-taint-policy
     --aggregated-apiserver-addr "$aggregated_addr" --aggregated-apiserver-self-signed
     --aggregated-apiserver-url "https://$aggregated_addr")
 fi

@@ -1,6 +1,7 @@
 //! Karmada's validation of policy specs, as its admission webhook applies it to PropagationPolicies,
-//! ClusterPropagationPolicies, OverridePolicies and ClusterOverridePolicies: the rules, field paths and messages
-//! of Karmada's `ValidatePropagationSpec` and `ValidateOverrideSpec`.
+//! ClusterPropagationPolicies, OverridePolicies, ClusterOverridePolicies and ClusterTaintPolicies: the rules,
+//! field paths and messages of Karmada's `ValidatePropagationSpec`, `ValidateOverrideSpec` and its taint policy
+//! checks.
 //!
 //! Guarantees: errors come in Karmada's order; a structure shown as the bad value is written in the API types'
 //! field order, as Go writes its structs.
@@ -8,11 +9,12 @@
 use std::collections::HashSet;
 
 use flotilla_api::policy::v1alpha1::{
-    ApplicationFailoverBehavior, ClusterAffinity, ClusterAffinityTerm, DynamicWeightFactor,
-    FailoverBehavior, FieldSelector, OverrideSpec, OverriderOperator, Overriders, PatchOperation,
-    Placement, PreemptionBehavior, PropagationSpec, PurgeMode, ReplicaDivisionPreference,
-    ReplicaSchedulingStrategy, ReplicaSchedulingType, ResourceSelector, RuleWithCluster,
-    SpreadConstraint, SpreadFieldValue, StatePreservation, Suspension, WorkloadAffinity,
+    ApplicationFailoverBehavior, ClusterAffinity, ClusterAffinityTerm, ClusterTaintPolicySpec,
+    DynamicWeightFactor, FailoverBehavior, FieldSelector, OverrideSpec, OverriderOperator,
+    Overriders, PatchOperation, Placement, PreemptionBehavior, PropagationSpec, PurgeMode,
+    ReplicaDivisionPreference, ReplicaSchedulingStrategy, ReplicaSchedulingType, ResourceSelector,
+    RuleWithCluster, SpreadConstraint, SpreadFieldValue, StatePreservation, Suspension,
+    WorkloadAffinity,
 };
 use flotilla_apimachinery::field::{FieldError, join_path};
 use flotilla_apimachinery::meta::{validate_annotations, validate_label_name, validate_labels};
@@ -618,6 +620,37 @@ fn validate_patch_operations(operations: &[PatchOperation], path: &str) -> Vec<F
                 "value is not allowed for remove operation",
             )),
             _ => {}
+        }
+    }
+    errors
+}
+
+/// The errors of a ClusterTaintPolicy's taints: a NoExecute taint unless `allow_no_execute` (an administrator's
+/// choice: such a taint evicts workloads), and a key and effect repeated by a later taint.
+pub fn validate_cluster_taint_policy_spec(
+    spec: &ClusterTaintPolicySpec,
+    allow_no_execute: bool,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for (i, taint) in spec.taints.iter().enumerate() {
+        let at = format!("spec.taints[{i}]");
+        if !allow_no_execute && taint.effect == "NoExecute" {
+            errors.push(FieldError::forbidden(
+                at.as_str(),
+                "Configuring taint with NoExecute effect is not allowed, this capability must be explicitly enabled by administrators through command-line flags",
+            ));
+        }
+        if spec.taints[i + 1..]
+            .iter()
+            .any(|t| t.key == taint.key && t.effect == taint.effect)
+        {
+            errors.push(FieldError::duplicate(
+                at,
+                format!(
+                    "Duplicate taint with the same key({}) and effect({}) is not allowed",
+                    taint.key, taint.effect
+                ),
+            ));
         }
     }
     errors

@@ -26,14 +26,15 @@ pub const DELETION_PROTECTION_PATH: &str = "/validate-resourcedeletionprotection
 pub const CUSTOMIZATION_WEBHOOK: &str = "resourceinterpretercustomization.karmada.io";
 /// Where customization validation is served.
 pub const CUSTOMIZATION_PATH: &str = "/validate-resourceinterpretercustomization";
-/// The policy kinds' webhooks: name, group, plural, scope; each is served at `/validate-<kind>` and, for
-/// the kinds Karmada defaults, `/mutate-<kind>`.
-const POLICY_WEBHOOKS: [(&str, &str, &str, &str, bool); 4] = [
+/// The webhooks of single kinds, in Karmada's order: name (also the path's last part), group, plural, scope,
+/// whether it is validated (`/validate-<name>`) and whether it is mutated (`/mutate-<name>`).
+const KIND_WEBHOOKS: [(&str, &str, &str, &str, bool, bool); 6] = [
     (
         "propagationpolicy",
         "policy.karmada.io",
         "propagationpolicies",
         "Namespaced",
+        true,
         true,
     ),
     (
@@ -42,6 +43,7 @@ const POLICY_WEBHOOKS: [(&str, &str, &str, &str, bool); 4] = [
         "clusterpropagationpolicies",
         "Cluster",
         true,
+        true,
     ),
     (
         "overridepolicy",
@@ -49,12 +51,30 @@ const POLICY_WEBHOOKS: [(&str, &str, &str, &str, bool); 4] = [
         "overridepolicies",
         "Namespaced",
         true,
+        true,
     ),
     (
         "clusteroverridepolicy",
         "policy.karmada.io",
         "clusteroverridepolicies",
         "Cluster",
+        true,
+        false,
+    ),
+    (
+        "work",
+        "work.karmada.io",
+        "works",
+        "Namespaced",
+        false,
+        true,
+    ),
+    (
+        "clustertaintpolicy",
+        "policy.karmada.io",
+        "clustertaintpolicies",
+        "Cluster",
+        true,
         false,
     ),
 ];
@@ -144,9 +164,10 @@ pub fn validating_webhook_configuration(
         timeout_seconds: Some(10),
         ..ValidatingWebhook::default()
     };
-    let policies = POLICY_WEBHOOKS
+    let kinds = KIND_WEBHOOKS
         .iter()
-        .map(|(kind, group, plural, scope, _)| ValidatingWebhook {
+        .filter(|(.., validated, _)| *validated)
+        .map(|(kind, group, plural, scope, ..)| ValidatingWebhook {
             name: format!("{kind}.karmada.io"),
             rules: Some(vec![rule(&["CREATE", "UPDATE"], group, plural, scope)]),
             client_config: endpoint.client_config(&format!("/validate-{kind}"), ca_bundle),
@@ -158,11 +179,7 @@ pub fn validating_webhook_configuration(
         });
     ValidatingWebhookConfiguration {
         metadata: metadata(CONFIGURATION_NAME),
-        webhooks: Some(
-            policies
-                .chain([customization, deletion_protection])
-                .collect(),
-        ),
+        webhooks: Some(kinds.chain([customization, deletion_protection]).collect()),
     }
 }
 
@@ -171,10 +188,10 @@ pub fn mutating_webhook_configuration(
     endpoint: &Endpoint,
     ca_bundle: Option<&[u8]>,
 ) -> MutatingWebhookConfiguration {
-    let webhooks = POLICY_WEBHOOKS
+    let webhooks = KIND_WEBHOOKS
         .iter()
         .filter(|(.., mutated)| *mutated)
-        .map(|(kind, group, plural, scope, _)| MutatingWebhook {
+        .map(|(kind, group, plural, scope, ..)| MutatingWebhook {
             name: format!("{kind}.karmada.io"),
             rules: Some(vec![rule(&["CREATE", "UPDATE"], group, plural, scope)]),
             client_config: endpoint.client_config(&format!("/mutate-{kind}"), ca_bundle),

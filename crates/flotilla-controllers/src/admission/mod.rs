@@ -6,7 +6,9 @@
 //! - [`customization`]: a ResourceInterpreterCustomization whose Lua does not compile, or whose rule for an
 //!   operation clashes with another customization's for the same target, is refused;
 //! - [`policies`]: PropagationPolicies, ClusterPropagationPolicies, OverridePolicies and ClusterOverridePolicies
-//!   are defaulted (a created propagation policy also gets its permanent id and finalizer) and validated;
+//!   are defaulted (a created propagation policy also gets its permanent id and finalizer) and validated, and
+//!   ClusterTaintPolicies validated;
+//! - [`works`]: Works get their permanent id and normalised manifests;
 //! - [`configuration`]: the Validating- and MutatingWebhookConfigurations registering them with an API server,
 //!   with Karmada's webhook names, paths, rules and selectors.
 //!
@@ -17,11 +19,47 @@
 
 pub mod configuration;
 pub mod customization;
+mod decide;
 pub mod deletion_protection;
 pub mod policies;
+pub mod works;
 
 use kube::core::admission::{AdmissionRequest, AdmissionResponse};
 use kube::core::{DynamicObject, Status};
+
+/// One admission decision.
+pub type Review = fn(&AdmissionRequest<DynamicObject>) -> AdmissionResponse;
+
+/// Each handler that needs nothing but the request, with the path karmada-webhook serves it at (the
+/// ClusterTaintPolicy validation also needs the webhook's NoExecute setting).
+pub const HANDLERS: [(&str, Review); 8] = [
+    (
+        "/mutate-propagationpolicy",
+        policies::mutate_propagation_policy,
+    ),
+    (
+        "/validate-propagationpolicy",
+        policies::validate_propagation_policy,
+    ),
+    (
+        "/mutate-clusterpropagationpolicy",
+        policies::mutate_cluster_propagation_policy,
+    ),
+    (
+        "/validate-clusterpropagationpolicy",
+        policies::validate_cluster_propagation_policy,
+    ),
+    ("/mutate-overridepolicy", policies::mutate_override_policy),
+    (
+        "/validate-overridepolicy",
+        policies::validate_override_policy,
+    ),
+    (
+        "/validate-clusteroverridepolicy",
+        policies::validate_cluster_override_policy,
+    ),
+    ("/mutate-work", works::mutate_work),
+];
 
 #[cfg(test)]
 mod tests;

@@ -274,7 +274,7 @@ fn the_configuration_carries_karmadas_webhooks() {
             &json!(3)
         )
     );
-    assert_eq!(webhooks.len(), 6);
+    assert_eq!(webhooks.len(), 7);
     for webhook in webhooks {
         assert_eq!(webhook["failurePolicy"], "Fail");
         assert_eq!(webhook["sideEffects"], "None");
@@ -288,13 +288,13 @@ fn the_configuration_carries_karmadas_webhooks() {
     };
     let value = serde_json::to_value(validating_webhook_configuration(&service, None)).unwrap();
     assert_eq!(
-        value["webhooks"][5]["clientConfig"],
+        value["webhooks"][6]["clientConfig"],
         json!({"service": {"namespace": "karmada-system", "name": "karmada-webhook", "path": "/validate-resourcedeletionprotection"}})
     );
 }
 
 #[test]
-fn the_mutating_configuration_defaults_the_three_kinds_karmada_defaults() {
+fn the_mutating_configuration_names_the_kinds_flotilla_defaults() {
     let configuration =
         mutating_webhook_configuration(&Endpoint::Url("https://127.0.0.1:8443".to_owned()), None);
     let value = serde_json::to_value(&configuration).unwrap();
@@ -314,6 +314,7 @@ fn the_mutating_configuration_defaults_the_three_kinds_karmada_defaults() {
                 "/mutate-clusterpropagationpolicy"
             ),
             ("overridepolicy.karmada.io", "/mutate-overridepolicy"),
+            ("work.karmada.io", "/mutate-work"),
         ]
         .map(|(name, path)| (json!(name), json!(format!("https://127.0.0.1:8443{path}"))))
     );

@@ -10,7 +10,7 @@ use anyhow::Context;
 use flotilla_controllers::admission::configuration::{
     self, CUSTOMIZATION_PATH, DELETION_PROTECTION_PATH, Endpoint,
 };
-use flotilla_controllers::admission::{customization, deletion_protection, policies};
+use flotilla_controllers::admission::{self, customization, deletion_protection, policies};
 use flotilla_webhook::admission::admission_router;
 use flotilla_webhook::{RunningServer, TlsIdentity};
 use kube::Client;
@@ -60,6 +60,11 @@ pub struct WebhookArgs {
         conflicts_with = "webhook_self_signed"
     )]
     pub webhook_ca_bundle: Option<PathBuf>,
+    /// Allow ClusterTaintPolicies whose taints have the NoExecute effect (Karmada's karmada-webhook flag of this
+    /// name). Such a taint evicts the workloads that do not tolerate it from the clusters it is put on, so it is
+    /// refused unless an administrator allows it.
+    #[arg(long)]
+    pub allow_no_execute_taint_policy: bool,
 }
 
 /// What to serve and register, resolved from the flags.
@@ -71,6 +76,8 @@ pub struct Settings {
     pub tls: TlsIdentity,
     /// Where the API server calls the webhook, with the CA bundle to register; `None` registers nothing.
     pub register: Option<(Endpoint, Option<Vec<u8>>)>,
+    /// Whether ClusterTaintPolicies may add NoExecute taints.
+    pub allow_no_execute_taint_policy: bool,
 }
 
 impl WebhookArgs {
@@ -104,6 +111,7 @@ impl WebhookArgs {
             addr,
             tls,
             register: endpoint.map(|endpoint| (endpoint, ca_bundle)),
+            allow_no_execute_taint_policy: self.allow_no_execute_taint_policy,
         }))
     }
 }
@@ -133,7 +141,13 @@ fn host_of(endpoint: &Endpoint) -> anyhow::Result<String> {
 /// # Errors
 /// When the address cannot be bound, the certificate is unusable, or the registration is refused.
 pub async fn start(client: &Client, settings: &Settings) -> anyhow::Result<RunningServer> {
-    let server = serve(client, settings.addr, &settings.tls).await?;
+    let server = serve(
+        client,
+        settings.addr,
+        &settings.tls,
+        settings.allow_no_execute_taint_policy,
+    )
+    .await?;
     if let Some((endpoint, ca_bundle)) = &settings.register {
         register(client, endpoint, ca_bundle.as_deref()).await?;
     }
@@ -141,7 +155,8 @@ pub async fn start(client: &Client, settings: &Settings) -> anyhow::Result<Runni
     Ok(server)
 }
 
-/// Serves the validations on `addr`, answering customization reviews from the customizations `client` lists.
+/// Serves the admission handlers on `addr`, answering customization reviews from the customizations `client`
+/// lists; ClusterTaintPolicies may add NoExecute taints when `allow_no_execute_taint_policy`.
 ///
 /// # Errors
 /// When the address cannot be bound or the certificate is unusable.
@@ -149,6 +164,7 @@ pub async fn serve(
     client: &Client,
     addr: SocketAddr,
     tls: &TlsIdentity,
+    allow_no_execute_taint_policy: bool,
 ) -> anyhow::Result<RunningServer> {
     let tls = tls
         .server_config()
@@ -157,7 +173,7 @@ pub async fn serve(
         .await
         .with_context(|| format!("failed to listen on {addr} for the webhook"))?;
     let validator = customization::Validator::new(client.clone());
-    let router = policies::HANDLERS.iter().fold(
+    let router = admission::HANDLERS.iter().fold(
         admission_router(
             DELETION_PROTECTION_PATH,
             |request: AdmissionRequest<DynamicObject>| async move {
@@ -179,6 +195,12 @@ pub async fn serve(
             ))
         },
     );
+    let router = router.merge(admission_router(
+        policies::CLUSTER_TAINT_POLICY_PATH,
+        move |request: AdmissionRequest<DynamicObject>| async move {
+            policies::validate_cluster_taint_policy(&request, allow_no_execute_taint_policy)
+        },
+    ));
     flotilla_webhook::serve_tls(listener, tls, router).context("failed to serve the webhook")
 }
 

@@ -457,6 +457,8 @@ async fn serve_admission(control: &kube::Client) -> anyhow::Result<flotilla_webh
         control,
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         &generated.identity,
+        // As Karmada's own deployment runs karmada-webhook.
+        true,
     )
     .await?;
     let endpoint = Endpoint::Url(format!("https://{}", server.local_addr()));
