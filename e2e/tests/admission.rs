@@ -68,6 +68,8 @@ async fn registered(env: &Env) -> anyhow::Result<()> {
             "clusterpropagationpolicy.karmada.io",
             "overridepolicy.karmada.io",
             "clusteroverridepolicy.karmada.io",
+            "config.karmada.io",
+            "clustertaintpolicy.karmada.io",
             "resourceinterpretercustomization.karmada.io",
             "resourcedeletionprotection.karmada.io"
         ]

@@ -44,7 +44,10 @@ async fn registered(env: &Env) -> anyhow::Result<()> {
         [
             "propagationpolicy.karmada.io",
             "clusterpropagationpolicy.karmada.io",
-            "overridepolicy.karmada.io"
+            "overridepolicy.karmada.io",
+            "resourcebinding.karmada.io",
+            "clusterresourcebinding.karmada.io",
+            "work.karmada.io"
         ]
     );
     let validating = Api::<ValidatingWebhookConfiguration>::all(env.karmada.clone())

@@ -1,5 +1,5 @@
 //! Karmada's validation of policy specs, as its admission webhook applies it to PropagationPolicies,
-//! ClusterPropagationPolicies, OverridePolicies, ClusterOverridePolicies and ClusterTaintPolicies: the rules,
+//! ClusterPropagationPolicies, OverridePolicies, ClusterOverridePolicies, ClusterTaintPolicies and ResourceInterpreterWebhookConfigurations: the rules,
 //! field paths and messages of Karmada's `ValidatePropagationSpec`, `ValidateOverrideSpec` and its taint policy
 //! checks.
 //!
@@ -21,6 +21,10 @@ use flotilla_apimachinery::meta::{validate_annotations, validate_label_name, val
 use flotilla_apimachinery::validation::is_qualified_name;
 use k8s_openapi::api::core::v1::Toleration;
 use serde_json::Value;
+
+mod interpreter_webhooks;
+
+pub use interpreter_webhooks::validate_interpreter_webhook_configuration;
 
 /// What a JSON pointer that does not start with `/` is told (the pointer library's two joined errors).
 const POINTER_ERROR: &str = "JSON pointer must be empty or start with a \"/\"\nJSON pointer error";

@@ -26,57 +26,112 @@ pub const DELETION_PROTECTION_PATH: &str = "/validate-resourcedeletionprotection
 pub const CUSTOMIZATION_WEBHOOK: &str = "resourceinterpretercustomization.karmada.io";
 /// Where customization validation is served.
 pub const CUSTOMIZATION_PATH: &str = "/validate-resourceinterpretercustomization";
-/// The webhooks of single kinds, in Karmada's order: name (also the path's last part), group, plural, scope,
-/// whether it is validated (`/validate-<name>`) and whether it is mutated (`/mutate-<name>`).
-const KIND_WEBHOOKS: [(&str, &str, &str, &str, bool, bool); 6] = [
-    (
-        "propagationpolicy",
-        "policy.karmada.io",
-        "propagationpolicies",
-        "Namespaced",
-        true,
-        true,
-    ),
-    (
-        "clusterpropagationpolicy",
-        "policy.karmada.io",
-        "clusterpropagationpolicies",
-        "Cluster",
-        true,
-        true,
-    ),
-    (
-        "overridepolicy",
-        "policy.karmada.io",
-        "overridepolicies",
-        "Namespaced",
-        true,
-        true,
-    ),
-    (
-        "clusteroverridepolicy",
-        "policy.karmada.io",
-        "clusteroverridepolicies",
-        "Cluster",
-        true,
-        false,
-    ),
-    (
-        "work",
-        "work.karmada.io",
-        "works",
-        "Namespaced",
-        false,
-        true,
-    ),
-    (
-        "clustertaintpolicy",
-        "policy.karmada.io",
-        "clustertaintpolicies",
-        "Cluster",
-        true,
-        false,
-    ),
+/// The admission of one kind: the webhooks' name, the paths' last part (`/validate-<path>`, `/mutate-<path>`),
+/// the kind's group, plural and scope, and whether it is validated and mutated.
+struct KindWebhook {
+    name: &'static str,
+    path: &'static str,
+    group: &'static str,
+    plural: &'static str,
+    scope: &'static str,
+    /// The operations sent to the webhooks.
+    operations: &'static [&'static str],
+    validated: bool,
+    mutated: bool,
+}
+
+/// Karmada's webhooks of single kinds, in its order.
+const KIND_WEBHOOKS: [KindWebhook; 9] = [
+    KindWebhook {
+        name: "propagationpolicy.karmada.io",
+        path: "propagationpolicy",
+        group: "policy.karmada.io",
+        plural: "propagationpolicies",
+        scope: "Namespaced",
+        operations: &["CREATE", "UPDATE"],
+        validated: true,
+        mutated: true,
+    },
+    KindWebhook {
+        name: "clusterpropagationpolicy.karmada.io",
+        path: "clusterpropagationpolicy",
+        group: "policy.karmada.io",
+        plural: "clusterpropagationpolicies",
+        scope: "Cluster",
+        operations: &["CREATE", "UPDATE"],
+        validated: true,
+        mutated: true,
+    },
+    KindWebhook {
+        name: "overridepolicy.karmada.io",
+        path: "overridepolicy",
+        group: "policy.karmada.io",
+        plural: "overridepolicies",
+        scope: "Namespaced",
+        operations: &["CREATE", "UPDATE"],
+        validated: true,
+        mutated: true,
+    },
+    KindWebhook {
+        name: "clusteroverridepolicy.karmada.io",
+        path: "clusteroverridepolicy",
+        group: "policy.karmada.io",
+        plural: "clusteroverridepolicies",
+        scope: "Cluster",
+        operations: &["CREATE", "UPDATE"],
+        validated: true,
+        mutated: false,
+    },
+    KindWebhook {
+        name: "config.karmada.io",
+        path: "resourceinterpreterwebhookconfiguration",
+        group: "config.karmada.io",
+        plural: "resourceinterpreterwebhookconfigurations",
+        scope: "Cluster",
+        operations: &["CREATE", "UPDATE"],
+        validated: true,
+        mutated: false,
+    },
+    KindWebhook {
+        name: "resourcebinding.karmada.io",
+        path: "resourcebinding",
+        group: "work.karmada.io",
+        plural: "resourcebindings",
+        scope: "Namespaced",
+        operations: &["CREATE"],
+        validated: false,
+        mutated: true,
+    },
+    KindWebhook {
+        name: "clusterresourcebinding.karmada.io",
+        path: "clusterresourcebinding",
+        group: "work.karmada.io",
+        plural: "clusterresourcebindings",
+        scope: "Cluster",
+        operations: &["CREATE"],
+        validated: false,
+        mutated: true,
+    },
+    KindWebhook {
+        name: "work.karmada.io",
+        path: "work",
+        group: "work.karmada.io",
+        plural: "works",
+        scope: "Namespaced",
+        operations: &["CREATE", "UPDATE"],
+        validated: false,
+        mutated: true,
+    },
+    KindWebhook {
+        name: "clustertaintpolicy.karmada.io",
+        path: "clustertaintpolicy",
+        group: "policy.karmada.io",
+        plural: "clustertaintpolicies",
+        scope: "Cluster",
+        operations: &["CREATE", "UPDATE"],
+        validated: true,
+        mutated: false,
+    },
 ];
 
 /// The field manager that registers the configuration.
@@ -166,11 +221,11 @@ pub fn validating_webhook_configuration(
     };
     let kinds = KIND_WEBHOOKS
         .iter()
-        .filter(|(.., validated, _)| *validated)
-        .map(|(kind, group, plural, scope, ..)| ValidatingWebhook {
-            name: format!("{kind}.karmada.io"),
-            rules: Some(vec![rule(&["CREATE", "UPDATE"], group, plural, scope)]),
-            client_config: endpoint.client_config(&format!("/validate-{kind}"), ca_bundle),
+        .filter(|kind| kind.validated)
+        .map(|kind| ValidatingWebhook {
+            name: kind.name.to_owned(),
+            rules: Some(vec![kind.rule()]),
+            client_config: endpoint.client_config(&format!("/validate-{}", kind.path), ca_bundle),
             failure_policy: Some("Fail".to_owned()),
             side_effects: "None".to_owned(),
             admission_review_versions: vec!["v1".to_owned()],
@@ -190,11 +245,11 @@ pub fn mutating_webhook_configuration(
 ) -> MutatingWebhookConfiguration {
     let webhooks = KIND_WEBHOOKS
         .iter()
-        .filter(|(.., mutated)| *mutated)
-        .map(|(kind, group, plural, scope, ..)| MutatingWebhook {
-            name: format!("{kind}.karmada.io"),
-            rules: Some(vec![rule(&["CREATE", "UPDATE"], group, plural, scope)]),
-            client_config: endpoint.client_config(&format!("/mutate-{kind}"), ca_bundle),
+        .filter(|kind| kind.mutated)
+        .map(|kind| MutatingWebhook {
+            name: kind.name.to_owned(),
+            rules: Some(vec![kind.rule()]),
+            client_config: endpoint.client_config(&format!("/mutate-{}", kind.path), ca_bundle),
             failure_policy: Some("Fail".to_owned()),
             side_effects: "None".to_owned(),
             admission_review_versions: vec!["v1".to_owned()],
@@ -216,6 +271,13 @@ fn metadata(name: &str) -> ObjectMeta {
             "karmada-webhook".to_owned(),
         )])),
         ..ObjectMeta::default()
+    }
+}
+
+impl KindWebhook {
+    /// The kind's operations the webhooks are sent.
+    fn rule(&self) -> RuleWithOperations {
+        rule(self.operations, self.group, self.plural, self.scope)
     }
 }
 

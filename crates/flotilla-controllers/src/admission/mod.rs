@@ -8,6 +8,8 @@
 //! - [`policies`]: PropagationPolicies, ClusterPropagationPolicies, OverridePolicies and ClusterOverridePolicies
 //!   are defaulted (a created propagation policy also gets its permanent id and finalizer) and validated, and
 //!   ClusterTaintPolicies validated;
+//! - [`interpreter_webhooks`]: ResourceInterpreterWebhookConfigurations are validated;
+//! - [`bindings`]: created ResourceBindings and ClusterResourceBindings get their permanent id;
 //! - [`works`]: Works get their permanent id and normalised manifests;
 //! - [`configuration`]: the Validating- and MutatingWebhookConfigurations registering them with an API server,
 //!   with Karmada's webhook names, paths, rules and selectors.
@@ -17,10 +19,12 @@
 //! depends on which API server calls: the same registration works on a real kube-apiserver and on the embedded
 //! one.
 
+pub mod bindings;
 pub mod configuration;
 pub mod customization;
 mod decide;
 pub mod deletion_protection;
+pub mod interpreter_webhooks;
 pub mod policies;
 pub mod works;
 
@@ -32,7 +36,7 @@ pub type Review = fn(&AdmissionRequest<DynamicObject>) -> AdmissionResponse;
 
 /// Each handler that needs nothing but the request, with the path karmada-webhook serves it at (the
 /// ClusterTaintPolicy validation also needs the webhook's NoExecute setting).
-pub const HANDLERS: [(&str, Review); 8] = [
+pub const HANDLERS: [(&str, Review); 11] = [
     (
         "/mutate-propagationpolicy",
         policies::mutate_propagation_policy,
@@ -59,6 +63,15 @@ pub const HANDLERS: [(&str, Review); 8] = [
         policies::validate_cluster_override_policy,
     ),
     ("/mutate-work", works::mutate_work),
+    ("/mutate-resourcebinding", bindings::mutate_resource_binding),
+    (
+        "/mutate-clusterresourcebinding",
+        bindings::mutate_cluster_resource_binding,
+    ),
+    (
+        "/validate-resourceinterpreterwebhookconfiguration",
+        interpreter_webhooks::validate,
+    ),
 ];
 
 #[cfg(test)]

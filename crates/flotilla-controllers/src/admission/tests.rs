@@ -274,7 +274,7 @@ fn the_configuration_carries_karmadas_webhooks() {
             &json!(3)
         )
     );
-    assert_eq!(webhooks.len(), 7);
+    assert_eq!(webhooks.len(), 8);
     for webhook in webhooks {
         assert_eq!(webhook["failurePolicy"], "Fail");
         assert_eq!(webhook["sideEffects"], "None");
@@ -288,7 +288,7 @@ fn the_configuration_carries_karmadas_webhooks() {
     };
     let value = serde_json::to_value(validating_webhook_configuration(&service, None)).unwrap();
     assert_eq!(
-        value["webhooks"][6]["clientConfig"],
+        value["webhooks"][7]["clientConfig"],
         json!({"service": {"namespace": "karmada-system", "name": "karmada-webhook", "path": "/validate-resourcedeletionprotection"}})
     );
 }
@@ -314,6 +314,11 @@ fn the_mutating_configuration_names_the_kinds_flotilla_defaults() {
                 "/mutate-clusterpropagationpolicy"
             ),
             ("overridepolicy.karmada.io", "/mutate-overridepolicy"),
+            ("resourcebinding.karmada.io", "/mutate-resourcebinding"),
+            (
+                "clusterresourcebinding.karmada.io",
+                "/mutate-clusterresourcebinding"
+            ),
             ("work.karmada.io", "/mutate-work"),
         ]
         .map(|(name, path)| (json!(name), json!(format!("https://127.0.0.1:8443{path}"))))
