@@ -20,6 +20,7 @@
 
 pub mod duration;
 pub mod field;
+pub mod go_url;
 pub mod meta;
 pub mod quantity;
 pub mod request_info;

@@ -17,7 +17,7 @@
 //! Only creates are judged here (a POST, or an apply that creates): a Cluster stored before these checks existed
 //! must stay writable, if only to remove its finalizers.
 
-mod url;
+use flotilla_apimachinery::go_url as url;
 
 use flotilla_apimachinery::field::FieldError;
 use flotilla_apimachinery::validation::{
@@ -164,31 +164,10 @@ fn api_endpoint(endpoint: &str) -> Vec<FieldError> {
             format!("host must be provided{ENDPOINT_FORM}"),
         ));
     }
-    if let Some(user) = url.user {
-        errors.push(FieldError::invalid(
-            FIELD,
-            user,
-            "user information is not permitted in the URL",
-        ));
-    }
-    if !url.fragment.is_empty() {
-        errors.push(FieldError::invalid(
-            FIELD,
-            url.fragment,
-            "fragments are not permitted in the URL",
-        ));
-    }
-    if !url.raw_query.is_empty() {
-        errors.push(FieldError::invalid(
-            FIELD,
-            url.raw_query,
-            "query parameters are not permitted in the URL",
-        ));
-    }
+    errors.extend(url.disallowed_parts(FIELD));
     errors
 }
 
-/// Karmada's `ValidateClusterProxyURL` (its parse error says `apiEndpoint`, as Karmada's does).
 fn proxy_url(proxy: &str) -> Vec<FieldError> {
     const FIELD: &str = "spec.proxyURL";
     match url::parse(proxy) {

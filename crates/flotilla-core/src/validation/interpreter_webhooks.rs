@@ -9,6 +9,7 @@ use flotilla_api::config::v1alpha1::{
     RuleWithOperations,
 };
 use flotilla_apimachinery::field::{ErrorType, FieldError};
+use flotilla_apimachinery::go_url;
 use flotilla_apimachinery::validation::{is_dns1035_label, is_dns1123_label, is_dns1123_subdomain};
 
 /// The operations a webhook may be registered for, sorted as Karmada lists them in its message.
@@ -201,14 +202,14 @@ fn validate_context_versions(versions: &[String], path: &str) -> Vec<FieldError>
 
 /// kube's check of a webhook URL: https, a host, no user information, fragment or query.
 fn validate_url(path: &str, url: &str) -> Vec<FieldError> {
-    let parsed = match GoUrl::parse(url) {
+    let parsed = match go_url::parse(url) {
         Ok(parsed) => parsed,
         Err(reason) => {
             return vec![FieldError::new(
                 path,
                 ErrorType::Required,
                 None,
-                format!("url must be a valid URL: parse {url:?}: {reason}{URL_FORM}"),
+                format!("url must be a valid URL: {reason}{URL_FORM}"),
             )];
         }
     };
@@ -216,98 +217,19 @@ fn validate_url(path: &str, url: &str) -> Vec<FieldError> {
     if parsed.scheme != "https" {
         errors.push(FieldError::invalid(
             path,
-            parsed.scheme,
+            parsed.scheme.as_str(),
             format!("'https' is the only allowed URL scheme{URL_FORM}"),
         ));
     }
     if parsed.host.is_empty() {
         errors.push(FieldError::invalid(
             path,
-            parsed.host,
+            "",
             format!("host must be specified{URL_FORM}"),
         ));
     }
-    if let Some(user) = parsed.user {
-        errors.push(FieldError::invalid(
-            path,
-            user,
-            "user information is not permitted in the URL",
-        ));
-    }
-    if !parsed.fragment.is_empty() {
-        errors.push(FieldError::invalid(
-            path,
-            parsed.fragment,
-            "fragments are not permitted in the URL",
-        ));
-    }
-    if !parsed.query.is_empty() {
-        errors.push(FieldError::invalid(
-            path,
-            parsed.query,
-            "query parameters are not permitted in the URL",
-        ));
-    }
+    errors.extend(parsed.disallowed_parts(path));
     errors
-}
-
-/// The parts of a URL that kube's check reads, split as Go's `url.Parse` splits them.
-struct GoUrl<'a> {
-    scheme: &'a str,
-    user: Option<&'a str>,
-    host: &'a str,
-    query: &'a str,
-    fragment: &'a str,
-}
-
-impl<'a> GoUrl<'a> {
-    fn parse(url: &'a str) -> Result<Self, String> {
-        let (rest, fragment) = url.split_once('#').unwrap_or((url, ""));
-        let (scheme, rest) = match rest.split_once(':') {
-            Some((scheme, rest))
-                if scheme
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic())
-                    && scheme
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')) =>
-            {
-                (scheme, rest)
-            }
-            Some(("", _)) => return Err("missing protocol scheme".to_owned()),
-            _ => ("", rest),
-        };
-        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let Some(authority) = rest.strip_prefix("//") else {
-            return Ok(GoUrl {
-                scheme,
-                user: None,
-                host: "",
-                query,
-                fragment,
-            });
-        };
-        let authority = authority.split('/').next().unwrap_or_default();
-        let (user, host) = match authority.rsplit_once('@') {
-            Some((user, host)) => (Some(user), host),
-            None => (None, authority),
-        };
-        // A port after the host (outside an IPv6 literal's brackets) must be digits.
-        let after_brackets = host.rsplit_once(']').map_or(host, |(_, tail)| tail);
-        if let Some((_, port)) = after_brackets.rsplit_once(':')
-            && !port.chars().all(|c| c.is_ascii_digit())
-        {
-            return Err(format!("invalid port \":{port}\" after host"));
-        }
-        Ok(GoUrl {
-            scheme,
-            user,
-            host,
-            query,
-            fragment,
-        })
-    }
 }
 
 /// kube's check of a webhook Service reference.

@@ -1,33 +1,64 @@
-//! URLs as Go's `net/url.Parse` reads them, for Karmada's checks of `spec.apiEndpoint` and `spec.proxyURL`,
-//! which quote Go's parse errors verbatim (`parse "10.0.0.1:6443": first path segment in URL cannot contain
-//! colon`).
+//! URLs as Go's `net/url.Parse` reads them, for the checks that quote Go's parse errors verbatim (`parse
+//! "10.0.0.1:6443": first path segment in URL cannot contain colon`): Karmada's of a Cluster's `spec.apiEndpoint`
+//! and `spec.proxyURL`, kube's of a webhook's URL.
 //!
 //! Only what those checks read is kept: scheme, user information, host, query and fragment. The rules are Go's:
 //! a scheme is `[a-zA-Z][a-zA-Z0-9+.-]*` before the first `:`; `scheme:rest` without `/` is opaque (no host);
 //! `//authority` holds the host; without a scheme, a first path segment holding `:` is an error.
 
-use flotilla_apimachinery::validation::go_quote;
+use crate::field::FieldError;
+use crate::validation::go_quote;
 
 /// The parts of a parsed URL Karmada's checks read.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Url {
+pub struct Url {
     /// Lower-cased, empty when there is none.
-    pub(crate) scheme: String,
+    pub scheme: String,
     /// The user information before `@`, as written (Go's `Userinfo.String()` for what users write).
-    pub(crate) user: Option<String>,
+    pub user: Option<String>,
     /// `host[:port]`, empty when there is none.
-    pub(crate) host: String,
+    pub host: String,
     /// The query without `?`.
-    pub(crate) raw_query: String,
+    pub raw_query: String,
     /// The fragment without `#`, unescaped.
-    pub(crate) fragment: String,
+    pub fragment: String,
+}
+
+impl Url {
+    /// The errors of the parts a server's URL must not have (user information, a query, a fragment), at `field`,
+    /// worded as kube's and Karmada's URL checks word them.
+    pub fn disallowed_parts(&self, field: &str) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        if let Some(user) = &self.user {
+            errors.push(FieldError::invalid(
+                field,
+                user.as_str(),
+                "user information is not permitted in the URL",
+            ));
+        }
+        if !self.fragment.is_empty() {
+            errors.push(FieldError::invalid(
+                field,
+                self.fragment.as_str(),
+                "fragments are not permitted in the URL",
+            ));
+        }
+        if !self.raw_query.is_empty() {
+            errors.push(FieldError::invalid(
+                field,
+                self.raw_query.as_str(),
+                "query parameters are not permitted in the URL",
+            ));
+        }
+        errors
+    }
 }
 
 /// Parses `raw` as Go's `url.Parse` does.
 ///
 /// # Errors
 /// Go's error text, `parse "<url>": <why>`.
-pub(crate) fn parse(raw: &str) -> Result<Url, String> {
+pub fn parse(raw: &str) -> Result<Url, String> {
     let (without_fragment, fragment) = raw.split_once('#').unwrap_or((raw, ""));
     let mut url = parse_without_fragment(without_fragment)
         .map_err(|why| format!("parse {}: {why}", go_quote(without_fragment)))?;
