@@ -221,6 +221,18 @@ impl Environment {
             "cluster.karmada.io served by the aggregated API server at https://{}",
             aggregated.local_addr()
         ));
+        // Before anything writes a kind karmada-webhook admits: a data dir from an earlier run still registers
+        // its webhooks at that run's port, and they fail closed.
+        let admission = if config.controllers {
+            let server = serve_admission(&control_client).await?;
+            progress(&format!(
+                "karmada-webhook admission at https://{}",
+                server.local_addr()
+            ));
+            Some(server)
+        } else {
+            None
+        };
         install::cluster_proxy_admin(&control_client).await?;
         install::bootstrap_token_configuration(&control_client, &control.url(), control.ca_pem())
             .await?;
@@ -287,16 +299,6 @@ impl Environment {
             progress("workload simulators running");
         }
 
-        let admission = if config.controllers {
-            let server = serve_admission(&control_client).await?;
-            progress(&format!(
-                "karmada-webhook validations at https://{}",
-                server.local_addr()
-            ));
-            Some(server)
-        } else {
-            None
-        };
         let controllers = if config.controllers {
             let mut options = ManagerOptions {
                 disable_events: !config.events,
