@@ -35,7 +35,7 @@ pub(super) fn decode<K: DeserializeOwned>(
     decode_value(request, value)
 }
 
-pub(super) fn decode_value<K: DeserializeOwned>(
+fn decode_value<K: DeserializeOwned>(
     request: &AdmissionRequest<DynamicObject>,
     value: Value,
 ) -> Result<K, String> {

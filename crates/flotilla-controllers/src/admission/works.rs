@@ -9,21 +9,21 @@ use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse};
 use serde_json::Value;
 
-use super::decide::{decode_value, mutate};
+use super::decide::mutate;
 use super::refuse;
 
 /// `/mutate-work`.
 pub fn mutate_work(request: &AdmissionRequest<DynamicObject>) -> AdmissionResponse {
     // A manifest that is no object with a kind cannot be normalised: refused as Karmada refuses it, a server
-    // error.
-    if let Some(object) = &request.object
-        && let Ok(value) = serde_json::to_value(object)
-        && let Ok(work) = decode_value::<Work>(request, value)
-    {
-        for manifest in &work.spec.workload.manifests {
-            if let Some(message) = unusable(&manifest.0) {
-                return refuse(request, 500, &message);
-            }
+    // error. Read from the request as sent; decoding the Work is left to `mutate`.
+    let manifests = request
+        .object
+        .as_ref()
+        .and_then(|work| work.data.pointer("/spec/workload/manifests"))
+        .and_then(Value::as_array);
+    for manifest in manifests.into_iter().flatten() {
+        if let Some(message) = unusable(manifest) {
+            return refuse(request, 500, &message);
         }
     }
     mutate::<Work>(request, |work, _| {
