@@ -39,6 +39,10 @@ pub enum Feature {
     /// `MultiplePodTemplatesScheduling`: bindings carry the components GetComponents reports and a workload
     /// held to one cluster is placed where a whole set of its components fits.
     MultiplePodTemplatesScheduling,
+    /// `PriorityBasedScheduling`: the detector writes the PriorityClass value a policy's `schedulePriority`
+    /// names into its ResourceBindings, and the scheduler's queue orders by it, with backoff and unschedulable
+    /// queues; without it the queue is first-in first-out and rate-limited.
+    PriorityBasedScheduling,
     /// `ResourceQuotaEstimate`: requirements that InterpretReplica gives without a namespace get the
     /// template's, so a quota-aware estimator could charge them to it. Flotilla runs no scheduler estimator,
     /// and its interpreters do not yet copy the pod template's `priorityClassName` into the requirements as
@@ -58,6 +62,7 @@ impl Feature {
             Feature::PropagationPolicyPreemption => "PropagationPolicyPreemption",
             Feature::WorkloadAffinity => "WorkloadAffinity",
             Feature::MultiplePodTemplatesScheduling => "MultiplePodTemplatesScheduling",
+            Feature::PriorityBasedScheduling => "PriorityBasedScheduling",
             Feature::ResourceQuotaEstimate => "ResourceQuotaEstimate",
         }
     }
@@ -80,7 +85,7 @@ const fn gate(name: &'static str, default: bool, stage: Stage, implemented: bool
     }
 }
 
-/// Karmada's gates (`pkg/features/features.go` of Karmada v1.18), defaults included. A gate that is not
+/// Karmada's gates as of Karmada v1.19, defaults and stages included. A gate that is not
 /// `implemented` is accepted and reported, never silently honoured.
 const GATES: &[Gate] = &[
     gate("Failover", false, Stage::Beta, true),
@@ -91,7 +96,7 @@ const GATES: &[Gate] = &[
     gate("MultiClusterService", false, Stage::Alpha, false),
     gate("ResourceQuotaEstimate", false, Stage::Alpha, true),
     gate("StatefulFailoverInjection", false, Stage::Alpha, true),
-    gate("PriorityBasedScheduling", false, Stage::Alpha, false),
+    gate("PriorityBasedScheduling", true, Stage::Beta, true),
     gate("FederatedQuotaEnforcement", false, Stage::Alpha, false),
     gate("LoggingAlphaOptions", false, Stage::Alpha, false),
     gate("LoggingBetaOptions", true, Stage::Beta, false),
@@ -241,6 +246,7 @@ mod tests {
         assert!(gates.enabled(Feature::PropagateDeps));
         assert!(gates.enabled(Feature::CustomizedClusterResourceModeling));
         assert!(!gates.enabled(Feature::PropagationPolicyPreemption));
+        assert!(gates.enabled(Feature::PriorityBasedScheduling));
         assert!(gates.without_effect().is_empty());
         assert_eq!(gates.to_string(), "");
     }
@@ -276,7 +282,11 @@ mod tests {
         assert!(gates.enabled(Feature::PropagationPolicyPreemption));
         assert!(gates.enabled(Feature::Failover));
         assert!(!gates.without_effect().contains(&"Failover"));
-        assert!(gates.without_effect().contains(&"PriorityBasedScheduling"));
+        assert!(gates.without_effect().contains(&"MultiClusterService"));
+        assert!(gates.enabled(Feature::PriorityBasedScheduling));
+        let gates = FeatureGates::parse("AllBeta=false").unwrap_or_default();
+        assert!(!gates.enabled(Feature::PriorityBasedScheduling));
+        assert!(!gates.without_effect().contains(&"PriorityBasedScheduling"));
     }
 
     #[test]

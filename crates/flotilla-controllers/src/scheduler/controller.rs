@@ -112,7 +112,9 @@ struct Scheduler {
 pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
     let scheduler = Arc::new(Scheduler {
         recorder: ctx.control.events.recorder(NAME),
-        queue: SchedulingQueue::new(QueueTiming::default()),
+        queue: SchedulingQueue::new(QueueTiming::for_gate(
+            ctx.feature_gates.enabled(Feature::PriorityBasedScheduling),
+        )),
         rb: ctx.control.informers.typed(),
         crb: ctx.control.informers.typed(),
         clusters: ctx.control.informers.typed(),

@@ -1,24 +1,31 @@
-//! The scheduler's queue, Karmada's `PriorityBasedScheduling` queue: an active
-//! queue ordered by the binding's `spec.schedulePriority.priority` (higher first, first-in first-out among
-//! equals), a backoff queue for failed attempts (1 s doubling to 10 s per binding) and an unschedulable queue
-//! for `Unschedulable` results, flushed back to the active queue after at most 5 minutes.
+//! The scheduler's queue. With `PriorityBasedScheduling` (Karmada's default since v1.19) it is Karmada's
+//! priority queue: an active queue ordered by the binding's `spec.schedulePriority.priority` (higher first,
+//! first-in first-out among equals), a backoff queue for failed attempts (1 s doubling to 10 s per binding) and
+//! an unschedulable queue for `Unschedulable` results, flushed back to the active queue after at most 5
+//! minutes. Without the gate it is Karmada's legacy queue ([`QueueTiming::rate_limited`]): first-in first-out
+//! whatever the priority, and every failure waits out the default controller rate limiter.
 //!
 //! Guarantees: a key is handed to at most one worker at a time; a key is in at most one of the three queues;
 //! adding a key (a binding or cluster event) moves it from the backoff or unschedulable queue to the active
 //! queue at once, and a key added while it is being processed is processed again once, after the current run.
+//! A key already waiting in the active queue keeps its place and priority when added again, as Karmada's
+//! active queue ignores a push of a key it holds.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::Hash;
+use std::num::NonZeroU32;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use governor::clock::Clock;
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::error::Error;
 
-/// Delays of the queue; [`Default`] gives Karmada's.
+/// Delays of the queue; [`Default`] gives Karmada's priority queue's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct QueueTiming {
     /// Backoff after the first failure.
@@ -27,6 +34,9 @@ pub(crate) struct QueueTiming {
     pub max_backoff: Duration,
     /// Longest stay in the unschedulable queue.
     pub max_unschedulable: Duration,
+    /// Whether the active queue orders by priority and `Unschedulable` results wait in their own queue; without,
+    /// the queue is first-in first-out and every failure backs off, also limited by an overall token bucket.
+    pub prioritised: bool,
 }
 
 impl Default for QueueTiming {
@@ -35,11 +45,38 @@ impl Default for QueueTiming {
             initial_backoff: Duration::from_secs(1),
             max_backoff: Duration::from_secs(10),
             max_unschedulable: Duration::from_secs(5 * 60),
+            prioritised: true,
         }
     }
 }
 
+/// Retries per second the legacy queue's token bucket refills, and its size (Karmada's
+/// `--rate-limiter-qps` and `--rate-limiter-bucket-size` defaults).
+const LEGACY_QPS: u32 = 10;
+const LEGACY_BURST: u32 = 100;
+
 impl QueueTiming {
+    /// The queue without `PriorityBasedScheduling`: Karmada's default controller rate limiter, a per-key backoff
+    /// from 5 ms doubling to 1000 s (`--rate-limiter-base-delay`, `--rate-limiter-max-delay`), the longer of it
+    /// and the token bucket's wait.
+    pub(crate) fn rate_limited() -> Self {
+        QueueTiming {
+            initial_backoff: Duration::from_millis(5),
+            max_backoff: Duration::from_secs(1000),
+            max_unschedulable: Duration::from_secs(1000),
+            prioritised: false,
+        }
+    }
+
+    /// The queue `PriorityBasedScheduling` asks for.
+    pub(crate) fn for_gate(priority_based: bool) -> Self {
+        if priority_based {
+            QueueTiming::default()
+        } else {
+            QueueTiming::rate_limited()
+        }
+    }
+
     /// The backoff after `failures` consecutive failures (1 = first failure).
     pub(crate) fn backoff(&self, failures: u32) -> Duration {
         let exponent = failures.saturating_sub(1).min(31);
@@ -104,11 +141,8 @@ struct State<K> {
 
 impl<K: Clone + Eq + Hash> State<K> {
     fn push_active(&mut self, key: K, priority: i32) {
-        if let Some(position) = self.active_keys.get(&key) {
-            if position.0 == Reverse(priority) {
-                return;
-            }
-            self.active.remove(position);
+        if self.active_keys.contains_key(&key) {
+            return;
         }
         self.sequence += 1;
         let position = (Reverse(priority), self.sequence);
@@ -145,6 +179,8 @@ pub(crate) struct SchedulingQueue<K> {
     state: Mutex<State<K>>,
     notify: Notify,
     timing: QueueTiming,
+    /// The legacy queue's overall retry budget (none with priorities).
+    bucket: Option<DefaultDirectRateLimiter>,
 }
 
 impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
@@ -164,7 +200,17 @@ impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
             }),
             notify: Notify::new(),
             timing,
+            bucket: (!timing.prioritised).then(|| {
+                let qps = NonZeroU32::new(LEGACY_QPS).unwrap_or(NonZeroU32::MIN);
+                let burst = NonZeroU32::new(LEGACY_BURST).unwrap_or(NonZeroU32::MIN);
+                RateLimiter::direct(Quota::per_second(qps).allow_burst(burst))
+            }),
         }
+    }
+
+    /// The priority a key is ordered by: its own, or the same for all in the legacy queue.
+    fn ordered_by(&self, priority: i32) -> i32 {
+        if self.timing.prioritised { priority } else { 0 }
     }
 
     fn lock(&self) -> MutexGuard<'_, State<K>> {
@@ -175,12 +221,14 @@ impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
 
     /// Adds `key` to the active queue with `priority` (leaving the backoff or unschedulable queue).
     pub(crate) fn add(&self, key: K, priority: i32) {
+        let priority = self.ordered_by(priority);
         let mut state = self.lock();
         if state.closed {
             return;
         }
         if state.processing.contains(&key) {
-            state.dirty.insert(key, priority);
+            // The first add while processing decides, as later ones find the key already queued.
+            state.dirty.entry(key).or_insert(priority);
             return;
         }
         state.backoff.remove(&key);
@@ -193,10 +241,16 @@ impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
     /// Puts `key` (being processed) in the backoff queue for the delay its consecutive failures earned;
     /// returns the delay.
     pub(crate) fn add_backoff(&self, key: K, priority: i32) -> Duration {
+        let priority = self.ordered_by(priority);
         let mut state = self.lock();
         let failures = state.failures.entry(key.clone()).or_insert(0);
         *failures = failures.saturating_add(1);
-        let delay = self.timing.backoff(*failures);
+        let mut delay = self.timing.backoff(*failures);
+        if let Some(bucket) = &self.bucket
+            && let Err(not_until) = bucket.check()
+        {
+            delay = delay.max(not_until.wait_time_from(Clock::now(bucket.clock())));
+        }
         if !state.closed && !state.active_keys.contains_key(&key) {
             state.unschedulable.remove(&key);
             state
@@ -209,8 +263,12 @@ impl<K: Clone + Eq + Hash> SchedulingQueue<K> {
         delay
     }
 
-    /// Puts `key` (being processed) in the unschedulable queue.
+    /// Puts `key` (being processed) in the unschedulable queue; the legacy queue has none and backs off.
     pub(crate) fn add_unschedulable(&self, key: K, priority: i32) {
+        if !self.timing.prioritised {
+            self.add_backoff(key, priority);
+            return;
+        }
         let mut state = self.lock();
         if !state.closed && !state.active_keys.contains_key(&key) {
             state.backoff.remove(&key);

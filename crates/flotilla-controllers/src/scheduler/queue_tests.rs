@@ -34,13 +34,37 @@ async fn higher_priority_first_and_fifo_among_equals() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_priority_change_moves_the_key() {
+async fn a_queued_key_keeps_its_place_and_priority() {
     let queue = queue();
     queue.add("a", 0);
     queue.add("b", 0);
     queue.add("b", 3);
-    assert_eq!(take(&queue).await, "b");
     assert_eq!(take(&queue).await, "a");
+    assert_eq!(take(&queue).await, "b");
+    // Added again once taken, the new priority counts.
+    queue.add("a", 0);
+    queue.add("b", 3);
+    assert_eq!(take(&queue).await, "b");
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_priorities_the_queue_is_fifo_and_every_failure_backs_off() {
+    let queue = SchedulingQueue::new(QueueTiming::rate_limited());
+    queue.add("low", 0);
+    queue.add("high", 10);
+    assert_eq!(take(&queue).await, "low");
+    let key = queue.next().await.expect("queue open");
+    assert_eq!(key, "high");
+    // No unschedulable queue: an Unschedulable result backs off 5 ms, doubling.
+    queue.add_unschedulable(key, 10);
+    queue.done(&key);
+    let start = Instant::now();
+    assert_eq!(queue.next().await, Some("high"));
+    assert_eq!(start.elapsed(), Duration::from_millis(5));
+    assert_eq!(queue.add_backoff("high", 10), Duration::from_millis(10));
+    queue.done(&"high");
+    let timing = QueueTiming::rate_limited();
+    assert_eq!(timing.backoff(u32::MAX), Duration::from_secs(1000));
 }
 
 #[test]

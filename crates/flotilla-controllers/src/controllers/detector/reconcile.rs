@@ -326,7 +326,14 @@ impl Detector {
     async fn ensure_binding(&self, template: &Value, chosen: &Chosen) -> Result<bool> {
         let replicas = self.interpret_replicas(template).await?;
         let cluster_scoped = objects::namespace(template).is_empty();
-        let priority = if cluster_scoped {
+        // Karmada resolves the priority for ResourceBindings only, and only with `PriorityBasedScheduling`; without
+        // it a binding's priority is cleared.
+        let priority = if cluster_scoped
+            || !self
+                .ctx
+                .feature_gates
+                .enabled(Feature::PriorityBasedScheduling)
+        {
             None
         } else {
             self.schedule_priority(&chosen.spec).await?
@@ -465,13 +472,15 @@ impl Detector {
         let Some(priority) = &spec.schedule_priority else {
             return Ok(None);
         };
-        if priority.priority_class_source != PriorityClassSource::KubePriorityClass {
+        let unsupported = match priority.priority_class_source {
+            PriorityClassSource::KubePriorityClass => None,
+            PriorityClassSource::PodPriorityClass => Some("PodPriorityClass"),
+            PriorityClassSource::FederatedPriorityClass => Some("FederatedPriorityClass"),
+        };
+        if let Some(source) = unsupported {
             return Err(Error::invalid(
                 "propagation policy",
-                format!(
-                    "spec.schedulePriority.priorityClassSource {:?} is not supported",
-                    priority.priority_class_source
-                ),
+                format!("priority class source is {source}, but {source} is not supported yet"),
             ));
         }
         let api: Api<PriorityClass> = Api::all(self.ctx.control.client.clone());
