@@ -69,6 +69,7 @@ async fn registered(env: &Env) -> anyhow::Result<()> {
             "overridepolicy.karmada.io",
             "clusteroverridepolicy.karmada.io",
             "config.karmada.io",
+            "resourcebinding.karmada.io",
             "clustertaintpolicy.karmada.io",
             "resourceinterpretercustomization.karmada.io",
             "resourcedeletionprotection.karmada.io"

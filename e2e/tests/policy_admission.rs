@@ -84,6 +84,17 @@ fn propagation_policy(ns: &str, name: &str, placement: Value) -> Value {
     })
 }
 
+fn resource_binding(ns: &str, name: &str, annotations: Value, components: Value) -> Value {
+    json!({
+        "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+        "metadata": {"name": name, "namespace": ns, "annotations": annotations},
+        "spec": {
+            "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": ns, "name": name},
+            "components": components
+        }
+    })
+}
+
 fn override_policy(ns: &str, name: &str, spec: Value) -> Value {
     json!({
         "apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
@@ -189,6 +200,27 @@ async fn refused(env: &Env, ns: &str) -> anyhow::Result<()> {
             ),
             "overridepolicy.karmada.io",
             "spec.overrideRules[0].overriders.fieldOverrider[0].json[0].value: Invalid value: null: value is required for add or replace operation",
+        ),
+        (
+            resource_binding(
+                ns,
+                "bad-dependencies",
+                json!({"resourcebinding.karmada.io/dependencies": "[{\"kind\":\"ConfigMap\""}),
+                json!([]),
+            ),
+            "resourcebinding.karmada.io",
+            "metadata.annotations.resourcebinding.karmada.io/dependencies: Invalid value: \"[{\\\"kind\\\":\\\"ConfigMap\\\"\": annotation value must be a valid JSON",
+        ),
+        (
+            // Both worlds run with MultiplePodTemplatesScheduling, which the components check needs.
+            resource_binding(
+                ns,
+                "twin-components",
+                json!({}),
+                json!([{"name": "web", "replicas": 1}, {"name": "web", "replicas": 1}]),
+            ),
+            "resourcebinding.karmada.io",
+            "spec.components[1].name: Invalid value: \"web\": component names must be unique",
         ),
     ];
     for (object, webhook, message) in cases {

@@ -7,20 +7,22 @@
 
 use std::collections::BTreeMap;
 
-use flotilla_controllers::admission::HANDLERS;
-use flotilla_controllers::admission::policies::{
-    CLUSTER_TAINT_POLICY_PATH, validate_cluster_taint_policy,
-};
+use flotilla_controllers::admission::{HANDLERS, Options, Review};
+use flotilla_controllers::features::FeatureGates;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 const CORPUS: &str = include_str!("karmada_webhook/corpus.yaml");
+/// karmada-webhook's `--feature-gates` when the answers were recorded.
+const RECORDED_GATES: &str = "MultiplePodTemplatesScheduling=true";
 const ANSWERS: &str = include_str!("karmada_webhook/answers.json");
 
 /// Differences that are known, by case and part (`message`, `patch`), each with why it stays.
 const ALLOWED: &[(&str, &str, &str)] = &[
+    ("validate-rb-create-undecodable", "message", DECODE),
+    ("validate-rb-update-old-undecodable", "message", DECODE),
     ("mutate-pp-create-undecodable", "message", DECODE),
     ("mutate-pp-create-priority-wrong-type", "message", DECODE),
     ("validate-pp-create-undecodable", "message", DECODE),
@@ -386,12 +388,12 @@ fn ours(case: &Case, response: &AdmissionResponse) -> Outcome {
 fn our_answers_are_karmada_webhooks() {
     let cases: Vec<Case> = flotilla_yaml::from_str(CORPUS).expect("the corpus parses");
     let answers: Value = serde_json::from_str(ANSWERS).expect("the answers parse");
-    let mut handlers: BTreeMap<&str, fn(&AdmissionRequest<DynamicObject>) -> AdmissionResponse> =
-        HANDLERS.iter().copied().collect();
-    // Recorded with karmada-webhook's default: NoExecute taints refused.
-    handlers.insert(CLUSTER_TAINT_POLICY_PATH, |request| {
-        validate_cluster_taint_policy(request, false)
-    });
+    let handlers: BTreeMap<&str, Review> = HANDLERS.iter().copied().collect();
+    // Recorded with karmada-webhook's defaults (NoExecute taints refused) and the gate of the components check.
+    let options = Options {
+        allow_no_execute_taint_policy: false,
+        feature_gates: FeatureGates::parse(RECORDED_GATES).expect("the recorded gates parse"),
+    };
     let mut compared = 0;
     let mut differences = Vec::new();
     let mut allowed_used = Vec::new();
@@ -403,7 +405,7 @@ fn our_answers_are_karmada_webhooks() {
             .pointer(&format!("/answers/{}", case.name))
             .unwrap_or_else(|| panic!("case {} has no recorded answer", case.name));
         let theirs = recorded(case, answer);
-        let ours = ours(case, &handler(&request(case)));
+        let ours = ours(case, &handler(&options, &request(case)));
         compared += 1;
         let parts = [
             (

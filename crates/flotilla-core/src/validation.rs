@@ -22,8 +22,10 @@ use flotilla_apimachinery::validation::is_qualified_name;
 use k8s_openapi::api::core::v1::Toleration;
 use serde_json::Value;
 
+mod bindings;
 mod interpreter_webhooks;
 
+pub use bindings::{validate_binding_annotations, validate_components};
 pub use interpreter_webhooks::validate_interpreter_webhook_configuration;
 
 /// What a JSON pointer that does not start with `/` is told (the pointer library's two joined errors).

@@ -27,18 +27,20 @@ pub const CUSTOMIZATION_WEBHOOK: &str = "resourceinterpretercustomization.karmad
 /// Where customization validation is served.
 pub const CUSTOMIZATION_PATH: &str = "/validate-resourceinterpretercustomization";
 /// The admission of one kind: the webhooks' name, the paths' last part (`/validate-<path>`, `/mutate-<path>`),
-/// the kind's group, plural and scope, and whether it is validated and mutated.
+/// the kind's group, plural and scope, and the operations its validating and mutating webhooks are sent (none
+/// when the kind has no such webhook).
 struct KindWebhook {
     name: &'static str,
     path: &'static str,
     group: &'static str,
     plural: &'static str,
     scope: &'static str,
-    /// The operations sent to the webhooks.
-    operations: &'static [&'static str],
-    validated: bool,
-    mutated: bool,
+    validated: Option<&'static [&'static str]>,
+    mutated: Option<&'static [&'static str]>,
 }
+
+const CREATE_UPDATE: Option<&[&str]> = Some(&["CREATE", "UPDATE"]);
+const CREATE: Option<&[&str]> = Some(&["CREATE"]);
 
 /// Karmada's webhooks of single kinds, in its order.
 const KIND_WEBHOOKS: [KindWebhook; 9] = [
@@ -48,9 +50,8 @@ const KIND_WEBHOOKS: [KindWebhook; 9] = [
         group: "policy.karmada.io",
         plural: "propagationpolicies",
         scope: "Namespaced",
-        operations: &["CREATE", "UPDATE"],
-        validated: true,
-        mutated: true,
+        validated: CREATE_UPDATE,
+        mutated: CREATE_UPDATE,
     },
     KindWebhook {
         name: "clusterpropagationpolicy.karmada.io",
@@ -58,9 +59,8 @@ const KIND_WEBHOOKS: [KindWebhook; 9] = [
         group: "policy.karmada.io",
         plural: "clusterpropagationpolicies",
         scope: "Cluster",
-        operations: &["CREATE", "UPDATE"],
-        validated: true,
-        mutated: true,
+        validated: CREATE_UPDATE,
+        mutated: CREATE_UPDATE,
     },
     KindWebhook {
         name: "overridepolicy.karmada.io",
@@ -68,9 +68,8 @@ const KIND_WEBHOOKS: [KindWebhook; 9] = [
         group: "policy.karmada.io",
         plural: "overridepolicies",
         scope: "Namespaced",
-        operations: &["CREATE", "UPDATE"],
-        validated: true,
-        mutated: true,
+        validated: CREATE_UPDATE,
+        mutated: CREATE_UPDATE,
     },
     KindWebhook {
         name: "clusteroverridepolicy.karmada.io",
@@ -78,9 +77,8 @@ const KIND_WEBHOOKS: [KindWebhook; 9] = [
         group: "policy.karmada.io",
         plural: "clusteroverridepolicies",
         scope: "Cluster",
-        operations: &["CREATE", "UPDATE"],
-        validated: true,
-        mutated: false,
+        validated: CREATE_UPDATE,
+        mutated: None,
     },
     KindWebhook {
         name: "config.karmada.io",
@@ -88,9 +86,8 @@ const KIND_WEBHOOKS: [KindWebhook; 9] = [
         group: "config.karmada.io",
         plural: "resourceinterpreterwebhookconfigurations",
         scope: "Cluster",
-        operations: &["CREATE", "UPDATE"],
-        validated: true,
-        mutated: false,
+        validated: CREATE_UPDATE,
+        mutated: None,
     },
     KindWebhook {
         name: "resourcebinding.karmada.io",
@@ -98,9 +95,8 @@ const KIND_WEBHOOKS: [KindWebhook; 9] = [
         group: "work.karmada.io",
         plural: "resourcebindings",
         scope: "Namespaced",
-        operations: &["CREATE"],
-        validated: false,
-        mutated: true,
+        validated: CREATE_UPDATE,
+        mutated: CREATE,
     },
     KindWebhook {
         name: "clusterresourcebinding.karmada.io",
@@ -108,9 +104,8 @@ const KIND_WEBHOOKS: [KindWebhook; 9] = [
         group: "work.karmada.io",
         plural: "clusterresourcebindings",
         scope: "Cluster",
-        operations: &["CREATE"],
-        validated: false,
-        mutated: true,
+        validated: None,
+        mutated: CREATE,
     },
     KindWebhook {
         name: "work.karmada.io",
@@ -118,9 +113,8 @@ const KIND_WEBHOOKS: [KindWebhook; 9] = [
         group: "work.karmada.io",
         plural: "works",
         scope: "Namespaced",
-        operations: &["CREATE", "UPDATE"],
-        validated: false,
-        mutated: true,
+        validated: None,
+        mutated: CREATE_UPDATE,
     },
     KindWebhook {
         name: "clustertaintpolicy.karmada.io",
@@ -128,9 +122,8 @@ const KIND_WEBHOOKS: [KindWebhook; 9] = [
         group: "policy.karmada.io",
         plural: "clustertaintpolicies",
         scope: "Cluster",
-        operations: &["CREATE", "UPDATE"],
-        validated: true,
-        mutated: false,
+        validated: CREATE_UPDATE,
+        mutated: None,
     },
 ];
 
@@ -219,19 +212,24 @@ pub fn validating_webhook_configuration(
         timeout_seconds: Some(10),
         ..ValidatingWebhook::default()
     };
-    let kinds = KIND_WEBHOOKS
-        .iter()
-        .filter(|kind| kind.validated)
-        .map(|kind| ValidatingWebhook {
+    let kinds = KIND_WEBHOOKS.iter().filter_map(|kind| {
+        Some(ValidatingWebhook {
             name: kind.name.to_owned(),
-            rules: Some(vec![kind.rule()]),
+            rules: Some(vec![kind.rule(kind.validated?)]),
             client_config: endpoint.client_config(&format!("/validate-{}", kind.path), ca_bundle),
             failure_policy: Some("Fail".to_owned()),
-            side_effects: "None".to_owned(),
+            // Karmada's binding validation may record quota usage, which a dry run must not.
+            side_effects: if kind.plural == "resourcebindings" {
+                "NoneOnDryRun"
+            } else {
+                "None"
+            }
+            .to_owned(),
             admission_review_versions: vec!["v1".to_owned()],
             timeout_seconds: Some(3),
             ..ValidatingWebhook::default()
-        });
+        })
+    });
     ValidatingWebhookConfiguration {
         metadata: metadata(CONFIGURATION_NAME),
         webhooks: Some(kinds.chain([customization, deletion_protection]).collect()),
@@ -245,16 +243,17 @@ pub fn mutating_webhook_configuration(
 ) -> MutatingWebhookConfiguration {
     let webhooks = KIND_WEBHOOKS
         .iter()
-        .filter(|kind| kind.mutated)
-        .map(|kind| MutatingWebhook {
-            name: kind.name.to_owned(),
-            rules: Some(vec![kind.rule()]),
-            client_config: endpoint.client_config(&format!("/mutate-{}", kind.path), ca_bundle),
-            failure_policy: Some("Fail".to_owned()),
-            side_effects: "None".to_owned(),
-            admission_review_versions: vec!["v1".to_owned()],
-            timeout_seconds: Some(3),
-            ..MutatingWebhook::default()
+        .filter_map(|kind| {
+            Some(MutatingWebhook {
+                name: kind.name.to_owned(),
+                rules: Some(vec![kind.rule(kind.mutated?)]),
+                client_config: endpoint.client_config(&format!("/mutate-{}", kind.path), ca_bundle),
+                failure_policy: Some("Fail".to_owned()),
+                side_effects: "None".to_owned(),
+                admission_review_versions: vec!["v1".to_owned()],
+                timeout_seconds: Some(3),
+                ..MutatingWebhook::default()
+            })
         })
         .collect();
     MutatingWebhookConfiguration {
@@ -275,9 +274,9 @@ fn metadata(name: &str) -> ObjectMeta {
 }
 
 impl KindWebhook {
-    /// The kind's operations the webhooks are sent.
-    fn rule(&self) -> RuleWithOperations {
-        rule(self.operations, self.group, self.plural, self.scope)
+    /// The rule sending the kind's `operations` to a webhook.
+    fn rule(&self, operations: &[&str]) -> RuleWithOperations {
+        rule(operations, self.group, self.plural, self.scope)
     }
 }
 

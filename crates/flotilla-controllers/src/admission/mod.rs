@@ -9,7 +9,8 @@
 //!   are defaulted (a created propagation policy also gets its permanent id and finalizer) and validated, and
 //!   ClusterTaintPolicies validated;
 //! - [`interpreter_webhooks`]: ResourceInterpreterWebhookConfigurations are validated;
-//! - [`bindings`]: created ResourceBindings and ClusterResourceBindings get their permanent id;
+//! - [`bindings`]: created ResourceBindings and ClusterResourceBindings get their permanent id, and
+//!   ResourceBindings are validated;
 //! - [`works`]: Works get their permanent id and normalised manifests;
 //! - [`configuration`]: the Validating- and MutatingWebhookConfigurations registering them with an API server,
 //!   with Karmada's webhook names, paths, rules and selectors.
@@ -31,46 +32,60 @@ pub mod works;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse};
 use kube::core::{DynamicObject, Status};
 
-/// One admission decision.
-pub type Review = fn(&AdmissionRequest<DynamicObject>) -> AdmissionResponse;
+use crate::features::FeatureGates;
 
-/// Each handler that needs nothing but the request, with the path karmada-webhook serves it at (the
-/// ClusterTaintPolicy validation also needs the webhook's NoExecute setting).
-pub const HANDLERS: [(&str, Review); 11] = [
-    (
-        "/mutate-propagationpolicy",
-        policies::mutate_propagation_policy,
-    ),
-    (
-        "/validate-propagationpolicy",
-        policies::validate_propagation_policy,
-    ),
-    (
-        "/mutate-clusterpropagationpolicy",
-        policies::mutate_cluster_propagation_policy,
-    ),
-    (
-        "/validate-clusterpropagationpolicy",
-        policies::validate_cluster_propagation_policy,
-    ),
-    ("/mutate-overridepolicy", policies::mutate_override_policy),
-    (
-        "/validate-overridepolicy",
-        policies::validate_override_policy,
-    ),
-    (
-        "/validate-clusteroverridepolicy",
-        policies::validate_cluster_override_policy,
-    ),
-    ("/mutate-work", works::mutate_work),
-    ("/mutate-resourcebinding", bindings::mutate_resource_binding),
-    (
-        "/mutate-clusterresourcebinding",
-        bindings::mutate_cluster_resource_binding,
-    ),
+/// What karmada-webhook's flags decide about its answers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `--allow-no-execute-taint-policy`: ClusterTaintPolicies may add NoExecute taints.
+    pub allow_no_execute_taint_policy: bool,
+    /// `--feature-gates`.
+    pub feature_gates: FeatureGates,
+}
+
+/// One admission decision.
+pub type Review = fn(&Options, &AdmissionRequest<DynamicObject>) -> AdmissionResponse;
+
+/// Each handler that needs nothing but the request and the webhook's options, with the path karmada-webhook
+/// serves it at.
+pub const HANDLERS: [(&str, Review); 13] = [
+    ("/mutate-propagationpolicy", |_, request| {
+        policies::mutate_propagation_policy(request)
+    }),
+    ("/validate-propagationpolicy", |_, request| {
+        policies::validate_propagation_policy(request)
+    }),
+    ("/mutate-clusterpropagationpolicy", |_, request| {
+        policies::mutate_cluster_propagation_policy(request)
+    }),
+    ("/validate-clusterpropagationpolicy", |_, request| {
+        policies::validate_cluster_propagation_policy(request)
+    }),
+    ("/mutate-overridepolicy", |_, request| {
+        policies::mutate_override_policy(request)
+    }),
+    ("/validate-overridepolicy", |_, request| {
+        policies::validate_override_policy(request)
+    }),
+    ("/validate-clusteroverridepolicy", |_, request| {
+        policies::validate_cluster_override_policy(request)
+    }),
+    ("/validate-clustertaintpolicy", |options, request| {
+        policies::validate_cluster_taint_policy(request, options.allow_no_execute_taint_policy)
+    }),
+    ("/mutate-work", |_, request| works::mutate_work(request)),
+    ("/mutate-resourcebinding", |_, request| {
+        bindings::mutate_resource_binding(request)
+    }),
+    ("/validate-resourcebinding", |options, request| {
+        bindings::validate_resource_binding(request, &options.feature_gates)
+    }),
+    ("/mutate-clusterresourcebinding", |_, request| {
+        bindings::mutate_cluster_resource_binding(request)
+    }),
     (
         "/validate-resourceinterpreterwebhookconfiguration",
-        interpreter_webhooks::validate,
+        |_, request| interpreter_webhooks::validate(request),
     ),
 ];
 

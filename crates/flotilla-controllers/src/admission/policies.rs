@@ -115,9 +115,6 @@ pub fn validate_cluster_override_policy(
     }
 }
 
-/// Where [`validate_cluster_taint_policy`] is served.
-pub const CLUSTER_TAINT_POLICY_PATH: &str = "/validate-clustertaintpolicy";
-
 /// `/validate-clustertaintpolicy`; NoExecute taints only when `allow_no_execute` (karmada-webhook's
 /// `--allow-no-execute-taint-policy`).
 pub fn validate_cluster_taint_policy(

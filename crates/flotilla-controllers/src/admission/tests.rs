@@ -274,10 +274,24 @@ fn the_configuration_carries_karmadas_webhooks() {
             &json!(3)
         )
     );
-    assert_eq!(webhooks.len(), 8);
+    let binding = named("resourcebinding.karmada.io");
+    assert_eq!(
+        (&binding["clientConfig"]["url"], &binding["sideEffects"]),
+        (
+            &json!("https://127.0.0.1:8443/validate-resourcebinding"),
+            &json!("NoneOnDryRun")
+        )
+    );
+    assert_eq!(
+        binding["rules"][0]["operations"],
+        json!(["CREATE", "UPDATE"])
+    );
+    assert_eq!(webhooks.len(), 9);
     for webhook in webhooks {
         assert_eq!(webhook["failurePolicy"], "Fail");
-        assert_eq!(webhook["sideEffects"], "None");
+        if webhook["name"] != "resourcebinding.karmada.io" {
+            assert_eq!(webhook["sideEffects"], "None");
+        }
         assert_eq!(webhook["admissionReviewVersions"], json!(["v1"]));
     }
 
@@ -288,7 +302,7 @@ fn the_configuration_carries_karmadas_webhooks() {
     };
     let value = serde_json::to_value(validating_webhook_configuration(&service, None)).unwrap();
     assert_eq!(
-        value["webhooks"][7]["clientConfig"],
+        value["webhooks"][8]["clientConfig"],
         json!({"service": {"namespace": "karmada-system", "name": "karmada-webhook", "path": "/validate-resourcedeletionprotection"}})
     );
 }

@@ -190,7 +190,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .fenced_client(args.rate_limits.kube_api(), fence)
         .await
         .context("failed to reach the control plane")?;
-    let webhook = args.webhook.settings()?;
+    let feature_gates = merged_feature_gates(&args.feature_gates)?;
+    let webhook = args.webhook.settings(&feature_gates)?;
     let aggregated = args.aggregated.settings()?;
     let skipped = compile_namespace_patterns(&args.skipped_propagating_namespaces)
         .context("invalid --skipped-propagating-namespaces")?;
@@ -204,7 +205,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         cluster_monitor_period: args.cluster_monitor_period,
         cluster_monitor_grace_period: args.cluster_monitor_grace_period,
         cluster_startup_grace_period: args.cluster_startup_grace_period,
-        feature_gates: merged_feature_gates(&args.feature_gates)?,
+        feature_gates,
         cluster_api: args.rate_limits.cluster_api(),
         controllers: args.controllers.clone(),
         enable_taint_manager: args.enable_taint_manager,

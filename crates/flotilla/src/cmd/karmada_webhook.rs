@@ -5,12 +5,14 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
 use flotilla_controllers::admission::configuration::{
     self, CUSTOMIZATION_PATH, DELETION_PROTECTION_PATH, Endpoint,
 };
-use flotilla_controllers::admission::{self, customization, deletion_protection, policies};
+use flotilla_controllers::admission::{self, customization, deletion_protection};
+use flotilla_controllers::features::FeatureGates;
 use flotilla_webhook::admission::admission_router;
 use flotilla_webhook::{RunningServer, TlsIdentity};
 use kube::Client;
@@ -76,16 +78,18 @@ pub struct Settings {
     pub tls: TlsIdentity,
     /// Where the API server calls the webhook, with the CA bundle to register; `None` registers nothing.
     pub register: Option<(Endpoint, Option<Vec<u8>>)>,
-    /// Whether ClusterTaintPolicies may add NoExecute taints.
-    pub allow_no_execute_taint_policy: bool,
+    /// What the flags decide about the answers (`--allow-no-execute-taint-policy`, and the feature gates, shared
+    /// with the controllers as karmada-webhook and the controller manager are given the same ones).
+    pub options: admission::Options,
 }
 
 impl WebhookArgs {
-    /// The settings these flags describe, or `None` when the webhook is not served.
+    /// The settings these flags describe, answering under `feature_gates`, or `None` when the webhook is not
+    /// served.
     ///
     /// # Errors
     /// When the flags contradict each other or a certificate cannot be read or generated.
-    pub fn settings(&self) -> anyhow::Result<Option<Settings>> {
+    pub fn settings(&self, feature_gates: &FeatureGates) -> anyhow::Result<Option<Settings>> {
         let Some(addr) = self.webhook_addr else {
             return Ok(None);
         };
@@ -111,7 +115,10 @@ impl WebhookArgs {
             addr,
             tls,
             register: endpoint.map(|endpoint| (endpoint, ca_bundle)),
-            allow_no_execute_taint_policy: self.allow_no_execute_taint_policy,
+            options: admission::Options {
+                allow_no_execute_taint_policy: self.allow_no_execute_taint_policy,
+                feature_gates: feature_gates.clone(),
+            },
         }))
     }
 }
@@ -141,13 +148,7 @@ fn host_of(endpoint: &Endpoint) -> anyhow::Result<String> {
 /// # Errors
 /// When the address cannot be bound, the certificate is unusable, or the registration is refused.
 pub async fn start(client: &Client, settings: &Settings) -> anyhow::Result<RunningServer> {
-    let server = serve(
-        client,
-        settings.addr,
-        &settings.tls,
-        settings.allow_no_execute_taint_policy,
-    )
-    .await?;
+    let server = serve(client, settings.addr, &settings.tls, &settings.options).await?;
     if let Some((endpoint, ca_bundle)) = &settings.register {
         register(client, endpoint, ca_bundle.as_deref()).await?;
     }
@@ -156,7 +157,7 @@ pub async fn start(client: &Client, settings: &Settings) -> anyhow::Result<Runni
 }
 
 /// Serves the admission handlers on `addr`, answering customization reviews from the customizations `client`
-/// lists; ClusterTaintPolicies may add NoExecute taints when `allow_no_execute_taint_policy`.
+/// lists and the rest as `options` decide.
 ///
 /// # Errors
 /// When the address cannot be bound or the certificate is unusable.
@@ -164,7 +165,7 @@ pub async fn serve(
     client: &Client,
     addr: SocketAddr,
     tls: &TlsIdentity,
-    allow_no_execute_taint_policy: bool,
+    options: &admission::Options,
 ) -> anyhow::Result<RunningServer> {
     let tls = tls
         .server_config()
@@ -189,18 +190,16 @@ pub async fn serve(
         )),
         |router, (path, review)| {
             let review = *review;
+            let options = Arc::new(options.clone());
             router.merge(admission_router(
                 path,
-                move |request: AdmissionRequest<DynamicObject>| async move { review(&request) },
+                move |request: AdmissionRequest<DynamicObject>| {
+                    let options = options.clone();
+                    async move { review(&options, &request) }
+                },
             ))
         },
     );
-    let router = router.merge(admission_router(
-        policies::CLUSTER_TAINT_POLICY_PATH,
-        move |request: AdmissionRequest<DynamicObject>| async move {
-            policies::validate_cluster_taint_policy(&request, allow_no_execute_taint_policy)
-        },
-    ));
     flotilla_webhook::serve_tls(listener, tls, router).context("failed to serve the webhook")
 }
 
@@ -240,7 +239,10 @@ mod tests {
 
     #[test]
     fn off_without_an_address() {
-        assert!(args(&[]).is_ok_and(|a| a.settings().is_ok_and(|s| s.is_none())));
+        assert!(args(&[]).is_ok_and(|a| {
+            a.settings(&FeatureGates::default())
+                .is_ok_and(|s| s.is_none())
+        }));
         assert!(args(&["--webhook-url", "https://127.0.0.1:1"]).is_err());
     }
 
@@ -253,7 +255,9 @@ mod tests {
             "--webhook-url",
             "https://127.0.0.1:8443",
         ])?;
-        let settings = parsed.settings()?.context("served")?;
+        let settings = parsed
+            .settings(&FeatureGates::default())?
+            .context("served")?;
         let (endpoint, ca) = settings.register.context("registered")?;
         assert_eq!(endpoint, Endpoint::Url("https://127.0.0.1:8443".to_owned()));
         assert!(ca.is_some_and(|pem| pem.starts_with(b"-----BEGIN CERTIFICATE-----")));
@@ -264,7 +268,7 @@ mod tests {
     fn a_certificate_is_required_and_urls_must_be_https() -> anyhow::Result<()> {
         assert!(
             args(&["--webhook-addr", "127.0.0.1:0"])?
-                .settings()
+                .settings(&FeatureGates::default())
                 .is_err()
         );
         let plain = args(&[
@@ -274,7 +278,7 @@ mod tests {
             "--webhook-url",
             "http://127.0.0.1:8443",
         ])?;
-        assert!(plain.settings().is_err());
+        assert!(plain.settings(&FeatureGates::default()).is_err());
         Ok(())
     }
 

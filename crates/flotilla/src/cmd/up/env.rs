@@ -30,6 +30,7 @@ use crate::cmd::apiserver::InflightArgs;
 use crate::cmd::karmada_webhook;
 use flotilla_aggregated_apiserver::names::SERVICE_HOST;
 use flotilla_aggregated_apiserver::register::Endpoint as AggregatedEndpoint;
+use flotilla_controllers::admission;
 use flotilla_controllers::admission::configuration::Endpoint;
 
 /// How often the cluster status controller collects each member's status. Karmada's 10 s would make a CRD
@@ -224,7 +225,7 @@ impl Environment {
         // Before anything writes a kind karmada-webhook admits: a data dir from an earlier run still registers
         // its webhooks at that run's port, and they fail closed.
         let admission = if config.controllers {
-            let server = serve_admission(&control_client).await?;
+            let server = serve_admission(&control_client, &config.feature_gates).await?;
             progress(&format!(
                 "karmada-webhook admission at https://{}",
                 server.local_addr()
@@ -451,7 +452,10 @@ impl Environment {
 /// Serves karmada-webhook's validations on a free port of 127.0.0.1 with a self-signed certificate and registers
 /// them with the control plane, as `flotilla controller-manager --webhook-self-signed` does. The embedded server
 /// consults them once it calls admission webhooks.
-async fn serve_admission(control: &kube::Client) -> anyhow::Result<flotilla_webhook::RunningServer> {
+async fn serve_admission(
+    control: &kube::Client,
+    feature_gates: &FeatureGates,
+) -> anyhow::Result<flotilla_webhook::RunningServer> {
     let host = Ipv4Addr::LOCALHOST.to_string();
     let generated = flotilla_webhook::generate_self_signed(&[&host])
         .context("failed to generate the webhook's serving certificate")?;
@@ -459,8 +463,11 @@ async fn serve_admission(control: &kube::Client) -> anyhow::Result<flotilla_webh
         control,
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         &generated.identity,
-        // As Karmada's own deployment runs karmada-webhook.
-        true,
+        &admission::Options {
+            // As Karmada's own deployment runs karmada-webhook.
+            allow_no_execute_taint_policy: true,
+            feature_gates: feature_gates.clone(),
+        },
     )
     .await?;
     let endpoint = Endpoint::Url(format!("https://{}", server.local_addr()));
