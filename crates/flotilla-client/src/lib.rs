@@ -1,7 +1,8 @@
 //! How Flotilla's processes reach Kubernetes API servers: clients that speak HTTP/2 whenever the server offers it
 //! by ALPN, so one connection multiplexes every watch and write as client-go's does, with a client-side rate
 //! limit set by Karmada's flags (`--kube-api-qps`/`--kube-api-burst` for the control plane,
-//! `--cluster-api-qps`/`--cluster-api-burst` for members); leader election on a Lease ([`leader`]); and the text
+//! `--cluster-api-qps`/`--cluster-api-burst` for members); leader election on a Lease ([`leader`]); watched objects read one at a time, so
+//! one that does not decode is reported and left out instead of failing the watch ([`lenient`]); and the text
 //! of an API server's refusals ([`api_error`]).
 //!
 //! kube's own builder speaks HTTP/1.1 only, so each request in flight beyond the pool's idle connections
@@ -15,6 +16,7 @@
 
 pub mod api_error;
 pub mod leader;
+pub mod lenient;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;

@@ -64,11 +64,19 @@ pub trait Interpreter: Send + Sync + 'static {
     fn journal(&self) -> Option<flotilla_interpreter::facade::Journal> {
         None
     }
+
+    /// Tells `hook` of the configuration objects the interpreter cannot read, as the informers tell theirs.
+    /// Interpreters that watch nothing (test fakes) have none.
+    fn report_undecodable_to(&self, _hook: &crate::runtime::UndecodableHook) {}
 }
 
 impl Interpreter for flotilla_interpreter::ResourceInterpreter {
     fn hook_enabled(&self, gvk: &GroupVersionKind, operation: InterpreterOperation) -> bool {
         flotilla_interpreter::ResourceInterpreter::hook_enabled(self, gvk, operation)
+    }
+
+    fn report_undecodable_to(&self, hook: &crate::runtime::UndecodableHook) {
+        flotilla_interpreter::ResourceInterpreter::report_undecodable_to(self, hook);
     }
 
     fn interpret(

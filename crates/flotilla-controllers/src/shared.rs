@@ -54,6 +54,8 @@ impl Shared {
         metrics: Metrics,
         options: &Options,
     ) -> Self {
+        let report = report_undecodable(&events, &metrics);
+        interpreter.report_undecodable_to(&report);
         Shared {
             resources: Resources::new(client.clone()),
             members: Members::new(
@@ -64,7 +66,7 @@ impl Shared {
             ),
             control: ControlPlane {
                 informers: Informers::new(client.clone(), "control-plane")
-                    .reporting_undecodable(report_undecodable(&events, &metrics)),
+                    .reporting_undecodable(report),
                 runtime: Runtime {
                     workers: options.workers,
                     backoff: options.backoff,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use flotilla_api::policy::v1alpha1::PropagationPolicy;
-use flotilla_controllers::runtime::{Informers, UndecodableObject};
+use flotilla_controllers::runtime::{Informers, UndecodableHook, UndecodableObject};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
@@ -354,4 +354,127 @@ async fn no_unreadable_object_of_any_kind_stops_the_controllers() {
         );
     }
     env.stop().await;
+}
+
+/// Makes the CRD of `plural` take any object, as a CRD of another version might.
+async fn loosen(client: &Client, plural: &str) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd = flotilla_api::crds::all()
+        .into_iter()
+        .find(|crd| crd.spec.names.plural == plural)
+        .unwrap();
+    let name = crd.metadata.name.clone().unwrap();
+    let mut value = serde_json::to_value(&crd).unwrap();
+    for version in value["spec"]["versions"].as_array_mut().unwrap() {
+        version["schema"] = json!({"openAPIV3Schema": {"type": "object",
+                                                       "x-kubernetes-preserve-unknown-fields": true}});
+    }
+    let mut permissive: CustomResourceDefinition = serde_json::from_value(value).unwrap();
+    permissive.metadata.resource_version = crds.get(&name).await.unwrap().metadata.resource_version;
+    crds.replace(&name, &PostParams::default(), &permissive)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_unreadable_customization_does_not_keep_the_interpreter_from_its_configuration() {
+    let mut dirs = Vec::new();
+    let server = support::start_server(&mut dirs).await;
+    let client = support::client_for(&server, "karmada").await;
+    support::install_crds(&client).await;
+    for plural in [
+        "resourceinterpretercustomizations",
+        "resourceinterpreterwebhookconfigurations",
+    ] {
+        loosen(&client, plural).await;
+    }
+    let resource = |kind: &str, plural: &str| {
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("config.karmada.io", "v1alpha1", kind),
+            plural,
+        )
+    };
+    let customizations: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &resource(
+            "ResourceInterpreterCustomization",
+            "resourceinterpretercustomizations",
+        ),
+    );
+    let webhooks: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &resource(
+            "ResourceInterpreterWebhookConfiguration",
+            "resourceinterpreterwebhookconfigurations",
+        ),
+    );
+    let objects = [
+        (
+            &customizations,
+            json!({
+            "apiVersion": "config.karmada.io/v1alpha1", "kind": "ResourceInterpreterCustomization",
+            "metadata": {"name": "widgets"},
+            "spec": {"target": {"apiVersion": "example.com/v1", "kind": "Widget"},
+                     "customizations": {"replicaResource": {"luaScript":
+                        "function GetReplicas(obj) return obj.spec.size, {} end"}}}}),
+        ),
+        (
+            &customizations,
+            json!({
+            "apiVersion": "config.karmada.io/v1alpha1", "kind": "ResourceInterpreterCustomization",
+            "metadata": {"name": "unreadable"}, "spec": "not an object"}),
+        ),
+        (
+            &webhooks,
+            json!({
+            "apiVersion": "config.karmada.io/v1alpha1", "kind": "ResourceInterpreterWebhookConfiguration",
+            "metadata": {"name": "unreadable"}, "webhooks": "not a list"}),
+        ),
+    ];
+    for (api, object) in objects {
+        let object: DynamicObject = serde_json::from_value(object).unwrap();
+        // The loosened schema takes effect a moment after the write.
+        eventually("an object under the loosened schema", || {
+            let (api, object) = (api.clone(), object.clone());
+            async move { api.create(&PostParams::default(), &object).await.ok() }
+        })
+        .await;
+    }
+
+    let (interpreter, sync) = flotilla_interpreter::config::control_plane(client).unwrap();
+    let sync = tokio::spawn(sync);
+    tokio::time::timeout(Duration::from_secs(30), interpreter.ready())
+        .await
+        .expect("the interpreter became ready beside unreadable configuration");
+    let widget = GroupVersionKind::gvk("example.com", "v1", "Widget");
+    assert!(interpreter.hook_enabled(
+        &widget,
+        flotilla_api::config::v1alpha1::InterpreterOperation::InterpretReplica
+    ));
+    // A hook set after the first list is still told of both.
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let seen = told.clone();
+    let hook: UndecodableHook = Arc::new(move |undecodable: &UndecodableObject<'_>| {
+        seen.lock().unwrap().push((
+            undecodable.kind.to_owned(),
+            undecodable.object.error.clone(),
+        ));
+    });
+    interpreter.report_undecodable_to(&hook);
+    let mut told = told.lock().unwrap().clone();
+    told.sort();
+    assert_eq!(
+        told,
+        [
+            (
+                "ResourceInterpreterCustomization".to_owned(),
+                "spec: invalid type: string \"not an object\", expected struct ResourceInterpreterCustomizationSpec".to_owned()
+            ),
+            (
+                "ResourceInterpreterWebhookConfiguration".to_owned(),
+                "webhooks: invalid type: string \"not a list\", expected a sequence".to_owned()
+            ),
+        ]
+    );
+    sync.abort();
 }

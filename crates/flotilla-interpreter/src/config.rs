@@ -8,6 +8,10 @@
 //! - The readiness gate of a source opens only after its sink received the initial list, so the facade
 //!   dispatches nothing before both user layers know every object that existed when it started.
 //! - Watch errors are logged and retried with kube-runtime's default backoff; the sinks keep their last list.
+//! - An object that does not decode (a field of another type that a CRD of another version let through) is
+//!   reported ([`flotilla_client::lenient`]: a warning naming it and the field, and the hook the controllers set
+//!   through [`ResourceInterpreter::report_undecodable_to`]) and left out, its last readable version kept: one
+//!   bad object never keeps the interpreter from becoming ready.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -15,10 +19,12 @@ use std::sync::Arc;
 use flotilla_api::config::v1alpha1::{
     ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
 };
-use futures::{StreamExt, TryStreamExt};
-use kube::Api;
+use flotilla_client::lenient::{Lenient, Reporter};
+use futures::StreamExt;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::watcher::{self, Event};
-use kube::runtime::{WatchStreamExt, reflector};
+use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
 use crate::customization::CustomizationLayer;
@@ -59,38 +65,71 @@ impl ConfigSink<ResourceInterpreterWebhookConfiguration> for WebhookLayer {
     }
 }
 
-/// Adds the two gates to `readiness` and returns the future that watches both kinds for ever, feeding
-/// `customizations` and `webhooks`. Spawn it; the interpreter becomes ready once both initial lists arrived.
+/// Adds the two gates to `readiness` and returns the reporters of objects that do not decode, and the future
+/// that watches both kinds for ever, feeding `customizations` and `webhooks`. Spawn it; the interpreter becomes
+/// ready once both initial lists arrived.
 pub fn watch_configuration(
     client: kube::Client,
     readiness: &Readiness,
     customizations: Arc<dyn ConfigSink<ResourceInterpreterCustomization>>,
     webhooks: Arc<dyn ConfigSink<ResourceInterpreterWebhookConfiguration>>,
-) -> impl Future<Output = ()> + Send + use<> {
+) -> (Vec<Arc<Reporter>>, impl Future<Output = ()> + Send + use<>) {
     let customization_gate = readiness.gate(CUSTOMIZATIONS_GATE);
     let webhook_gate = readiness.gate(WEBHOOKS_GATE);
-    let ric_api: Api<ResourceInterpreterCustomization> = Api::all(client.clone());
-    let riwc_api: Api<ResourceInterpreterWebhookConfiguration> = Api::all(client);
-    async move {
+    let ric_api: Api<Lenient<ResourceInterpreterCustomization>> =
+        Api::all_with(client.clone(), &());
+    let riwc_api: Api<Lenient<ResourceInterpreterWebhookConfiguration>> =
+        Api::all_with(client, &());
+    let ric_reporter = Arc::new(reporter::<ResourceInterpreterCustomization>());
+    let riwc_reporter = Arc::new(reporter::<ResourceInterpreterWebhookConfiguration>());
+    let reporters = vec![ric_reporter.clone(), riwc_reporter.clone()];
+    let sync = async move {
         futures::join!(
-            watch(ric_api, customizations, customization_gate),
-            watch(riwc_api, webhooks, webhook_gate),
+            watch(ric_api, customizations, customization_gate, ric_reporter),
+            watch(riwc_api, webhooks, webhook_gate, riwc_reporter),
         );
-    }
+    };
+    (reporters, sync)
 }
 
-/// Watches one kind with a reflector and hands the sink the whole store after every change.
-pub async fn watch<K>(api: Api<K>, sink: Arc<dyn ConfigSink<K>>, gate: ReadyGate)
-where
+fn reporter<K: Resource<DynamicType = ()>>() -> Reporter {
+    Reporter::new(
+        format!("interpreter: {}", K::plural(&())),
+        K::api_version(&()),
+        K::kind(&()),
+        None,
+    )
+}
+
+/// Watches one kind with a reflector and hands the sink the whole store after every change; objects that do not
+/// decode go to `reporter`.
+pub async fn watch<K>(
+    api: Api<Lenient<K>>,
+    sink: Arc<dyn ConfigSink<K>>,
+    gate: ReadyGate,
+    reporter: Arc<Reporter>,
+) where
     K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    let (store, writer) = reflector::store();
-    let events = reflector(writer, watcher(api)).default_backoff();
-    let mut events = std::pin::pin!(events.into_stream());
+    let (store, mut writer) = reflector::store::<K>();
+    let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
+    let mut events = std::pin::pin!(events);
     let mut listed = false;
     while let Some(event) = events.next().await {
+        let event = match event {
+            Ok(event) => reporter.readable(event, |object| {
+                let key = ObjectRef::new(object.meta.name.as_deref().unwrap_or_default());
+                store.get(&key).map(|cached| cached.as_ref().clone())
+            }),
+            Err(error) => {
+                tracing::warn!(source = gate.name(), %error, "watching interpreter configuration failed; retrying");
+                continue;
+            }
+        };
+        let Some(event) = event else { continue };
+        writer.apply_watcher_event(&event);
         match event {
-            Ok(Event::InitDone) => {
+            Event::InitDone => {
                 listed = true;
                 sink.replace_all(snapshot(&store));
                 gate.set_ready();
@@ -101,20 +140,10 @@ where
                 );
             }
             // Until the initial list completed, the store may hold only part of it.
-            Ok(Event::Apply(_) | Event::Delete(_)) if listed => sink.replace_all(snapshot(&store)),
-            Ok(_) => {}
-            Err(error) => {
-                tracing::warn!(source = gate.name(), %error, "watching interpreter configuration failed; retrying")
-            }
+            Event::Apply(_) | Event::Delete(_) if listed => sink.replace_all(snapshot(&store)),
+            _ => {}
         }
     }
-}
-
-fn watcher<K>(api: Api<K>) -> impl futures::Stream<Item = watcher::Result<Event<K>>> + Send
-where
-    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
-{
-    watcher::watcher(api, watcher::Config::default())
 }
 
 fn snapshot<K: kube::Resource<DynamicType = ()> + Clone>(store: &reflector::Store<K>) -> Vec<K> {
@@ -170,11 +199,13 @@ pub fn control_plane(
         customizations.clone();
     let webhook_sink: Arc<dyn ConfigSink<ResourceInterpreterWebhookConfiguration>> =
         webhooks.clone();
-    let sync = watch_configuration(client, &readiness, customization_sink, webhook_sink);
+    let (reporters, sync) =
+        watch_configuration(client, &readiness, customization_sink, webhook_sink);
     let interpreter = bundled()
         .layer(customizations)
         .layer(webhooks)
         .readiness(readiness)
+        .reporters(reporters)
         .build()?;
     Ok((interpreter, sync))
 }

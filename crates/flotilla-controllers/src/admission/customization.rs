@@ -4,6 +4,7 @@
 //! the interpreter's own, the ones `flotilla interpret --check` reports.
 
 use flotilla_api::config::v1alpha1::ResourceInterpreterCustomization;
+use flotilla_client::lenient::Lenient;
 use kube::Client;
 use kube::api::{Api, ListParams};
 use kube::core::DynamicObject;
@@ -44,21 +45,34 @@ fn decode(
 /// webhook reads them from its client.
 #[derive(Clone)]
 pub struct Validator {
-    api: Api<ResourceInterpreterCustomization>,
+    /// Read one object at a time: one customization that does not decode is left out (it cannot clash with a
+    /// rule nobody can read) instead of failing every review.
+    api: Api<Lenient<ResourceInterpreterCustomization>>,
 }
 
 impl Validator {
     /// A validator listing the customizations of the API server `client` reaches.
     pub fn new(client: Client) -> Self {
         Validator {
-            api: Api::all(client),
+            api: Api::all_with(client, &()),
         }
     }
 
     /// Decides one request (500 when the customizations cannot be listed).
     pub async fn review(&self, request: AdmissionRequest<DynamicObject>) -> AdmissionResponse {
-        let existing = match self.api.list(&ListParams::default()).await {
-            Ok(list) => list.items,
+        let existing: Vec<ResourceInterpreterCustomization> = match self
+            .api
+            .list(&ListParams::default())
+            .await
+        {
+            Ok(list) => list
+                .items
+                .into_iter()
+                .filter_map(|item| match item {
+                    Lenient::Decoded(customization) => Some(customization),
+                    Lenient::Undecodable(_) => None,
+                })
+                .collect(),
             Err(error) => {
                 tracing::warn!(%error, "failed to list ResourceInterpreterCustomizations for admission");
                 let message = format!("failed to list ResourceInterpreterCustomizations: {error}");

@@ -14,7 +14,7 @@
 //! objects that vanished meanwhile are reported `Deleted` and changed ones `Updated`. Handlers run on the watch
 //! task and must be quick: they only request reconciles.
 //!
-//! An object the informer's type cannot read ([`lenient`](super::lenient)) is reported once per
+//! An object the informer's type cannot read ([`flotilla_client::lenient`]) is reported once per
 //! resourceVersion (a warning naming it and the field, and the informer's hook) and left out: a version that
 //! could be read before stays cached as it was, so a controller neither loses the object nor acts on what it
 //! cannot understand, and everything else goes on.
@@ -34,7 +34,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::lenient::{Lenient, Undecodable};
+use flotilla_client::lenient::{Lenient, Reporter, Undecodable, UndecodableHook};
 
 /// A change an informer saw.
 #[derive(Debug)]
@@ -72,22 +72,6 @@ impl<'a, K> Change<'a, K> {
 
 type Handler<K> = Box<dyn Fn(Change<'_, K>) + Send + Sync>;
 
-/// An object an informer cannot read, as its hook is told.
-#[derive(Debug)]
-pub struct UndecodableObject<'a> {
-    /// What the informer watches (`control-plane: resourcebindings`).
-    pub informer: &'a str,
-    /// The object's `apiVersion` and `kind`.
-    pub api_version: &'a str,
-    /// See `api_version`.
-    pub kind: &'a str,
-    /// Its metadata and why it could not be read.
-    pub object: &'a Undecodable,
-}
-
-/// Told of every object an informer cannot read (once per resourceVersion).
-pub type UndecodableHook = Arc<dyn Fn(&UndecodableObject<'_>) + Send + Sync>;
-
 /// A cache of one resource type kept current by a watch, with change handlers.
 pub struct Informer<K: Resource + 'static>
 where
@@ -101,10 +85,8 @@ where
     /// 5.0.0 that wakes only the last of several concurrent waiters (a oneshot keeps one waker), and several
     /// controllers wait for the same store.
     synced: watch::Sender<bool>,
-    /// Told of undecodable objects, besides the log.
-    hook: Option<UndecodableHook>,
-    /// The resourceVersion each undecodable object was last reported at, by namespace and name.
-    reported: Mutex<HashMap<(String, String), String>>,
+    /// Reports the objects it cannot read.
+    reporter: Reporter,
 }
 
 impl<K> Informer<K>
@@ -160,14 +142,20 @@ where
         hook: Option<UndecodableHook>,
     ) -> (Arc<Self>, Writer<K>) {
         let writer = Writer::new(dyntype.clone());
+        let description = description.into();
+        let reporter = Reporter::new(
+            description.clone(),
+            K::api_version(&dyntype),
+            K::kind(&dyntype),
+            hook,
+        );
         let informer = Arc::new(Informer {
-            description: description.into(),
+            description,
             dyntype,
             store: writer.as_reader(),
             handlers: Mutex::new(Vec::new()),
             synced: watch::Sender::new(false),
-            hook,
-            reported: Mutex::default(),
+            reporter,
         });
         (informer, writer)
     }
@@ -191,37 +179,7 @@ where
     /// The event with undecodable objects reported and replaced by their cached version where there is one
     /// (kept through a relist, deleted by key); `None` when nothing is left to apply.
     pub(super) fn readable(&self, event: Event<Lenient<K>>) -> Option<Event<K>> {
-        match event {
-            Event::Apply(object) => self.decoded(object).map(Event::Apply),
-            Event::InitApply(object) => self.decoded_or_cached(object).map(Event::InitApply),
-            Event::Delete(Lenient::Decoded(object)) => Some(Event::Delete(object)),
-            Event::Delete(Lenient::Undecodable(object)) => {
-                self.forget(&object);
-                self.cached(&object).map(Event::Delete)
-            }
-            Event::Init => Some(Event::Init),
-            Event::InitDone => Some(Event::InitDone),
-        }
-    }
-
-    fn decoded(&self, object: Lenient<K>) -> Option<K> {
-        match object {
-            Lenient::Decoded(object) => Some(object),
-            Lenient::Undecodable(object) => {
-                self.report(&object);
-                None
-            }
-        }
-    }
-
-    fn decoded_or_cached(&self, object: Lenient<K>) -> Option<K> {
-        match object {
-            Lenient::Decoded(object) => Some(object),
-            Lenient::Undecodable(object) => {
-                self.report(&object);
-                self.cached(&object)
-            }
-        }
+        self.reporter.readable(event, |object| self.cached(object))
     }
 
     fn cached(&self, object: &Undecodable) -> Option<K> {
@@ -229,55 +187,6 @@ where
         let name = object.meta.name.as_deref().unwrap_or_default();
         self.get(namespace, name)
             .map(|cached| cached.as_ref().clone())
-    }
-
-    fn reported(&self) -> MutexGuard<'_, HashMap<(String, String), String>> {
-        self.reported.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn report(&self, object: &Undecodable) {
-        let key = (
-            object.meta.namespace.clone().unwrap_or_default(),
-            object.meta.name.clone().unwrap_or_default(),
-        );
-        let version = object.meta.resource_version.clone().unwrap_or_default();
-        if self
-            .reported()
-            .insert(key.clone(), version.clone())
-            .as_deref()
-            == Some(version.as_str())
-        {
-            return;
-        }
-        let (api_version, kind) = (K::api_version(&self.dyntype), K::kind(&self.dyntype));
-        let object_name = if key.0.is_empty() {
-            format!("{kind} {}", key.1)
-        } else {
-            format!("{kind} {}/{}", key.0, key.1)
-        };
-        tracing::warn!(
-            informer = %self.description,
-            object = %object_name,
-            resource_version = %version,
-            error = %object.error,
-            "cannot read the object; leaving it out (its last readable version, if any, stays cached)"
-        );
-        if let Some(hook) = &self.hook {
-            hook(&UndecodableObject {
-                informer: &self.description,
-                api_version: &api_version,
-                kind: &kind,
-                object,
-            });
-        }
-    }
-
-    fn forget(&self, object: &Undecodable) {
-        let key = (
-            object.meta.namespace.clone().unwrap_or_default(),
-            object.meta.name.clone().unwrap_or_default(),
-        );
-        self.reported().remove(&key);
     }
 
     fn handlers(&self) -> MutexGuard<'_, Vec<Handler<K>>> {

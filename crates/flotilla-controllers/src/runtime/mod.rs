@@ -4,7 +4,6 @@
 
 pub mod controller;
 pub mod informer;
-mod lenient;
 mod permits;
 pub mod reconcile;
 #[cfg(test)]
@@ -22,8 +21,8 @@ use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
 pub use controller::{Action, Backoff, Controller, Runtime, Trigger, spec_changed};
-pub use informer::{Change, Informer, UndecodableHook, UndecodableObject};
-pub use lenient::Undecodable;
+pub use flotilla_client::lenient::{Undecodable, UndecodableHook, UndecodableObject};
+pub use informer::{Change, Informer};
 
 type Entry = (Arc<dyn Any + Send + Sync>, JoinHandle<()>);
 

@@ -443,7 +443,10 @@ async fn every_waiter_sees_the_first_sync() {
 }
 
 /// A ConfigMap as the watcher hands it, with `data` of a type a ConfigMap cannot have.
-fn unreadable_config_map(name: &str, version: &str) -> super::lenient::Lenient<ConfigMap> {
+fn unreadable_config_map(
+    name: &str,
+    version: &str,
+) -> flotilla_client::lenient::Lenient<ConfigMap> {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": name, "namespace": "ns", "resourceVersion": version},

@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation as Op};
 use flotilla_api::work::v1alpha2::{AggregatedStatusItem, Component, ReplicaRequirements};
+use flotilla_client::lenient::{Reporter, UndecodableHook};
 use kube::core::GroupVersionKind;
 use serde_json::Value;
 use tracing::Instrument;
@@ -54,6 +55,8 @@ pub struct ResourceInterpreter {
     readiness: Readiness,
     metrics: Metrics,
     journal: Journal,
+    /// Reporters of the configuration objects the user layers' watches cannot read.
+    reporters: Vec<Arc<Reporter>>,
 }
 
 /// Assembles a [`ResourceInterpreter`] from its layers.
@@ -62,6 +65,7 @@ pub struct Builder {
     layers: Vec<Arc<dyn Layer>>,
     readiness: Option<Readiness>,
     metrics: Option<Metrics>,
+    reporters: Vec<Arc<Reporter>>,
 }
 
 impl Builder {
@@ -82,6 +86,14 @@ impl Builder {
     #[must_use]
     pub fn readiness(mut self, readiness: Readiness) -> Builder {
         self.readiness = Some(readiness);
+        self
+    }
+
+    /// The reporters of configuration objects the user layers' watches cannot read (see
+    /// [`ResourceInterpreter::report_undecodable_to`]).
+    #[must_use]
+    pub fn reporters(mut self, reporters: Vec<Arc<Reporter>>) -> Builder {
+        self.reporters = reporters;
         self
     }
 
@@ -109,6 +121,7 @@ impl Builder {
             readiness: self.readiness.unwrap_or_default(),
             metrics,
             journal: Journal::default(),
+            reporters: self.reporters,
         })
     }
 }
@@ -127,6 +140,14 @@ impl ResourceInterpreter {
     /// Waits until every layer has loaded its configuration.
     pub async fn ready(&self) {
         self.readiness.wait().await;
+    }
+
+    /// Tells `hook` of every configuration object the user layers' watches cannot read: those already seen, and
+    /// each one after.
+    pub fn report_undecodable_to(&self, hook: &UndecodableHook) {
+        for reporter in &self.reporters {
+            reporter.set_hook(hook.clone());
+        }
     }
 
     /// The metrics this interpreter counts in.
