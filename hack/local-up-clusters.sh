@@ -234,8 +234,10 @@ $agent_script starts it again); the members' kubeconfig still reaches it directl
 fi
 
 case "$mode" in
-  kind) where="kind cluster karmada-host"; keep="not the kind clusters: \`kind delete clusters karmada-host member1 ...\` removes them" ;;
-  kube) where="real cluster karmada-host (kube-apiserver, state in $clusters_dir; karmada-webhook validations on https://$karmada_webhook_addr)"; keep="and the clusters, whose state stays in $clusters_dir" ;;
+  kind) where="kind cluster karmada-host"; keep="not the kind clusters: \`kind delete clusters karmada-host member1 ...\` removes them"
+    again="restarts them and keeps every object" ;;
+  kube) where="real cluster karmada-host (kube-apiserver, state in $clusters_dir; karmada-webhook validations on https://$karmada_webhook_addr)"; keep="and the clusters, whose logs stay in $clusters_dir"
+    again="starts the clusters afresh (hack/kube.sh gives each start an empty etcd)" ;;
 esac
 cat <<MSG
 
@@ -248,5 +250,5 @@ Flotilla's controller manager is running against $where (pid $pid; log $log_file
 What it did with each template: http://$metrics_addr/ in a browser, or \`flotilla status --url http://$metrics_addr\`.
 $agent_note
 To stop it:  FLOTILLA_DATA_DIR=$data_dir hack/local-down.sh     (stops the controller manager, the agent and the
-example webhook, $keep). Running local-up again restarts them and keeps every object.
+example webhook, $keep). Running local-up again $again.
 MSG
