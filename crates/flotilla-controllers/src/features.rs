@@ -43,6 +43,9 @@ pub enum Feature {
     /// names into its ResourceBindings, and the scheduler's queue orders by it, with backoff and unschedulable
     /// queues; without it the queue is first-in first-out and rate-limited.
     PriorityBasedScheduling,
+    /// `ControllerPriorityQueue`: a controller's reconciles of objects its informer's first list brought wait
+    /// behind those of objects that changed since, so after a restart changes are handled before the backlog.
+    ControllerPriorityQueue,
     /// `ResourceQuotaEstimate`: requirements that InterpretReplica gives without a namespace get the
     /// template's, so a quota-aware estimator could charge them to it. Flotilla runs no scheduler estimator,
     /// and its interpreters do not yet copy the pod template's `priorityClassName` into the requirements as
@@ -63,6 +66,7 @@ impl Feature {
             Feature::WorkloadAffinity => "WorkloadAffinity",
             Feature::MultiplePodTemplatesScheduling => "MultiplePodTemplatesScheduling",
             Feature::PriorityBasedScheduling => "PriorityBasedScheduling",
+            Feature::ControllerPriorityQueue => "ControllerPriorityQueue",
             Feature::ResourceQuotaEstimate => "ResourceQuotaEstimate",
         }
     }
@@ -102,7 +106,7 @@ const GATES: &[Gate] = &[
     gate("LoggingBetaOptions", true, Stage::Beta, false),
     gate("ContextualLogging", true, Stage::Beta, false),
     gate("MultiplePodTemplatesScheduling", false, Stage::Alpha, true),
-    gate("ControllerPriorityQueue", true, Stage::Beta, false),
+    gate("ControllerPriorityQueue", true, Stage::Beta, true),
     gate("WorkloadAffinity", false, Stage::Alpha, true),
     gate("SchedulingOvercommitProtection", false, Stage::Alpha, false),
 ];

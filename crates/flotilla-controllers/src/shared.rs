@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
 
 use crate::events::EventSink;
+use crate::features::Feature;
 use crate::interpreter::Interpreter;
 use crate::member::Members;
 use crate::metrics::Metrics;
@@ -71,6 +72,9 @@ impl Shared {
                     workers: options.workers,
                     backoff: options.backoff,
                     metrics,
+                    priority_queue: options
+                        .feature_gates
+                        .enabled(Feature::ControllerPriorityQueue),
                 },
                 client,
                 events,

@@ -8,7 +8,9 @@
 //! started is dropped at once, since that reconcile will see the change. The applier's own scheduler then
 //! keeps an object that is being reconciled from running twice (a request meanwhile runs once afterwards)
 //! and holds the error policy's and the reconciler's requeues. Reconciles take turns for the `workers`
-//! permits first come, first served.
+//! permits by priority, first come, first served among equals: with `ControllerPriorityQueue`
+//! ([`Runtime::priority_queue`]), a reconcile requested for an object of an informer's first list waits
+//! behind those requested for changes, so after a restart the changes are handled before the backlog.
 //!
 //! Guarantees: an object is reconciled by one task at a time; reconciles read the object (by its key) when
 //! they get their turn; a request for an object that is no longer in the store is dropped (deletions are seen
@@ -18,6 +20,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -30,13 +33,14 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::scheduler::{ScheduleRequest, scheduler};
 use kube::runtime::{Config, applier};
 use prometheus::IntGauge;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::informer::is_listing;
 use super::informer::{Change, Informer};
-use super::permits::Permits;
+use super::permits::{LOW_PRIORITY, Permits, Pool};
 use super::reconcile::{observed, reconcile_span};
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
@@ -79,6 +83,9 @@ pub struct Runtime {
     pub backoff: Backoff,
     /// Where reconciles are counted.
     pub metrics: Metrics,
+    /// Karmada's `ControllerPriorityQueue`: reconciles of objects an informer's first list brought wait behind
+    /// those of objects that changed.
+    pub priority_queue: bool,
 }
 
 /// Objects requested and not yet being reconciled, with when they are due; counted in the controller's
@@ -87,29 +94,45 @@ struct Pending<K: Resource>
 where
     K::DynamicType: Eq + Hash,
 {
-    keys: Mutex<HashMap<ObjectRef<K>, Instant>>,
+    /// When each is due, and its priority.
+    keys: Mutex<HashMap<ObjectRef<K>, (Instant, i32)>>,
     gauge: IntGauge,
+    /// Whether requests from an informer's first list get [`LOW_PRIORITY`].
+    prioritised: AtomicBool,
 }
 
 impl<K: Resource> Pending<K>
 where
     K::DynamicType: Eq + Hash + Clone,
 {
-    /// Records a request due at `run_at`; whether it must be sent on, which it need not when a reconcile of
-    /// the object is already due no later (that reconcile has not started, so it will see the change).
-    fn requested(&self, key: &ObjectRef<K>, run_at: Instant) -> bool {
+    /// Records a request due at `run_at` at `priority` (the higher of it and an earlier request's counts);
+    /// whether it must be sent on, which it need not when a reconcile of the object is already due no later
+    /// (that reconcile has not started, so it will see the change).
+    fn requested(&self, key: &ObjectRef<K>, run_at: Instant, priority: i32) -> bool {
         let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
         match keys.get_mut(key) {
-            Some(due) if *due <= run_at => false,
-            Some(due) => {
+            Some((due, queued)) => {
+                *queued = (*queued).max(priority);
+                if *due <= run_at {
+                    return false;
+                }
                 *due = run_at;
                 true
             }
             None => {
-                keys.insert(key.clone(), run_at);
+                keys.insert(key.clone(), (run_at, priority));
                 self.gauge.inc();
                 true
             }
+        }
+    }
+
+    /// The priority of a request made now.
+    fn priority_now(&self) -> i32 {
+        if self.prioritised.load(Ordering::Relaxed) && is_listing() {
+            LOW_PRIORITY
+        } else {
+            0
         }
     }
 
@@ -118,6 +141,12 @@ where
         if keys.remove(key).is_some() {
             self.gauge.dec();
         }
+    }
+
+    /// The priority the object's pending request has (0 when none is pending: a requeue).
+    fn priority(&self, key: &ObjectRef<K>) -> i32 {
+        let keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+        keys.get(key).map_or(0, |(_, priority)| *priority)
     }
 }
 
@@ -177,7 +206,8 @@ where
     }
 
     fn request(&self, key: ObjectRef<K>, run_at: Instant) {
-        if !self.pending.requested(&key, run_at) {
+        let priority = self.pending.priority_now();
+        if !self.pending.requested(&key, run_at, priority) {
             return;
         }
         // Fails only once the controller stopped, when there is nothing left to do.
@@ -228,7 +258,7 @@ where
     K::DynamicType: Eq + Hash + Clone + Debug + Unpin + Send + Sync,
 {
     /// A controller named `name` (metrics, logs) reconciling the objects `informer` caches, with `runtime`'s
-    /// worker count, backoff and metrics.
+    /// worker count, backoff, metrics and queue priorities.
     pub fn new(name: &'static str, informer: &Informer<K>, runtime: &Runtime) -> Self {
         let mut controller = Self::with_store(
             name,
@@ -239,7 +269,18 @@ where
             runtime.metrics.clone(),
         );
         controller.synced = Some(informer.synced());
-        controller
+        controller.prioritised(runtime.priority_queue)
+    }
+
+    /// Whether requests from an informer's first list wait behind those for changes (Karmada's
+    /// `ControllerPriorityQueue`).
+    #[must_use]
+    pub fn prioritised(self, on: bool) -> Self {
+        self.trigger
+            .pending
+            .prioritised
+            .store(on, Ordering::Relaxed);
+        self
     }
 
     /// A controller reconciling the objects of `store` (of `dyntype`), which must be synced already.
@@ -261,11 +302,12 @@ where
                 pending: Arc::new(Pending {
                     keys: Mutex::default(),
                     gauge: metrics.queue_depth(name),
+                    prioritised: AtomicBool::new(false),
                 }),
             },
             requests,
             workers: workers.max(1),
-            permits: Permits::Shared(Arc::new(Semaphore::new(workers.max(1)))),
+            permits: Permits::Shared(Pool::new(workers)),
             backoff,
             metrics,
             synced: None,
@@ -276,7 +318,7 @@ where
     #[must_use]
     pub fn workers(mut self, workers: usize) -> Self {
         self.workers = workers.max(1);
-        self.permits = Permits::Shared(Arc::new(Semaphore::new(self.workers)));
+        self.permits = Permits::Shared(Pool::new(self.workers));
         self
     }
 
@@ -294,7 +336,7 @@ where
     /// Reconciles take their turn from `permits`, shared with other controllers (several appliers that
     /// together act as one controller).
     #[must_use]
-    pub fn permits(mut self, permits: Arc<Semaphore>) -> Self {
+    pub fn permits(mut self, permits: Arc<Pool>) -> Self {
         self.permits = Permits::Shared(permits);
         self
     }
@@ -352,8 +394,8 @@ where
         let requests = scheduler(self.requests)
             .take_until(shutdown.cancelled_owned())
             .map(Ok::<_, Infallible>);
-        // No concurrency limit in the applier: reconciles wait for a permit of `permits` (first come, first
-        // served) instead, since requests the applier holds back for a free slot are taken in no particular
+        // No concurrency limit in the applier: reconciles wait for a permit of `permits` (by priority, first
+        // come, first served among equals) instead, since requests the applier holds back for a free slot are taken in no particular
         // order (a hash set), which delays the last step of a pipeline for every object alike.
         let results = applier(
             |obj, runner: Arc<Runner<K, C, F>>| runner.start(obj),
@@ -418,8 +460,9 @@ where
         let work = (self.reconcile)(self.state.clone(), obj);
         let this = self.clone();
         let task = tokio::spawn(async move {
+            let priority = this.pending.priority(&key);
             let _permit = tokio::select! {
-                permit = this.permits.acquire(&key) => permit,
+                permit = this.permits.acquire(&key, priority) => permit,
                 // Shutting down: what has not started does not start.
                 () = this.shutdown.cancelled() => return None,
             };

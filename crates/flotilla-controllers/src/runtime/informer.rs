@@ -19,6 +19,7 @@
 //! could be read before stays cached as it was, so a controller neither loses the object nor acts on what it
 //! cannot understand, and everything else goes on.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -87,6 +88,30 @@ where
     synced: watch::Sender<bool>,
     /// Reports the objects it cannot read.
     reporter: Reporter,
+}
+
+thread_local! {
+    /// Set while handlers are told of the objects of an informer's first list (or, for a handler added late,
+    /// of the objects already cached): the changes Karmada's priority queues put behind the others.
+    static LISTING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the handler now running is being told of an object of an informer's first list.
+pub(super) fn is_listing() -> bool {
+    LISTING.with(Cell::get)
+}
+
+/// Runs `tell` (which calls handlers synchronously) as part of a first list.
+pub(super) fn listing<R>(tell: impl FnOnce() -> R) -> R {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            LISTING.with(|listing| listing.set(false));
+        }
+    }
+    LISTING.with(|listing| listing.set(true));
+    let _reset = Reset;
+    tell()
 }
 
 impl<K> Informer<K>
@@ -232,10 +257,12 @@ where
                         dispatch(&handlers, Change::Deleted(gone));
                     }
                 }
+                let first = !*self.synced.borrow();
                 for (key, new) in &after {
                     match before.get(key) {
                         Some(old) if same_version(old.as_ref(), new.as_ref()) => {}
                         Some(old) => dispatch(&handlers, Change::Updated { old, new }),
+                        None if first => listing(|| dispatch(&handlers, Change::Added(new))),
                         None => dispatch(&handlers, Change::Added(new)),
                     }
                 }
@@ -261,9 +288,11 @@ where
     /// Registers a handler; it first sees every cached object as `Added`.
     pub fn add_handler(&self, handler: impl Fn(Change<'_, K>) + Send + Sync + 'static) {
         let mut handlers = self.handlers.lock().unwrap_or_else(PoisonError::into_inner);
-        for obj in self.store.state() {
-            handler(Change::Added(&obj));
-        }
+        listing(|| {
+            for obj in self.store.state() {
+                handler(Change::Added(&obj));
+            }
+        });
         handlers.push(Box::new(handler));
     }
 

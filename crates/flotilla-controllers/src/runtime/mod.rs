@@ -4,7 +4,7 @@
 
 pub mod controller;
 pub mod informer;
-mod permits;
+pub mod permits;
 pub mod reconcile;
 #[cfg(test)]
 mod tests;
@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 pub use controller::{Action, Backoff, Controller, Runtime, Trigger, spec_changed};
 pub use flotilla_client::lenient::{Undecodable, UndecodableHook, UndecodableObject};
 pub use informer::{Change, Informer};
+pub use permits::Pool;
 
 type Entry = (Arc<dyn Any + Send + Sync>, JoinHandle<()>);
 

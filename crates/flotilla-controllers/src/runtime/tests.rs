@@ -501,3 +501,88 @@ fn a_relist_keeps_the_last_readable_version_of_an_object_that_became_unreadable(
     assert!(informer.get("ns", "a").is_none());
     assert_eq!(seen.lock().unwrap().len(), 1);
 }
+
+/// With `ControllerPriorityQueue`, reconciles requested while an informer tells of its first list wait behind
+/// those requested for changes; without, all take turns in the order they came.
+#[tokio::test(start_paused = true)]
+async fn objects_of_a_first_list_wait_behind_changes_when_prioritised() {
+    for prioritised in [true, false] {
+        let script = Arc::new(Script::default());
+        let (trigger, shutdown, task) = start_with(
+            &["gate", "listed-1", "listed-2", "changed"],
+            1,
+            &script,
+            |controller| controller.prioritised(prioritised),
+        );
+        trigger.reconcile_ref(key(&trigger, "gate"));
+        until("the gate holds the only permit", || {
+            *script.running.lock().unwrap() == 1
+        })
+        .await;
+        super::informer::listing(|| {
+            trigger.reconcile_ref(key(&trigger, "listed-1"));
+            trigger.reconcile_ref(key(&trigger, "listed-2"));
+        });
+        // Each waits for the permit before the next is requested.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        trigger.reconcile_ref(key(&trigger, "changed"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        script.gate.add_permits(1);
+        until("every object reconciled", || {
+            script.order.lock().unwrap().len() == 4
+        })
+        .await;
+        let expected = if prioritised {
+            ["gate", "changed", "listed-1", "listed-2"]
+        } else {
+            ["gate", "listed-1", "listed-2", "changed"]
+        };
+        assert_eq!(
+            *script.order.lock().unwrap(),
+            expected,
+            "prioritised: {prioritised}"
+        );
+        shutdown.cancel();
+        task.await.unwrap();
+    }
+}
+
+/// Handlers are told which additions belong to a first list: those of the informer's first list and the
+/// cached objects a late handler is shown, not additions seen later or after a relist.
+#[test]
+fn additions_of_a_first_list_are_marked_as_listing() {
+    let (informer, mut writer) = Informer::<ConfigMap>::detached((), "test");
+    let seen: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
+    let log = seen.clone();
+    informer.add_handler(move |change| {
+        if let Change::Added(obj) = change {
+            let name = obj.metadata.name.clone().unwrap_or_default();
+            log.lock()
+                .unwrap()
+                .push((name, super::informer::is_listing()));
+        }
+    });
+    informer.apply(&mut writer, &Event::Init);
+    informer.apply(&mut writer, &Event::InitApply(mk_config_map("listed", "1")));
+    informer.apply(&mut writer, &Event::InitDone);
+    informer.apply(&mut writer, &Event::Apply(mk_config_map("created", "2")));
+    // A relist after a watch restart brings an object created meanwhile: a change, not a first list.
+    informer.apply(&mut writer, &Event::Init);
+    for (name, version) in [("listed", "1"), ("created", "2"), ("relisted", "3")] {
+        informer.apply(&mut writer, &Event::InitApply(mk_config_map(name, version)));
+    }
+    informer.apply(&mut writer, &Event::InitDone);
+    let late: Arc<Mutex<Vec<bool>>> = Arc::default();
+    let late_log = late.clone();
+    informer.add_handler(move |_| late_log.lock().unwrap().push(super::informer::is_listing()));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            ("listed".to_owned(), true),
+            ("created".to_owned(), false),
+            ("relisted".to_owned(), false)
+        ]
+    );
+    assert_eq!(*late.lock().unwrap(), [true, true, true]);
+    assert!(!super::informer::is_listing());
+}

@@ -30,7 +30,7 @@ use kube::core::object::HasSpec;
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use regex::Regex;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -44,7 +44,7 @@ use crate::features::{Feature, FeatureGates};
 use crate::interpreter::Interpreter;
 use crate::options::Options;
 use crate::resources::Resources;
-use crate::runtime::{self, Action, Change, Controller, Informer, Trigger};
+use crate::runtime::{self, Action, Change, Controller, Informer, Pool, Trigger};
 use crate::shared::{ControlPlane, Shared};
 use crate::templates::{TemplateKey, Templates, with_type};
 
@@ -141,7 +141,7 @@ pub(crate) struct Detector {
     /// Whether every request of a template since its last reconcile was a Lazy-only change.
     lazy: Mutex<HashMap<TemplateKey, bool>>,
     /// Template reconciles of every kind share the detector's worker count, as one queue would.
-    permits: Arc<Semaphore>,
+    permits: Arc<Pool>,
     skipped: SkippedApis,
     watched: Mutex<HashMap<String, Watched>>,
     pp: Arc<Informer<PropagationPolicy>>,
@@ -159,7 +159,7 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         waiting: Mutex::default(),
         referenced: ReferencedVersions::default(),
         lazy: Mutex::default(),
-        permits: Arc::new(Semaphore::new(ctx.control.runtime.workers.max(1))),
+        permits: Pool::new(ctx.control.runtime.workers),
         skipped: SkippedApis::parse(&ctx.skipped_propagating_apis),
         watched: Mutex::default(),
         pp: ctx.control.informers.typed(),
