@@ -379,6 +379,240 @@ fn free_form_json_only_where_karmada_has_it() {
     assert_same_set(&found, &expected);
 }
 
+/// The paths of every node carrying `keyword: atomic`, each prefixed by its CRD's kind.
+fn atomic_markers(keyword: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for crd in crds::all() {
+        for (path, node) in nodes(&crd) {
+            if node.get(keyword).and_then(Value::as_str) == Some("atomic") {
+                found.insert(format!("{} {path}", crd.spec.names.kind));
+            }
+        }
+    }
+    found
+}
+
+/// Where one kind embeds Kubernetes selectors.
+struct Selectors {
+    kind: &'static str,
+    /// Karmada's cluster affinities: a label selector, and a field selector of node selector requirements.
+    affinities: &'static [&'static str],
+    /// Resource selectors: a label selector.
+    resource_selectors: &'static [&'static str],
+    /// Node claims: a node selector.
+    node_claims: &'static [&'static str],
+}
+
+const PLACEMENT_AFFINITIES: &[&str] = &[
+    ".spec.placement.clusterAffinity",
+    ".spec.placement.clusterAffinities[]",
+    ".spec.placement.clusterAffinities[].overflowAffinities[]",
+    ".spec.placement.replicaScheduling.weightPreference.staticWeightList[].targetCluster",
+];
+
+const SELECTORS: &[Selectors] = &[
+    Selectors {
+        kind: "PropagationPolicy",
+        affinities: PLACEMENT_AFFINITIES,
+        resource_selectors: &[".spec.resourceSelectors[]"],
+        node_claims: &[],
+    },
+    Selectors {
+        kind: "ClusterPropagationPolicy",
+        affinities: PLACEMENT_AFFINITIES,
+        resource_selectors: &[".spec.resourceSelectors[]"],
+        node_claims: &[],
+    },
+    Selectors {
+        kind: "OverridePolicy",
+        affinities: &[".spec.targetCluster", ".spec.overrideRules[].targetCluster"],
+        resource_selectors: &[".spec.resourceSelectors[]"],
+        node_claims: &[],
+    },
+    Selectors {
+        kind: "ClusterOverridePolicy",
+        affinities: &[".spec.targetCluster", ".spec.overrideRules[].targetCluster"],
+        resource_selectors: &[".spec.resourceSelectors[]"],
+        node_claims: &[],
+    },
+    Selectors {
+        kind: "ClusterTaintPolicy",
+        affinities: &[".spec.targetClusters"],
+        resource_selectors: &[],
+        node_claims: &[],
+    },
+    Selectors {
+        kind: "ResourceBinding",
+        affinities: PLACEMENT_AFFINITIES,
+        resource_selectors: &[],
+        node_claims: &[
+            ".spec.replicaRequirements.nodeClaim",
+            ".spec.components[].replicaRequirements.nodeClaim",
+        ],
+    },
+    Selectors {
+        kind: "ClusterResourceBinding",
+        affinities: PLACEMENT_AFFINITIES,
+        resource_selectors: &[],
+        node_claims: &[
+            ".spec.replicaRequirements.nodeClaim",
+            ".spec.components[].replicaRequirements.nodeClaim",
+        ],
+    },
+];
+
+#[test]
+fn selectors_are_atomic_where_karmadas_crds_have_them() {
+    let mut structs = BTreeSet::new();
+    let mut lists = BTreeSet::new();
+    for selectors in SELECTORS {
+        let kind = selectors.kind;
+        for root in selectors
+            .affinities
+            .iter()
+            .chain(selectors.resource_selectors)
+        {
+            structs.insert(format!("{kind} {root}.labelSelector"));
+            lists.insert(format!("{kind} {root}.labelSelector.matchExpressions"));
+            lists.insert(format!(
+                "{kind} {root}.labelSelector.matchExpressions[].values"
+            ));
+        }
+        // Karmada's own FieldSelector declares no list type; the requirements it holds are Kubernetes'.
+        for root in selectors.affinities {
+            lists.insert(format!(
+                "{kind} {root}.fieldSelector.matchExpressions[].values"
+            ));
+        }
+        for root in selectors.node_claims {
+            let affinity = format!("{root}.hardNodeAffinity");
+            let terms = format!("{affinity}.nodeSelectorTerms");
+            structs.insert(format!("{kind} {affinity}"));
+            structs.insert(format!("{kind} {terms}[]"));
+            lists.insert(format!("{kind} {terms}"));
+            for requirements in ["matchExpressions", "matchFields"] {
+                lists.insert(format!("{kind} {terms}[].{requirements}"));
+                lists.insert(format!("{kind} {terms}[].{requirements}[].values"));
+            }
+        }
+    }
+    assert_eq!(structs.len(), 33);
+    assert_eq!(lists.len(), 91);
+    assert_same_set(&atomic_markers("x-kubernetes-map-type"), &structs);
+    assert_same_set(&atomic_markers("x-kubernetes-list-type"), &lists);
+}
+
+fn conditions(crd: &str) -> Value {
+    let schema = schema(&by_name(crd));
+    schema["properties"]["status"]["properties"]["conditions"]["items"].clone()
+}
+
+#[test]
+fn conditions_carry_the_limits_karmadas_crds_have() {
+    for crd in [
+        "resourcebindings.work.karmada.io",
+        "clusterresourcebindings.work.karmada.io",
+        "works.work.karmada.io",
+    ] {
+        let condition = conditions(crd);
+        let field = |name: &str| condition["properties"][name].clone();
+        assert_eq!(field("type")["maxLength"], 316, "{crd}");
+        assert!(field("type")["pattern"].is_string(), "{crd}");
+        assert_eq!(field("reason")["minLength"], 1, "{crd}");
+        assert_eq!(field("reason")["maxLength"], 1024, "{crd}");
+        assert!(field("reason")["pattern"].is_string(), "{crd}");
+        assert_eq!(field("message")["maxLength"], 32768, "{crd}");
+        assert_eq!(
+            field("status")["enum"],
+            serde_json::json!(["True", "False", "Unknown"]),
+            "{crd}"
+        );
+        assert_eq!(field("observedGeneration")["minimum"], 0.0, "{crd}");
+        assert_eq!(field("lastTransitionTime")["format"], "date-time", "{crd}");
+        assert_eq!(
+            condition["required"],
+            serde_json::json!(["lastTransitionTime", "message", "reason", "status", "type"]),
+            "{crd}"
+        );
+    }
+    // Karmada serves Cluster from its aggregated API server, which does not hold conditions to these limits.
+    let cluster = conditions("clusters.cluster.karmada.io");
+    assert!(cluster["properties"]["reason"].get("minLength").is_none());
+    assert!(cluster["properties"]["status"].get("enum").is_none());
+}
+
+#[test]
+fn resource_requests_are_quantities_and_go_ints_have_no_format() {
+    for crd in [
+        "resourcebindings.work.karmada.io",
+        "clusterresourcebindings.work.karmada.io",
+    ] {
+        let spec = &schema(&by_name(crd))["properties"]["spec"]["properties"];
+        for requirements in [
+            &spec["replicaRequirements"],
+            &spec["components"]["items"]["properties"]["replicaRequirements"],
+        ] {
+            let quantity = &requirements["properties"]["resourceRequest"]["additionalProperties"];
+            assert_eq!(
+                quantity["anyOf"],
+                serde_json::json!([{"type": "integer"}, {"type": "string"}]),
+                "{crd}"
+            );
+            assert_eq!(quantity["x-kubernetes-int-or-string"], true, "{crd}");
+            assert!(quantity["pattern"].is_string(), "{crd}");
+        }
+    }
+    let pp = schema(&by_name("propagationpolicies.policy.karmada.io"));
+    let spread = &pp["properties"]["spec"]["properties"]["placement"]["properties"]["spreadConstraints"]
+        ["items"]["properties"];
+    let work = schema(&by_name("works.work.karmada.io"));
+    let identifier = &work["properties"]["status"]["properties"]["manifestStatuses"]["items"]["properties"]
+        ["identifier"]["properties"];
+    for int in [
+        &spread["minGroups"],
+        &spread["maxGroups"],
+        &identifier["ordinal"],
+    ] {
+        assert_eq!(int["type"], "integer");
+        assert!(int.get("format").is_none(), "{int}");
+    }
+}
+
+#[test]
+fn declared_patterns_accept_what_kubernetes_parses() {
+    let rb = schema(&by_name("resourcebindings.work.karmada.io"));
+    let pattern = |node: &Value| {
+        regex::Regex::new(node["pattern"].as_str().expect("a pattern")).expect("compiles")
+    };
+    let quantity = pattern(
+        &rb["properties"]["spec"]["properties"]["replicaRequirements"]["properties"]["resourceRequest"]
+            ["additionalProperties"],
+    );
+    for good in [
+        "1", "100m", "1.5Gi", "+2k", "-0.5", ".5", "1e3", "2E-3", "7Ei",
+    ] {
+        assert!(quantity.is_match(good), "quantity {good}");
+    }
+    for bad in ["", "lots", "1GB", "1 Gi", "1.2.3", "Mi", "1e"] {
+        assert!(!quantity.is_match(bad), "quantity {bad}");
+    }
+    let condition = conditions("works.work.karmada.io");
+    let kind = pattern(&condition["properties"]["type"]);
+    for good in ["Applied", "example.com/Ready", "a.b-c/Some_Type.x", "Z"] {
+        assert!(kind.is_match(good), "type {good}");
+    }
+    for bad in ["", "Bad Type", "Example.com/Ready", "/Ready", "Ready-"] {
+        assert!(!kind.is_match(bad), "type {bad}");
+    }
+    let reason = pattern(&condition["properties"]["reason"]);
+    for good in ["AppliedSuccessful", "Failed:Timeout", "a_b,c", "R"] {
+        assert!(reason.is_match(good), "reason {good}");
+    }
+    for bad in ["", "1Reason", "Has space", "Trailing,", "dash-ed"] {
+        assert!(!reason.is_match(bad), "reason {bad}");
+    }
+}
+
 #[test]
 fn narrowed_enums_follow_karmadas_crds() {
     let pp = schema(&by_name("propagationpolicies.policy.karmada.io"));

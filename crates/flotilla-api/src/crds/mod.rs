@@ -3,8 +3,10 @@
 //! [`all`] is the one source: `flotilla crds` prints it and `manifests/crds/` holds it, one file per CRD named
 //! like Karmada's (`<group>_<plural>.yaml`). Schemas are structural (see [`structural`]); free-form JSON
 //! (`x-kubernetes-preserve-unknown-fields`) appears only where Karmada has it: Work manifests, raw statuses and
-//! override values.
+//! override values. Where a schema embeds a Kubernetes type, it carries the keywords that type declares (atomic
+//! selectors, Condition limits; see `k8s_markers`), as Karmada's CRDs do.
 
+mod k8s_markers;
 mod riwc;
 pub mod structural;
 
@@ -12,6 +14,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceConversion, CustomResourceDefinition,
 };
 use kube::CustomResourceExt;
+use schemars::SchemaGenerator;
+use schemars::generate::SchemaSettings;
 use serde_json::{Value, json};
 
 use crate::apps::v1alpha1::WorkloadRebalancer;
@@ -113,23 +117,27 @@ pub fn all() -> Vec<CustomResourceDefinition> {
             "ResourceInterpreterCustomization describes, in Lua, how to interpret a kind of resource.",
         ),
     ];
-    let mut crds: Vec<CustomResourceDefinition> = described
+    described
         .into_iter()
         .map(|(crd, description)| finish(crd, description))
+        .chain([
+            finish(riwc::crd(), riwc::DESCRIPTION),
+            finish(
+                WorkloadRebalancer::crd(),
+                "WorkloadRebalancer asks for the bindings of the workloads it names to be scheduled afresh, \
+                 once.",
+            ),
+        ])
         .map(|crd| {
             if crd.metadata.name.as_deref() == Some(Cluster::crd_name()) {
+                // Karmada serves Cluster from its aggregated API server, not from a CRD, and that server holds
+                // Cluster's conditions to none of the limits Kubernetes' types declare for CRDs.
                 with_storage_alias(crd)
             } else {
-                crd
+                with_kubernetes_markers(crd)
             }
         })
-        .collect();
-    crds.push(finish(riwc::crd(), riwc::DESCRIPTION));
-    crds.push(finish(
-        WorkloadRebalancer::crd(),
-        "WorkloadRebalancer asks for the bindings of the workloads it names to be scheduled afresh, once.",
-    ));
-    crds
+        .collect()
 }
 
 /// The file a CRD is committed as under `manifests/crds/`: `<group>_<plural>.yaml`, as Karmada names them.
@@ -158,10 +166,24 @@ pub fn yaml_stream() -> Result<String, RenderError> {
     all().iter().map(to_yaml).collect()
 }
 
-/// Gives a generated CRD Karmada's finishing touches: a structural schema with `apiVersion`, `kind` and
-/// `metadata`, the kind's description, the list kind, and the enum values Karmada narrows per field.
-fn finish(mut crd: CustomResourceDefinition, description: &str) -> CustomResourceDefinition {
-    crd.spec.names.list_kind = Some(format!("{}List", crd.spec.names.kind));
+/// A schema generator set up as kube's `CustomResource` derive sets up its own, for the schemas built here
+/// rather than by the derive.
+fn schema_generator() -> SchemaGenerator {
+    SchemaSettings::openapi3()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .with_transform(schemars::transform::AddNullable::default())
+        .with_transform(kube::core::schema::StructuralSchemaRewriter)
+        .with_transform(kube::core::schema::OptionalEnum)
+        .with_transform(kube::core::schema::OptionalIntOrString)
+        .into_generator()
+}
+
+/// Edits the schema of every version of a CRD as JSON: JSONSchemaProps round-trips through JSON losslessly, and
+/// editing the JSON is simpler than the typed tree.
+fn edit_schemas(crd: &mut CustomResourceDefinition, mut edit: impl FnMut(&mut Value)) {
     for version in &mut crd.spec.versions {
         let Some(validation) = version.schema.as_mut() else {
             continue;
@@ -169,9 +191,25 @@ fn finish(mut crd: CustomResourceDefinition, description: &str) -> CustomResourc
         let Some(props) = validation.open_api_v3_schema.take() else {
             continue;
         };
-        // JSONSchemaProps round-trips through JSON losslessly; editing the JSON is simpler than the typed tree.
         let mut schema = serde_json::to_value(props).unwrap_or(Value::Null);
-        structural::normalize(&mut schema);
+        edit(&mut schema);
+        validation.open_api_v3_schema = serde_json::from_value(schema).ok();
+    }
+}
+
+/// Adds the keywords the Kubernetes types embedded in a CRD declare for CRD generators, as Karmada's CRDs have
+/// them (see [`k8s_markers`]).
+fn with_kubernetes_markers(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    edit_schemas(&mut crd, k8s_markers::apply);
+    crd
+}
+
+/// Gives a generated CRD Karmada's finishing touches: a structural schema with `apiVersion`, `kind` and
+/// `metadata`, the kind's description, the list kind, and the enum values Karmada narrows per field.
+fn finish(mut crd: CustomResourceDefinition, description: &str) -> CustomResourceDefinition {
+    crd.spec.names.list_kind = Some(format!("{}List", crd.spec.names.kind));
+    edit_schemas(&mut crd, |schema| {
+        structural::normalize(schema);
         if let Some(root) = schema.as_object_mut() {
             root.insert("description".to_owned(), json!(description));
             root.insert("type".to_owned(), json!("object"));
@@ -189,14 +227,11 @@ fn finish(mut crd: CustomResourceDefinition, description: &str) -> CustomResourc
             }
         }
         for (path, values) in NARROWED_ENUMS {
-            if let Some(node) =
-                structural::node_mut(&mut schema, path).and_then(Value::as_object_mut)
-            {
+            if let Some(node) = structural::node_mut(schema, path).and_then(Value::as_object_mut) {
                 node.insert("enum".to_owned(), json!(values));
             }
         }
-        validation.open_api_v3_schema = serde_json::from_value(schema).ok();
-    }
+    });
     crd
 }
 

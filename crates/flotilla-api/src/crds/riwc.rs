@@ -7,7 +7,6 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
-use schemars::generate::SchemaSettings;
 use serde_json::json;
 
 use crate::config::v1alpha1::{
@@ -21,17 +20,7 @@ pub(super) const DESCRIPTION: &str =
 /// The CRD, with a schema generated the way kube's derive generates one, around the top-level `webhooks`.
 pub(super) fn crd() -> CustomResourceDefinition {
     type Riwc = ResourceInterpreterWebhookConfiguration;
-    let generator = SchemaSettings::openapi3()
-        .with(|s| {
-            s.inline_subschemas = true;
-            s.meta_schema = None;
-        })
-        .with_transform(schemars::transform::AddNullable::default())
-        .with_transform(kube::core::schema::StructuralSchemaRewriter)
-        .with_transform(kube::core::schema::OptionalEnum)
-        .with_transform(kube::core::schema::OptionalIntOrString)
-        .into_generator();
-    let webhook = generator
+    let webhook = super::schema_generator()
         .into_root_schema_for::<ResourceInterpreterWebhook>()
         .to_value();
     let schema = json!({

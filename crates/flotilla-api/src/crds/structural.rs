@@ -201,7 +201,8 @@ fn value_has_type(value: &Value, kind: &str) -> bool {
     }
 }
 
-fn for_each_subschema(node: &mut Map<String, Value>, mut visit: impl FnMut(&mut Value)) {
+/// Calls `visit` on each direct subschema of `node`: properties, items, additional properties, combinators.
+pub(super) fn for_each_subschema(node: &mut Map<String, Value>, mut visit: impl FnMut(&mut Value)) {
     if let Some(properties) = node.get_mut("properties").and_then(Value::as_object_mut) {
         properties.values_mut().for_each(&mut visit);
     }

@@ -93,6 +93,7 @@ pub struct ManifestStatus {
 #[serde(rename_all = "camelCase")]
 pub struct ResourceIdentifier {
     /// Index of the manifest in `spec.workload.manifests`.
+    #[schemars(transform = crate::schema::go_int)]
     pub ordinal: i64,
     /// API group; empty for the core group.
     #[serde(default, skip_serializing_if = "String::is_empty")]

@@ -21,6 +21,7 @@ pub struct ReplicaRequirements {
     pub node_claim: Option<NodeClaim>,
     /// Compute resources one replica requests.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(transform = crate::schema::quantities)]
     pub resource_request: BTreeMap<String, Quantity>,
     /// Namespace of the workload.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -68,6 +69,7 @@ pub struct ComponentReplicaRequirements {
     pub node_claim: Option<NodeClaim>,
     /// Compute resources one replica requests.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(transform = crate::schema::quantities)]
     pub resource_request: BTreeMap<String, Quantity>,
     /// Priority class of the component's pods.
     #[serde(default, skip_serializing_if = "String::is_empty")]

@@ -309,9 +309,11 @@ pub struct SpreadConstraint {
     pub spread_by_label: String,
     /// At most this many groups; 0 means no limit.
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(transform = crate::schema::go_int)]
     pub max_groups: i64,
     /// At least this many groups.
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(transform = crate::schema::go_int)]
     pub min_groups: i64,
 }
 
