@@ -131,18 +131,18 @@ fn failed(
     Error::Interpret {
         operation,
         object: describe(object),
-        source,
+        source: Box::new(source),
     }
 }
 
 fn unexpected(operation: InterpreterOperation, object: &Value) -> Error {
     Error::Interpret {
-        operation,
+        operation: operation.clone(),
         object: describe(object),
-        source: flotilla_interpreter::Error::UnexpectedResponse {
+        source: Box::new(flotilla_interpreter::Error::UnexpectedResponse {
             layer: "interpreter",
             operation,
-        },
+        }),
     }
 }
 
@@ -217,7 +217,7 @@ pub(crate) async fn revise_replica(
         Err(source) => Err(Error::Interpret {
             operation: op,
             object: described,
-            source,
+            source: Box::new(source),
         }),
     }
 }
@@ -236,17 +236,17 @@ pub(crate) async fn retain(
     {
         Ok(Response::Object(retained)) => Ok(retained),
         Ok(_) => Err(Error::Interpret {
-            operation: op,
+            operation: op.clone(),
             object: described,
-            source: flotilla_interpreter::Error::UnexpectedResponse {
+            source: Box::new(flotilla_interpreter::Error::UnexpectedResponse {
                 layer: "interpreter",
                 operation: op,
-            },
+            }),
         }),
         Err(source) => Err(Error::Interpret {
             operation: op,
             object: described,
-            source,
+            source: Box::new(source),
         }),
     }
 }
