@@ -11,6 +11,7 @@ pub mod config;
 pub mod crds;
 pub mod decode;
 pub mod names;
+mod open_enum;
 pub mod policy;
 mod resource;
 pub(crate) mod schema;

@@ -28,9 +28,9 @@ pub enum Error {
         operation: InterpreterOperation,
         /// `Kind namespace/name` of the object interpreted.
         object: String,
-        /// The interpreter's error.
+        /// The interpreter's error (boxed: it is large, and errors travel in every `Result`).
         #[source]
-        source: flotilla_interpreter::Error,
+        source: Box<flotilla_interpreter::Error>,
     },
     /// An object does not have the shape the controller needs; retrying cannot help until it changes.
     #[error("invalid {object}: {reason}")]

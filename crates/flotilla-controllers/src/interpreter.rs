@@ -139,18 +139,18 @@ fn failed(
     Error::Interpret {
         operation,
         object: describe(object),
-        source,
+        source: Box::new(source),
     }
 }
 
 fn unexpected(operation: InterpreterOperation, object: &Value) -> Error {
     Error::Interpret {
-        operation,
+        operation: operation.clone(),
         object: describe(object),
-        source: flotilla_interpreter::Error::UnexpectedResponse {
+        source: Box::new(flotilla_interpreter::Error::UnexpectedResponse {
             layer: "interpreter",
             operation,
-        },
+        }),
     }
 }
 
@@ -225,7 +225,7 @@ pub(crate) async fn revise_replica(
         Err(source) => Err(Error::Interpret {
             operation: op,
             object: described,
-            source,
+            source: Box::new(source),
         }),
     }
 }
@@ -244,17 +244,17 @@ pub(crate) async fn retain(
     {
         Ok(Response::Object(retained)) => Ok(retained),
         Ok(_) => Err(Error::Interpret {
-            operation: op,
+            operation: op.clone(),
             object: described,
-            source: flotilla_interpreter::Error::UnexpectedResponse {
+            source: Box::new(flotilla_interpreter::Error::UnexpectedResponse {
                 layer: "interpreter",
                 operation: op,
-            },
+            }),
         }),
         Err(source) => Err(Error::Interpret {
             operation: op,
             object: described,
-            source,
+            source: Box::new(source),
         }),
     }
 }

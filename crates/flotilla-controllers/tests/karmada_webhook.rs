@@ -66,16 +66,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         REQUIRED,
     ),
     (
-        "validate-riwc-create-rule-operations",
-        "allowed",
-        UNKNOWN_OPERATION,
-    ),
-    (
-        "validate-riwc-create-rule-operations",
-        "message",
-        UNKNOWN_OPERATION,
-    ),
-    (
         "mutate-work-create-no-labels-no-manifests",
         "patch",
         "Karmada's typed round trip removes an empty manifest list; Flotilla leaves it",
@@ -176,9 +166,6 @@ const WRONG_TYPE: &str = "Karmada fails (500) to read a Job's parallelism writte
 
 /// Why a configuration without a field the CRD requires differs.
 const REQUIRED: &str = "the CRD requires the field, so an API server refuses the object by its schema before validating webhooks run; Flotilla's types refuse it at decoding (400 naming the field)";
-
-/// Why an unknown interpreter operation differs.
-const UNKNOWN_OPERATION: &str = "Flotilla's operation type is closed: an operation it does not know is refused at decoding (400 naming the field) where Karmada keeps it as a string and refuses it as unsupported (403)";
 
 /// Why a binding with a spec field of the wrong type differs.
 const BINDING_LABELS_ONLY: &str = "Flotilla's binding mutation reads only the labels, so a spec field of the wrong type is left to the API server's schema, which refuses it; Karmada refuses it at decoding (400)";

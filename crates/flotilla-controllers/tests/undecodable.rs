@@ -33,7 +33,7 @@ fn permissive_crd() -> CustomResourceDefinition {
     .unwrap()
 }
 
-fn policy(name: &str, scheduling_type: &str) -> serde_json::Value {
+fn policy(name: &str, scheduling_type: serde_json::Value) -> serde_json::Value {
     json!({
         "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
         "metadata": {"name": name, "namespace": "default"},
@@ -67,9 +67,11 @@ async fn an_unreadable_object_is_reported_and_left_out_and_the_rest_goes_on() {
             .await;
         }
     };
-    create(policy("good", "Divided")).await;
-    create(policy("unknown-type", "Sideways")).await;
-    create(policy("changes-later", "Duplicated")).await;
+    create(policy("good", json!("Divided"))).await;
+    // A value Flotilla does not know is kept (Karmada's field is a string); a list is no string at all.
+    create(policy("sideways", json!("Sideways"))).await;
+    create(policy("wrong-type", json!(["Divided"]))).await;
+    create(policy("changes-later", json!("Duplicated"))).await;
 
     let reports: Arc<Mutex<Vec<(String, String, String)>>> = Arc::default();
     let hook = {
@@ -93,18 +95,23 @@ async fn an_unreadable_object_is_reported_and_left_out_and_the_rest_goes_on() {
         .map(|p| p.metadata.name.clone().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["changes-later", "good"]);
+    assert_eq!(names, ["changes-later", "good", "sideways"]);
+    let sideways = policies.get("default", "sideways").unwrap();
+    assert_eq!(
+        serde_json::to_value(&sideways.spec.placement).unwrap()["replicaScheduling"]["replicaSchedulingType"],
+        "Sideways"
+    );
     {
         let reports = reports.lock().unwrap();
         assert_eq!(reports.len(), 1, "{reports:?}");
         let (kind, name, error) = &reports[0];
         assert_eq!(
             (kind.as_str(), name.as_str()),
-            ("PropagationPolicy", "unknown-type")
+            ("PropagationPolicy", "wrong-type")
         );
         assert!(
             error.starts_with(
-                "spec.placement.replicaScheduling.replicaSchedulingType: unknown variant `Sideways`"
+                "spec.placement.replicaScheduling.replicaSchedulingType: invalid type: sequence, expected a string"
             ),
             "{error}"
         );
@@ -136,14 +143,14 @@ async fn an_unreadable_object_is_reported_and_left_out_and_the_rest_goes_on() {
 
     // Fixed, the unreadable policy is picked up like any other.
     raw.patch(
-        "unknown-type",
+        "wrong-type",
         &PatchParams::default(),
         &Patch::Merge(json!({"spec": {"placement": {"replicaScheduling": {"replicaSchedulingType": "Divided"}}}})),
     )
     .await
     .unwrap();
     eventually("the fixed policy in the cache", || async {
-        policies.get("default", "unknown-type")
+        policies.get("default", "wrong-type")
     })
     .await;
     // Deleting an unreadable object removes its cached version too.
@@ -185,7 +192,8 @@ async fn the_controllers_count_an_unreadable_object_and_say_on_it_which_field_fa
         "propagationpolicies",
     );
     let raw: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), "default", &resource);
-    let object: DynamicObject = serde_json::from_value(policy("unknown-type", "Sideways")).unwrap();
+    let object: DynamicObject =
+        serde_json::from_value(policy("wrong-type", json!(["Divided"]))).unwrap();
     eventually("the policy to be created", || {
         let (raw, object) = (raw.clone(), object.clone());
         async move { raw.create(&PostParams::default(), &object).await.ok() }
@@ -203,7 +211,7 @@ async fn the_controllers_count_an_unreadable_object_and_say_on_it_which_field_fa
             .find(|event| {
                 event.reason.as_deref() == Some("ObjectUndecodable")
                     && event.regarding.as_ref().and_then(|r| r.name.as_deref())
-                        == Some("unknown-type")
+                        == Some("wrong-type")
             })
     })
     .await;
@@ -211,7 +219,7 @@ async fn the_controllers_count_an_unreadable_object_and_say_on_it_which_field_fa
     let note = event.note.unwrap_or_default();
     assert!(
         note.contains(
-            "spec.placement.replicaScheduling.replicaSchedulingType: unknown variant `Sideways`"
+            "spec.placement.replicaScheduling.replicaSchedulingType: invalid type: sequence, expected a string"
         ),
         "{note}"
     );

@@ -10,11 +10,10 @@ use std::collections::HashSet;
 
 use flotilla_api::policy::v1alpha1::{
     ApplicationFailoverBehavior, ClusterAffinity, ClusterAffinityTerm, ClusterTaintPolicySpec,
-    DynamicWeightFactor, FailoverBehavior, FieldSelector, OverrideSpec, OverriderOperator,
-    Overriders, PatchOperation, Placement, PreemptionBehavior, PropagationSpec, PurgeMode,
-    ReplicaDivisionPreference, ReplicaSchedulingStrategy, ReplicaSchedulingType, ResourceSelector,
-    RuleWithCluster, SpreadConstraint, SpreadFieldValue, StatePreservation, Suspension,
-    WorkloadAffinity,
+    FailoverBehavior, FieldSelector, OverrideSpec, OverriderOperator, Overriders, PatchOperation,
+    Placement, PreemptionBehavior, PropagationSpec, PurgeMode, ReplicaDivisionPreference,
+    ReplicaSchedulingStrategy, ReplicaSchedulingType, ResourceSelector, RuleWithCluster,
+    SpreadConstraint, SpreadFieldValue, StatePreservation, Suspension, WorkloadAffinity,
 };
 use flotilla_apimachinery::field::{FieldError, join_path};
 use flotilla_apimachinery::meta::{validate_annotations, validate_label_name, validate_labels};
@@ -168,13 +167,14 @@ fn overflow_scheduling_allowed(strategy: Option<&ReplicaSchedulingStrategy>) -> 
     if strategy.replica_scheduling_type != ReplicaSchedulingType::Divided {
         return false;
     }
-    match strategy.replica_division_preference {
+    match &strategy.replica_division_preference {
         Some(ReplicaDivisionPreference::Aggregated) => true,
+        // Karmada asks only that a dynamic weight be set, whatever its value.
         Some(ReplicaDivisionPreference::Weighted) => strategy
             .weight_preference
             .as_ref()
-            .is_some_and(|w| w.dynamic_weight == Some(DynamicWeightFactor::AvailableReplicas)),
-        None => false,
+            .is_some_and(|w| w.dynamic_weight.is_some()),
+        None | Some(ReplicaDivisionPreference::Other(_)) => false,
     }
 }
 
@@ -344,7 +344,7 @@ fn is_empty_affinity(affinity: &ClusterAffinity) -> bool {
 fn validate_spread_constraints(constraints: &[SpreadConstraint], path: &str) -> Vec<FieldError> {
     let mut errors = Vec::new();
     // Each field seen, and whether its repetition was already reported.
-    let mut seen: Vec<(SpreadFieldValue, bool)> = Vec::new();
+    let mut seen: Vec<(&SpreadFieldValue, bool)> = Vec::new();
     for (i, constraint) in constraints.iter().enumerate() {
         let at = format!("{path}[{i}]");
         let mut refuse = |detail: &str| {
@@ -362,17 +362,14 @@ fn validate_spread_constraints(constraints: &[SpreadConstraint], path: &str) -> 
         if constraint.max_groups > 0 && constraint.max_groups < constraint.min_groups {
             refuse("maxGroups lower than minGroups is not allowed");
         }
-        if let Some(field) = constraint.spread_by_field {
+        if let Some(field) = &constraint.spread_by_field {
             match seen.iter_mut().find(|(f, _)| *f == field) {
                 Some((_, reported)) if !*reported => {
                     *reported = true;
                     errors.push(FieldError::invalid_struct(
                         path,
                         &constraints,
-                        format!(
-                            "multiple {} spread constraints are not allowed",
-                            spread_field_name(field)
-                        ),
+                        format!("multiple {field} spread constraints are not allowed"),
                     ));
                 }
                 Some(_) => {}
@@ -380,7 +377,7 @@ fn validate_spread_constraints(constraints: &[SpreadConstraint], path: &str) -> 
             }
         }
     }
-    if !seen.is_empty() && !seen.iter().any(|(f, _)| *f == SpreadFieldValue::Cluster) {
+    if !seen.is_empty() && !seen.iter().any(|(f, _)| **f == SpreadFieldValue::Cluster) {
         errors.push(FieldError::invalid_struct(
             path,
             &constraints,
@@ -388,13 +385,6 @@ fn validate_spread_constraints(constraints: &[SpreadConstraint], path: &str) -> 
         ));
     }
     errors
-}
-
-fn spread_field_name(field: SpreadFieldValue) -> String {
-    match serde_json::to_value(field) {
-        Ok(Value::String(name)) => name,
-        _ => format!("{field:?}"),
-    }
 }
 
 fn validate_failover(failover: &FailoverBehavior, path: &str) -> Vec<FieldError> {
@@ -612,7 +602,7 @@ fn validate_patch_operations(operations: &[PatchOperation], path: &str) -> Vec<F
         let value_path = format!("{at}.value");
         // An absent value is shown as JSON's null.
         let value = operation.value.clone().unwrap_or(Value::Null);
-        match (operation.operator, operation.value.is_some()) {
+        match (&operation.operator, operation.value.is_some()) {
             (OverriderOperator::Add | OverriderOperator::Replace, false) => {
                 errors.push(FieldError::invalid_struct(
                     value_path,

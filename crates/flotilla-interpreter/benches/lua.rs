@@ -67,7 +67,7 @@ fn lua_operations(c: &mut Criterion) {
         };
         let s = match std::env::var("LUA_PROBE_SCRIPT") {
             Ok(source) => vm.script("probe", &source),
-            Err(_) => script(op),
+            Err(_) => script(&op),
         };
         let three = items(&deployment);
         // LUA_PROBE_MANY=n: the object is a list of n Deployments, to see the cost per touched object.
@@ -114,7 +114,7 @@ fn lua_operations(c: &mut Criterion) {
         std::process::exit(0);
     }
     let mut group = c.benchmark_group("lua");
-    let get_replicas = script(InterpreterOperation::InterpretReplica);
+    let get_replicas = script(&InterpreterOperation::InterpretReplica);
     group.bench_function("GetReplicas", |b| {
         b.iter_batched(
             || deployment.clone(),
@@ -122,7 +122,7 @@ fn lua_operations(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
-    let revise = script(InterpreterOperation::ReviseReplica);
+    let revise = script(&InterpreterOperation::ReviseReplica);
     group.bench_function("ReviseReplica", |b| {
         b.iter_batched(
             || deployment.clone(),
@@ -138,7 +138,7 @@ fn lua_operations(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
-    let aggregate = script(InterpreterOperation::AggregateStatus);
+    let aggregate = script(&InterpreterOperation::AggregateStatus);
     let three = items(&deployment);
     group.bench_function("AggregateStatus/3-clusters", |b| {
         b.iter_batched(
@@ -149,7 +149,7 @@ fn lua_operations(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
-    let health = script(InterpreterOperation::InterpretHealth);
+    let health = script(&InterpreterOperation::InterpretHealth);
     group.bench_function("InterpretHealth", |b| {
         b.iter_batched(
             || deployment.clone(),

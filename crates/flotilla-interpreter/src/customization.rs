@@ -84,7 +84,7 @@ impl Layer for CustomizationLayer {
         LayerKind::Customization
     }
 
-    fn handles(&self, gvk: &GroupVersionKind, operation: InterpreterOperation) -> Handles {
+    fn handles(&self, gvk: &GroupVersionKind, operation: &InterpreterOperation) -> Handles {
         self.rules()
             .handles(gvk, operation, LayerKind::Customization)
     }

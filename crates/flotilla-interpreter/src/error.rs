@@ -18,7 +18,7 @@ pub enum Error {
     },
     /// No layer has a rule for this operation on this kind; the message is the native layer's, as in Karmada
     /// (e.g. `default InterpretReplica interpreter for "apps/v1, Kind=DaemonSet" not found`).
-    #[error("{}", crate::native::not_found_message(*.operation, .gvk))]
+    #[error("{}", crate::native::not_found_message(.operation, .gvk))]
     NotFound {
         /// The operation.
         operation: InterpreterOperation,

@@ -261,7 +261,7 @@ pub trait Layer: Send + Sync {
     fn kind(&self) -> LayerKind;
 
     /// Whether this layer has a rule for the kind and operation (and so its part of `HookEnabled`).
-    fn handles(&self, gvk: &GroupVersionKind, operation: InterpreterOperation) -> Handles;
+    fn handles(&self, gvk: &GroupVersionKind, operation: &InterpreterOperation) -> Handles;
 
     /// Run the rule for `request`.
     fn interpret(&self, request: Request) -> BoxFuture<'_, Result<Response, Error>>;

@@ -210,7 +210,7 @@ async fn register_as(
         .as_ref()
         .map(|_| reference(registration::impersonator_secret(name)));
     let cluster = create_or_update(control, name, |spec: &mut ClusterSpec| {
-        spec.sync_mode = mode;
+        spec.sync_mode.clone_from(&mode);
         spec.api_endpoint.clone_from(&registration.api_endpoint);
         if secret_ref.is_some() {
             spec.secret_ref.clone_from(&secret_ref);

@@ -245,7 +245,7 @@ fn journey<B: Binding>(binding: &B, works: &[&Work], journal: Option<&Journal>) 
             cluster: item.cluster_name.clone(),
             applied: item.applied,
             applied_message: item.applied_message.clone(),
-            health: item.health.map(health_text),
+            health: item.health.as_ref().map(ResourceHealth::to_string),
             status: item.status.clone(),
         })
         .collect();
@@ -303,8 +303,8 @@ fn work_view(work: &Work) -> WorkView {
         })
         .map(condition_view);
     let health = status
-        .and_then(|s| s.manifest_statuses.iter().find_map(|m| m.health))
-        .map(health_text);
+        .and_then(|s| s.manifest_statuses.iter().find_map(|m| m.health.as_ref()))
+        .map(ResourceHealth::to_string);
     WorkView {
         cluster: namespaces::cluster_of_execution_space(&namespace)
             .unwrap_or_default()
@@ -323,15 +323,6 @@ fn condition_view(condition: &Condition) -> ConditionView {
         reason: condition.reason.clone(),
         message: condition.message.clone(),
     }
-}
-
-fn health_text(health: ResourceHealth) -> String {
-    match health {
-        ResourceHealth::Healthy => "Healthy",
-        ResourceHealth::Unhealthy => "Unhealthy",
-        ResourceHealth::Unknown => "Unknown",
-    }
-    .to_owned()
 }
 
 fn operations(journal: &Journal, template: &ObjectRef) -> Vec<Operation> {

@@ -12,6 +12,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::open_enum::open_enum;
+
 use crate::serde_util::is_default;
 
 /// Compute resources by name (`cpu`, `memory`, ...), as Kubernetes' `ResourceList`.
@@ -84,14 +86,16 @@ pub struct ClusterSpec {
     pub resource_models: Vec<ResourceModel>,
 }
 
-/// How the control plane talks to a member.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum ClusterSyncMode {
-    /// The control plane applies objects to the member.
-    #[default]
-    Push,
-    /// An agent in the member pulls its Works.
-    Pull,
+open_enum! {
+    /// How the control plane talks to a member.
+    #[derive(Default)]
+    pub enum ClusterSyncMode {
+        /// The control plane applies objects to the member.
+        #[default]
+        Push = "Push",
+        /// An agent in the member pulls its Works.
+        Pull = "Pull",
+    }
 }
 
 /// A Secret reference with namespace and name.

@@ -1,41 +1,39 @@
 //! `config.karmada.io/v1alpha1`: ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration and
 //! ResourceInterpreterContext, with the JSON names, enums and omissions of Karmada's `pkg/apis/config/v1alpha1`.
 
-use std::fmt;
-
 use k8s_openapi::api::admissionregistration::v1::WebhookClientConfig;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::open_enum::open_enum;
 use crate::work::v1alpha2::{AggregatedStatusItem, Component, ReplicaRequirements};
 
-/// An operation of the resource interpreter, as spelled on the wire (`InterpreterOperation`).
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-pub enum InterpreterOperation {
-    /// Any operation; only valid in webhook rules.
-    #[serde(rename = "*")]
-    All,
-    /// Replica count and per-replica requirements of a workload.
-    InterpretReplica,
-    /// Pod-template components of a multi-template workload.
-    InterpretComponent,
-    /// Set the replica count of a desired object.
-    ReviseReplica,
-    /// Reflect a member object's status.
-    InterpretStatus,
-    /// Remove irrelevant fields (never dispatched).
-    Prune,
-    /// Keep member-owned fields when updating a member object.
-    Retain,
-    /// Fold member statuses into the template's status.
-    AggregateStatus,
-    /// Judge a member object's health.
-    InterpretHealth,
-    /// Objects a workload depends on.
-    InterpretDependency,
+open_enum! {
+    /// An operation of the resource interpreter, as spelled on the wire (`InterpreterOperation`).
+    #[derive(PartialOrd, Ord)]
+    pub enum InterpreterOperation {
+        /// Any operation; only valid in webhook rules.
+        All = "*",
+        /// Replica count and per-replica requirements of a workload.
+        InterpretReplica = "InterpretReplica",
+        /// Pod-template components of a multi-template workload.
+        InterpretComponent = "InterpretComponent",
+        /// Set the replica count of a desired object.
+        ReviseReplica = "ReviseReplica",
+        /// Reflect a member object's status.
+        InterpretStatus = "InterpretStatus",
+        /// Remove irrelevant fields (never dispatched).
+        Prune = "Prune",
+        /// Keep member-owned fields when updating a member object.
+        Retain = "Retain",
+        /// Fold member statuses into the template's status.
+        AggregateStatus = "AggregateStatus",
+        /// Judge a member object's health.
+        InterpretHealth = "InterpretHealth",
+        /// Objects a workload depends on.
+        InterpretDependency = "InterpretDependency",
+    }
 }
 
 impl InterpreterOperation {
@@ -50,28 +48,6 @@ impl InterpreterOperation {
         InterpreterOperation::InterpretHealth,
         InterpreterOperation::InterpretDependency,
     ];
-
-    /// The wire spelling, e.g. `InterpretReplica`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InterpreterOperation::All => "*",
-            InterpreterOperation::InterpretReplica => "InterpretReplica",
-            InterpreterOperation::InterpretComponent => "InterpretComponent",
-            InterpreterOperation::ReviseReplica => "ReviseReplica",
-            InterpreterOperation::InterpretStatus => "InterpretStatus",
-            InterpreterOperation::Prune => "Prune",
-            InterpreterOperation::Retain => "Retain",
-            InterpreterOperation::AggregateStatus => "AggregateStatus",
-            InterpreterOperation::InterpretHealth => "InterpretHealth",
-            InterpreterOperation::InterpretDependency => "InterpretDependency",
-        }
-    }
-}
-
-impl fmt::Display for InterpreterOperation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// A reference to an object a workload depends on.
@@ -307,7 +283,7 @@ pub struct CustomizationRules {
 
 impl CustomizationRules {
     /// The script for an operation, if set and non-empty (an empty script means "not set").
-    pub fn script(&self, op: InterpreterOperation) -> Option<&str> {
+    pub fn script(&self, op: &InterpreterOperation) -> Option<&str> {
         let rule = match op {
             InterpreterOperation::Retain => &self.retention,
             InterpreterOperation::InterpretReplica => &self.replica_resource,
@@ -317,7 +293,9 @@ impl CustomizationRules {
             InterpreterOperation::AggregateStatus => &self.status_aggregation,
             InterpreterOperation::InterpretHealth => &self.health_interpretation,
             InterpreterOperation::InterpretDependency => &self.dependency_interpretation,
-            InterpreterOperation::All | InterpreterOperation::Prune => &None,
+            InterpreterOperation::All
+            | InterpreterOperation::Prune
+            | InterpreterOperation::Other(_) => &None,
         };
         rule.as_ref()
             .map(|r| r.lua_script.as_str())

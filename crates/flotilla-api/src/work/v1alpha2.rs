@@ -8,6 +8,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::open_enum::open_enum;
+
 mod binding;
 
 pub use binding::*;
@@ -76,15 +78,16 @@ pub struct ComponentReplicaRequirements {
     pub priority_class_name: String,
 }
 
-/// Health of a propagated object in one member cluster.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum ResourceHealth {
-    /// The interpreter said the object is healthy.
-    Healthy,
-    /// The interpreter said the object is not healthy.
-    Unhealthy,
-    /// No answer yet, or the interpreter failed.
-    Unknown,
+open_enum! {
+    /// Health of a propagated object in one member cluster.
+    pub enum ResourceHealth {
+        /// The interpreter said the object is healthy.
+        Healthy = "Healthy",
+        /// The interpreter said the object is not healthy.
+        Unhealthy = "Unhealthy",
+        /// No answer yet, or the interpreter failed.
+        Unknown = "Unknown",
+    }
 }
 
 /// One member cluster's view of a binding's object (`status.aggregatedStatus[]`).

@@ -79,7 +79,8 @@ pub(crate) async fn run(ctx: Context, shutdown: CancellationToken) {
         for cluster in list {
             // A deleting cluster is watched too, as Karmada watches it: while it stays Ready its Works wait for
             // its agent, and once Ready is Unknown the cluster controller releases them.
-            if cluster.spec.sync_mode != ClusterSyncMode::Pull {
+            // Karmada leaves out Push clusters only: one of a sync mode it does not know is watched as a Pull one.
+            if cluster.spec.sync_mode == ClusterSyncMode::Push {
                 continue;
             }
             if let Err(err) = check(&ctx, &cluster, &mut seen).await {

@@ -68,7 +68,7 @@ pub(super) fn apply(object: &mut Value, overrider: &FieldOverrider) -> Result<()
 
 fn to_patch(ops: &[PatchOperation]) -> Result<Vec<json_patch::PatchOperation>, OverriderError> {
     ops.iter()
-        .map(|op| operation(op.operator, &op.sub_path, op.value.clone()))
+        .map(|op| operation(&op.operator, &op.sub_path, op.value.clone()))
         .collect()
 }
 

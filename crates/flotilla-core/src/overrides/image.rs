@@ -9,6 +9,8 @@ use std::fmt;
 use flotilla_api::policy::v1alpha1::{ImageComponent, ImageOverrider, OverriderOperator};
 use serde_json::Value;
 
+use super::OverriderError;
+
 /// The longest image name (registry and repository) the reference grammar accepts.
 const NAME_MAX_LEN: usize = 255;
 
@@ -126,10 +128,14 @@ impl ImageRef {
         }
     }
 
-    /// Applies one overrider to this reference.
-    pub(crate) fn apply(&mut self, overrider: &ImageOverrider) {
+    /// Applies one overrider to this reference. An operator this version does not know leaves the component
+    /// as it is, and a component it does not know is refused, as Karmada does.
+    ///
+    /// # Errors
+    /// [`OverriderError::UnknownImageComponent`] for a component this version does not know.
+    pub(crate) fn apply(&mut self, overrider: &ImageOverrider) -> Result<(), OverriderError> {
         let value = overrider.value.as_str();
-        match (overrider.component, overrider.operator) {
+        match (&overrider.component, &overrider.operator) {
             (ImageComponent::Registry, OverriderOperator::Add) => self.registry.push_str(value),
             (ImageComponent::Registry, OverriderOperator::Replace) => {
                 self.registry = value.to_owned()
@@ -146,7 +152,17 @@ impl ImageRef {
             }
             (ImageComponent::Tag, OverriderOperator::Replace) => self.set_tag_or_digest(value),
             (ImageComponent::Tag, OverriderOperator::Remove) => self.remove_tag_or_digest(),
+            (
+                ImageComponent::Registry | ImageComponent::Repository | ImageComponent::Tag,
+                OverriderOperator::Other(_),
+            ) => {}
+            (ImageComponent::Other(component), _) => {
+                return Err(OverriderError::UnknownImageComponent {
+                    component: component.clone(),
+                });
+            }
         }
+        Ok(())
     }
 }
 

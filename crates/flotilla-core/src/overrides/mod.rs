@@ -171,6 +171,18 @@ pub enum OverriderError {
         #[source]
         source: json_patch::jsonptr::ParseError,
     },
+    /// An image overrider names a component this version does not know.
+    #[error("unsupported image component({component})")]
+    UnknownImageComponent {
+        /// The component as written.
+        component: String,
+    },
+    /// An overrider's operator is no JSON-patch operation Karmada's patch can carry.
+    #[error("unsupported JSON patch operation {operation:?}")]
+    UnknownOperation {
+        /// The operator as written.
+        operation: String,
+    },
     /// A JSON-patch operation does not apply (e.g. `replace` or `remove` of a missing field).
     #[error("failed to apply JSON patch")]
     Patch {
@@ -420,8 +432,9 @@ fn apply_rule(object: &mut Value, overriders: &Overriders) -> Result<(), RuleErr
         ),
     ] {
         for (index, o) in list.iter().enumerate() {
-            let ops = patches::labels_or_annotations(object, field, o);
-            patch(object, &ops).map_err(|e| (name, index, e))?;
+            patches::labels_or_annotations(object, field, o)
+                .and_then(|ops| patch(object, &ops))
+                .map_err(|e| (name, index, e))?;
         }
     }
     for (index, o) in overriders.field_overrider.iter().enumerate() {
@@ -479,9 +492,9 @@ fn image_ops(
                     image: image.clone(),
                     source,
                 })?;
-            parsed.apply(overrider);
+            parsed.apply(overrider)?;
             patches::operation(
-                flotilla_api::policy::v1alpha1::OverriderOperator::Replace,
+                &flotilla_api::policy::v1alpha1::OverriderOperator::Replace,
                 &path,
                 Some(Value::String(parsed.to_string())),
             )

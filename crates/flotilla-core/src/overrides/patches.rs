@@ -5,7 +5,7 @@ use flotilla_api::policy::v1alpha1::{
     CommandArgsOverrider, LabelAnnotationOverrider, OverriderOperator, PlaintextOverrider,
 };
 use json_patch::jsonptr::{Pointer, PointerBuf};
-use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
+use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation, TestOperation};
 use serde_json::Value;
 
 use super::OverriderError;
@@ -13,11 +13,11 @@ use super::OverriderError;
 /// Builds one JSON-patch operation from an operator, a pointer string and an optional value (`null` when an
 /// `add`/`replace` has none, as Karmada's serialised patch carries).
 pub(super) fn operation(
-    operator: OverriderOperator,
+    operator: &OverriderOperator,
     path: &str,
     value: Option<Value>,
 ) -> Result<PatchOperation, OverriderError> {
-    Ok(op_at(operator, pointer(path)?, value))
+    op_at(operator, pointer(path)?, value)
 }
 
 /// Parses a JSON pointer, naming it on error.
@@ -30,13 +30,28 @@ pub(super) fn pointer(path: &str) -> Result<PointerBuf, OverriderError> {
         })
 }
 
-fn op_at(operator: OverriderOperator, path: PointerBuf, value: Option<Value>) -> PatchOperation {
+/// Karmada writes the operator as the patch's `op`, so an operator it does not know is whatever that JSON-patch
+/// op does: `test` compares the value, any other op fails the patch (`move` and `copy` would need a `from`
+/// that Karmada's patch never carries).
+fn op_at(
+    operator: &OverriderOperator,
+    path: PointerBuf,
+    value: Option<Value>,
+) -> Result<PatchOperation, OverriderError> {
     let value = value.unwrap_or(Value::Null);
-    match operator {
+    Ok(match operator {
         OverriderOperator::Add => PatchOperation::Add(AddOperation { path, value }),
         OverriderOperator::Replace => PatchOperation::Replace(ReplaceOperation { path, value }),
         OverriderOperator::Remove => PatchOperation::Remove(RemoveOperation { path }),
-    }
+        OverriderOperator::Other(op) if op == "test" => {
+            PatchOperation::Test(TestOperation { path, value })
+        }
+        OverriderOperator::Other(op) => {
+            return Err(OverriderError::UnknownOperation {
+                operation: op.clone(),
+            });
+        }
+    })
 }
 
 /// The plaintext overrider: its entries as one JSON patch, in order.
@@ -45,7 +60,7 @@ pub(super) fn plaintext(
 ) -> Result<Vec<PatchOperation>, OverriderError> {
     entries
         .iter()
-        .map(|e| operation(e.operator, &e.path, e.value.clone()))
+        .map(|e| operation(&e.operator, &e.path, e.value.clone()))
         .collect()
 }
 
@@ -63,7 +78,8 @@ fn containers_path(object: &Value) -> Option<&'static str> {
 
 /// The command or args overrider (`field` is `command` or `args`): for every container named
 /// `containerName`, `add` appends the values and `remove` drops every occurrence of them; any other operator
-/// rewrites the list unchanged. An absent list is created with an `add` op, an existing one replaced.
+/// (`replace`, or one this version does not know) rewrites the list unchanged. An absent list is created with
+/// an `add` op, an existing one replaced.
 pub(super) fn command_args(
     object: &Value,
     field: &str,
@@ -93,7 +109,7 @@ pub(super) fn command_args(
             ),
             Some(_) => return Err(OverriderError::NotList { path }),
         };
-        let updated: Vec<String> = match overrider.operator {
+        let updated: Vec<String> = match &overrider.operator {
             OverriderOperator::Add => current
                 .into_iter()
                 .chain(overrider.value.iter().cloned())
@@ -102,21 +118,21 @@ pub(super) fn command_args(
                 .into_iter()
                 .filter(|v| !overrider.value.contains(v))
                 .collect(),
-            OverriderOperator::Replace => current,
+            OverriderOperator::Replace | OverriderOperator::Other(_) => current,
         };
-        ops.push(operation(operator, &path, Some(Value::from(updated)))?);
+        ops.push(operation(&operator, &path, Some(Value::from(updated)))?);
     }
     Ok(ops)
 }
 
 /// The labels or annotations overrider (`field` is `labels` or `annotations`): `add` sets every key
 /// (creating the map in `object` first when it is missing), `replace` and `remove` touch only keys that
-/// exist.
+/// exist; an operator this version does not know becomes the op of every key's patch, as in Karmada.
 pub(super) fn labels_or_annotations(
     object: &mut Value,
     field: &str,
     overrider: &LabelAnnotationOverrider,
-) -> Vec<PatchOperation> {
+) -> Result<Vec<PatchOperation>, OverriderError> {
     let existing = object
         .pointer(&format!("/metadata/{field}"))
         .and_then(Value::as_object);
@@ -124,22 +140,24 @@ pub(super) fn labels_or_annotations(
     let mut needs_map = false;
     for (key, value) in &overrider.value {
         let present = existing.is_some_and(|m| m.contains_key(key));
-        match overrider.operator {
+        match &overrider.operator {
             OverriderOperator::Add => needs_map |= existing.is_none(),
             OverriderOperator::Replace | OverriderOperator::Remove if !present => continue,
-            OverriderOperator::Replace | OverriderOperator::Remove => {}
+            OverriderOperator::Replace
+            | OverriderOperator::Remove
+            | OverriderOperator::Other(_) => {}
         }
         let path = PointerBuf::from_tokens(["metadata", field, key.as_str()]);
         ops.push(op_at(
-            overrider.operator,
+            &overrider.operator,
             path,
             Some(Value::from(value.as_str())),
-        ));
+        )?);
     }
     if needs_map {
         ensure_map(object, field);
     }
-    ops
+    Ok(ops)
 }
 
 /// Makes `metadata.<field>` an object, creating `metadata` too when needed.

@@ -165,7 +165,7 @@ fn image_component_operations() {
     ];
     for (before, overrider, after) in cases {
         let mut parsed = ImageRef::parse(&before).unwrap();
-        parsed.apply(&overrider);
+        parsed.apply(&overrider).unwrap();
         assert_eq!(parsed.to_string(), after, "{before} {overrider:?}");
     }
 }
@@ -636,4 +636,88 @@ fn rules_target_clusters_and_scopes_are_respected() {
             .unwrap()
             .is_none()
     );
+}
+
+/// Operators and components this version does not know do what Karmada's string comparisons make of them.
+#[test]
+fn unknown_operators_and_components_act_as_in_karmada() {
+    let unknown = || Op::Other("merge".into());
+    let apply = |overriders: Overriders| {
+        let mut obj = deployment();
+        apply_overrides(
+            &mut obj,
+            &member("m1", ""),
+            &[],
+            &[op("p", vec![rule(overriders)])],
+        )
+        .map(|_| obj)
+    };
+
+    // An image overrider with an unknown operator leaves the component as it is.
+    let obj = apply(Overriders {
+        image_overrider: vec![image(ImageComponent::Registry, unknown(), "mirror.io")],
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(obj, deployment());
+    // One with an unknown component is refused once an image is read.
+    let err = apply(Overriders {
+        image_overrider: vec![image(
+            ImageComponent::Other("Digest".into()),
+            Op::Replace,
+            "x",
+        )],
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.source.to_string(),
+        "unsupported image component(Digest)"
+    );
+
+    // The args overrider rewrites the list unchanged.
+    let obj = apply(Overriders {
+        args_overrider: vec![CommandArgsOverrider {
+            container_name: "web".into(),
+            operator: unknown(),
+            value: vec!["-a".into()],
+        }],
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(obj, deployment());
+
+    // Labels, annotations and plaintext write the operator as the JSON patch's op: only `test` is one.
+    for overriders in [
+        labels(unknown(), &[("x", "y")]),
+        Overriders {
+            plaintext: vec![PlaintextOverrider {
+                path: "/metadata/name".into(),
+                operator: unknown(),
+                value: Some(json!("nginx")),
+            }],
+            ..Default::default()
+        },
+    ] {
+        let err = apply(overriders).unwrap_err();
+        assert!(
+            matches!(&*err.source, OverriderError::UnknownOperation { operation } if operation == "merge"),
+            "{err:?}"
+        );
+    }
+    let test = |value: &str| {
+        apply(Overriders {
+            plaintext: vec![PlaintextOverrider {
+                path: "/metadata/name".into(),
+                operator: Op::Other("test".into()),
+                value: Some(json!(value)),
+            }],
+            ..Default::default()
+        })
+    };
+    assert_eq!(test("nginx").unwrap(), deployment());
+    assert!(matches!(
+        *test("apache").unwrap_err().source,
+        OverriderError::Patch { .. }
+    ));
 }

@@ -24,13 +24,14 @@ pub enum Strategy {
     DynamicWeight,
 }
 
-/// The strategy a placement asks for, or `None` for Divided without a division preference (which the
-/// defaults of [`super::defaults`] never leave).
+/// The strategy a placement asks for, or `None` when Karmada has none for it: Divided without a division
+/// preference (which the defaults of [`super::defaults`] never leave), or a scheduling type or division
+/// preference this version does not know.
 pub fn strategy(placement: &Placement) -> Option<Strategy> {
     let Some(s) = &placement.replica_scheduling else {
         return Some(Strategy::Duplicated);
     };
-    match (s.replica_scheduling_type, s.replica_division_preference) {
+    match (&s.replica_scheduling_type, &s.replica_division_preference) {
         (ReplicaSchedulingType::Duplicated, _) => Some(Strategy::Duplicated),
         (ReplicaSchedulingType::Divided, Some(ReplicaDivisionPreference::Aggregated)) => {
             Some(Strategy::Aggregated)
@@ -45,8 +46,24 @@ pub fn strategy(placement: &Placement) -> Option<Strategy> {
                 Some(Strategy::StaticWeight)
             }
         }
-        (ReplicaSchedulingType::Divided, None) => None,
+        // Karmada has no assignment for these and refuses to schedule, naming both values.
+        (ReplicaSchedulingType::Divided, None | Some(ReplicaDivisionPreference::Other(_)))
+        | (ReplicaSchedulingType::Other(_), _) => None,
     }
+}
+
+/// Karmada's refusal of a placement [`strategy`] has no strategy for, naming its type and preference as
+/// written.
+fn unsupported_strategy(placement: &Placement) -> AssignError {
+    let s = placement.replica_scheduling.as_ref();
+    let scheduling_type = s.map_or("Duplicated", |s| s.replica_scheduling_type.as_str());
+    let preference = s
+        .and_then(|s| s.replica_division_preference.as_ref())
+        .map_or("", ReplicaDivisionPreference::as_str);
+    AssignError::other(format!(
+        "unsupported replica scheduling strategy, replicaSchedulingType: {scheduling_type}, \
+         replicaDivisionPreference: {preference}, please try another scheduling strategy"
+    ))
 }
 
 /// Why replicas could not be assigned; `unschedulable` marks capacity shortfalls (retried, result kept).
@@ -164,10 +181,7 @@ fn assign_to(
     input: &AssignInput<'_>,
 ) -> Result<Vec<TargetCluster>, AssignError> {
     let Some(strategy) = strategy(input.placement) else {
-        return Err(AssignError::other(
-            "unsupported replica scheduling strategy, replicaSchedulingType: Divided, replicaDivisionPreference: , \
-             please try another scheduling strategy",
-        ));
+        return Err(unsupported_strategy(input.placement));
     };
     let uid = input.spec.resource.uid.as_str();
     let result = match strategy {

@@ -177,9 +177,10 @@ pub fn replicas_changed(spec: &ResourceBindingSpec, placement: &Placement) -> bo
     match placement
         .replica_scheduling
         .as_ref()
-        .map(|s| s.replica_scheduling_type)
+        .map(|s| &s.replica_scheduling_type)
     {
-        None => false,
+        // Karmada compares the totals for its two types only: an unknown type never counts as changed.
+        None | Some(ReplicaSchedulingType::Other(_)) => false,
         Some(ReplicaSchedulingType::Duplicated) => {
             spec.clusters.iter().any(|c| c.replicas != spec.replicas)
         }

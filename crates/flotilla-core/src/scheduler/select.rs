@@ -99,7 +99,7 @@ pub fn select_clusters<'a>(
     let by_field: BTreeMap<Option<SpreadFieldValue>, &SpreadConstraint> = placement
         .spread_constraints
         .iter()
-        .map(|c| (c.spread_by_field, c))
+        .map(|c| (c.spread_by_field.clone(), c))
         .collect();
     let cluster = by_field.get(&Some(SpreadFieldValue::Cluster)).copied();
     if let Some(region) = by_field.get(&Some(SpreadFieldValue::Region)) {

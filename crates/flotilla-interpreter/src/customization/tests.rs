@@ -219,24 +219,24 @@ fn customizations_merge_by_name_and_accumulate_dependencies() {
     ]);
     let gvk = GroupVersionKind::gvk("apps", "v1", "Deployment");
     assert_eq!(
-        layer.handles(&gvk, InterpreterOperation::InterpretHealth),
+        layer.handles(&gvk, &InterpreterOperation::InterpretHealth),
         Handles::Yes("a-first".to_owned())
     );
     assert_eq!(
-        layer.handles(&gvk, InterpreterOperation::Retain),
+        layer.handles(&gvk, &InterpreterOperation::Retain),
         Handles::Yes("b-second".to_owned())
     );
     assert_eq!(
-        layer.handles(&gvk, InterpreterOperation::InterpretDependency),
+        layer.handles(&gvk, &InterpreterOperation::InterpretDependency),
         Handles::Yes("a-first,b-second".to_owned())
     );
     assert!(matches!(
-        layer.handles(&gvk, InterpreterOperation::InterpretReplica),
+        layer.handles(&gvk, &InterpreterOperation::InterpretReplica),
         Handles::No(_)
     ));
     let other_version = GroupVersionKind::gvk("apps", "v1beta2", "Deployment");
     assert!(matches!(
-        layer.handles(&other_version, InterpreterOperation::InterpretHealth),
+        layer.handles(&other_version, &InterpreterOperation::InterpretHealth),
         Handles::No(_)
     ));
 
@@ -269,7 +269,7 @@ fn customizations_merge_by_name_and_accumulate_dependencies() {
     // The reflector's next list replaces everything.
     layer.replace_all(Vec::new());
     assert!(matches!(
-        layer.handles(&gvk, InterpreterOperation::InterpretHealth),
+        layer.handles(&gvk, &InterpreterOperation::InterpretHealth),
         Handles::No(_)
     ));
     let err = layer
@@ -305,11 +305,11 @@ fn a_bad_apiversion_matches_nothing_and_a_broken_script_fails_when_called() {
     ]);
     let gvk = GroupVersionKind::gvk("apps", "v1", "Deployment");
     assert!(matches!(
-        layer.handles(&gvk, InterpreterOperation::Retain),
+        layer.handles(&gvk, &InterpreterOperation::Retain),
         Handles::No(_)
     ));
     assert_eq!(
-        layer.handles(&gvk, InterpreterOperation::InterpretHealth),
+        layer.handles(&gvk, &InterpreterOperation::InterpretHealth),
         Handles::Yes("broken".to_owned())
     );
     let err = layer

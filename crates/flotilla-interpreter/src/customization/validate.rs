@@ -22,9 +22,9 @@ pub fn check_rules(
     customization: &ResourceInterpreterCustomization,
 ) -> Vec<(InterpreterOperation, RuleCheck)> {
     InterpreterOperation::DISPATCHED
-        .iter()
-        .map(|&op| {
-            let verdict = match customization.spec.customizations.script(op) {
+        .into_iter()
+        .map(|op| {
+            let verdict = match customization.spec.customizations.script(&op) {
                 None => RuleCheck::Unset,
                 Some(source) => match compile_error(source) {
                     None => RuleCheck::Pass,
@@ -58,8 +58,8 @@ pub fn validate_conflicts(
             if op == InterpreterOperation::InterpretDependency {
                 continue;
             }
-            if customization.spec.customizations.script(op).is_some()
-                && other.spec.customizations.script(op).is_some()
+            if customization.spec.customizations.script(&op).is_some()
+                && other.spec.customizations.script(&op).is_some()
             {
                 return Err(format!(
                     "conflicting with InterpreterOperation({op}) of existing ResourceInterpreterCustomization({})",

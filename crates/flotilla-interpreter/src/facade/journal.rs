@@ -148,7 +148,7 @@ impl Journal {
             Some(index) => index,
             None => {
                 entries.push(Entry {
-                    operation: explanation.operation,
+                    operation: explanation.operation.clone(),
                     layer: None,
                     rule: None,
                     latency,
@@ -183,7 +183,7 @@ impl Journal {
             .get(subject)
             .cloned()
             .unwrap_or_default();
-        entries.sort_by_key(|e| e.operation);
+        entries.sort_by(|a, b| a.operation.cmp(&b.operation));
         entries
     }
 
@@ -238,7 +238,7 @@ mod tests {
             ms(1),
         );
         let entries = journal.entries(&web());
-        let operations: Vec<Op> = entries.iter().map(|e| e.operation).collect();
+        let operations: Vec<Op> = entries.iter().map(|e| e.operation.clone()).collect();
         assert_eq!(operations, [Op::InterpretReplica, Op::InterpretHealth]);
         let health = &entries[1];
         assert_eq!(health.layer, Some(LayerKind::Native));

@@ -165,7 +165,7 @@ impl ResourceInterpreter {
     pub fn hook_enabled(&self, gvk: &GroupVersionKind, op: Op) -> bool {
         self.layers
             .iter()
-            .any(|layer| matches!(layer.handles(gvk, op), Handles::Yes(_)))
+            .any(|layer| matches!(layer.handles(gvk, &op), Handles::Yes(_)))
     }
 
     /// Dispatches one request; returns the result and the record of which layer answered, also on failure.
@@ -180,12 +180,12 @@ impl ResourceInterpreter {
         let gvk = match input.request().gvk() {
             Ok(gvk) => gvk,
             Err(error) => {
-                let mut explanation = Explanation::new(operation, None);
+                let mut explanation = Explanation::new(operation.clone(), None);
                 explanation.error = Some(error.to_string());
                 return (Err(error), explanation);
             }
         };
-        let mut explanation = Explanation::new(operation, Some(gvk.clone()));
+        let mut explanation = Explanation::new(operation.clone(), Some(gvk.clone()));
         if let Some(layer) = self.readiness.pending() {
             let error = Error::NotReady { layer };
             explanation.error = Some(error.to_string());
@@ -201,7 +201,7 @@ impl ResourceInterpreter {
             skipped = tracing::field::Empty,
         );
         for layer in &self.layers {
-            let rule = match layer.handles(&gvk, operation) {
+            let rule = match layer.handles(&gvk, &operation) {
                 Handles::No(reason) => {
                     explanation.skipped.push(Skipped {
                         layer: layer.kind(),
@@ -223,7 +223,7 @@ impl ResourceInterpreter {
             });
             let started = Instant::now();
             let result = layer.interpret_input(input).instrument(span.clone()).await;
-            let result = result.and_then(|response| check(layer_kind, operation, response));
+            let result = result.and_then(|response| check(layer_kind, &operation, response));
             self.metrics.observe(
                 layer_kind.as_str(),
                 operation.as_str(),
@@ -385,7 +385,7 @@ fn object_of(response: Response) -> Option<Value> {
 }
 
 /// Checks that a response fits the operation, and post-processes dependency lists.
-fn check(layer: LayerKind, operation: Op, response: Response) -> Result<Response, Error> {
+fn check(layer: LayerKind, operation: &Op, response: Response) -> Result<Response, Error> {
     let fits = matches!(
         (operation, &response),
         (Op::InterpretReplica, Response::Replicas { .. })
@@ -401,7 +401,7 @@ fn check(layer: LayerKind, operation: Op, response: Response) -> Result<Response
     if !fits {
         return Err(Error::UnexpectedResponse {
             layer: layer.as_str(),
-            operation,
+            operation: operation.clone(),
         });
     }
     match response {

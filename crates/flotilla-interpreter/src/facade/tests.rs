@@ -45,8 +45,8 @@ impl Layer for Fake {
         self.kind
     }
 
-    fn handles(&self, gvk: &GroupVersionKind, operation: Op) -> Handles {
-        if *gvk == self.gvk && operation == self.operation {
+    fn handles(&self, gvk: &GroupVersionKind, operation: &Op) -> Handles {
+        if *gvk == self.gvk && *operation == self.operation {
             Handles::Yes(format!("fake {}", self.kind))
         } else {
             Handles::No(format!("fake {} has no rule", self.kind))
@@ -500,7 +500,7 @@ async fn every_dispatched_call_is_journaled_under_its_object() {
         .entries(&Subject::new("apps", "Deployment", "ns", "web"));
     let seen: Vec<(Op, Option<LayerKind>, bool)> = entries
         .iter()
-        .map(|e| (e.operation, e.layer, e.failed))
+        .map(|e| (e.operation.clone(), e.layer, e.failed))
         .collect();
     assert_eq!(
         seen,

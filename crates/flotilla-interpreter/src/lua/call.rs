@@ -2,7 +2,7 @@
 //! the rules its results must follow, as in Karmada.
 
 use flotilla_api::config::v1alpha1::{DependentObjectReference, InterpreterOperation};
-use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ReplicaRequirements, ResourceHealth};
+use flotilla_api::work::v1alpha2::{AggregatedStatusItem, ReplicaRequirements};
 use mlua::{Lua, Value as LuaValue};
 use serde_json::Value;
 
@@ -14,7 +14,7 @@ use super::vm::{Limits, Script};
 use crate::layer::{Input, Request, Response};
 
 /// The global function a script defines for an operation.
-pub fn function_name(operation: InterpreterOperation) -> &'static str {
+pub fn function_name(operation: &InterpreterOperation) -> &'static str {
     match operation {
         InterpreterOperation::InterpretReplica => "GetReplicas",
         InterpreterOperation::InterpretComponent => "GetComponents",
@@ -24,7 +24,9 @@ pub fn function_name(operation: InterpreterOperation) -> &'static str {
         InterpreterOperation::InterpretStatus => "ReflectStatus",
         InterpreterOperation::InterpretHealth => "InterpretHealth",
         InterpreterOperation::InterpretDependency => "GetDependencies",
-        InterpreterOperation::All | InterpreterOperation::Prune => "",
+        InterpreterOperation::All
+        | InterpreterOperation::Prune
+        | InterpreterOperation::Other(_) => "",
     }
 }
 
@@ -38,7 +40,7 @@ pub(crate) fn run(
     input: Input,
     limits: &Limits,
 ) -> Result<Response, ScriptError> {
-    let function = function_name(input.operation());
+    let function = function_name(&input.operation());
     let result = execute(sandbox, script, function, input, limits);
     sandbox.disarm();
     sandbox.finish();
@@ -170,7 +172,9 @@ fn results_of(
             )?)),
             other => Err(not_table(other)),
         },
-        InterpreterOperation::All | InterpreterOperation::Prune => {
+        InterpreterOperation::All
+        | InterpreterOperation::Prune
+        | InterpreterOperation::Other(_) => {
             Err(format!("operation {operation} has no Lua function"))
         }
     }
@@ -230,12 +234,10 @@ fn status_items(items: Vec<AggregatedStatusItem>) -> Value {
                 );
             }
             if let Some(health) = item.health {
-                let health = match health {
-                    ResourceHealth::Healthy => "Healthy",
-                    ResourceHealth::Unhealthy => "Unhealthy",
-                    ResourceHealth::Unknown => "Unknown",
-                };
-                map.insert("health".to_owned(), Value::String(health.to_owned()));
+                map.insert(
+                    "health".to_owned(),
+                    Value::String(health.as_str().to_owned()),
+                );
             }
             Value::Object(map)
         })

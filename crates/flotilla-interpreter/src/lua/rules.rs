@@ -57,7 +57,7 @@ impl RuleSet {
             let name = ric.metadata.name.as_deref().unwrap_or_default();
             let rules = kinds.entry(gvk).or_default();
             for op in InterpreterOperation::DISPATCHED {
-                let Some(source) = ric.spec.customizations.script(op) else {
+                let Some(source) = ric.spec.customizations.script(&op) else {
                     continue;
                 };
                 if op == InterpreterOperation::InterpretDependency {
@@ -82,7 +82,7 @@ impl RuleSet {
     pub fn handles(
         &self,
         gvk: &GroupVersionKind,
-        operation: InterpreterOperation,
+        operation: &InterpreterOperation,
         layer: LayerKind,
     ) -> Handles {
         let what = if layer == LayerKind::ThirdParty {
@@ -98,12 +98,7 @@ impl RuleSet {
             InterpreterOperation::InterpretDependency => {
                 rules.dependencies.iter().map(Script::name).collect()
             }
-            op => rules
-                .single
-                .get(&op)
-                .map(Script::name)
-                .into_iter()
-                .collect(),
+            op => rules.single.get(op).map(Script::name).into_iter().collect(),
         };
         if names.is_empty() {
             Handles::No(format!("the {what} for {kind} has no {operation} script"))
@@ -155,7 +150,7 @@ impl RuleSet {
         let operation = input.operation();
         let gvk = crate::layer::gvk_of(input.object())?;
         let not_enabled = || Error::NotEnabled {
-            operation,
+            operation: operation.clone(),
             gvk: format!("{}, Kind={}", gvk.api_version(), gvk.kind),
         };
         let rules = self.kinds.get(&gvk).ok_or_else(not_enabled)?;
@@ -205,7 +200,7 @@ impl Described {
     fn error(&self, layer: LayerKind, source: Box<dyn std::error::Error + Send + Sync>) -> Error {
         Error::Layer {
             layer: layer.as_str(),
-            operation: self.operation,
+            operation: self.operation.clone(),
             object: self.object.clone(),
             source,
         }

@@ -180,7 +180,7 @@ impl LuaVm {
         input: impl Into<Input>,
     ) -> Result<Response, ScriptError> {
         let input = input.into();
-        let function = call::function_name(input.operation());
+        let function = call::function_name(&input.operation());
         match self.with_sandbox(|sandbox, limits| call::run(sandbox, script, input, limits)) {
             Ok(result) => result,
             Err(e) => Err(ScriptError::new(

@@ -46,7 +46,7 @@ pub enum NativeError {
         reason: String,
     },
     /// The native layer has no handler for this kind and operation.
-    #[error("{}", not_found_message(*.operation, .gvk))]
+    #[error("{}", not_found_message(.operation, .gvk))]
     NotFound {
         /// The operation.
         operation: flotilla_api::config::v1alpha1::InterpreterOperation,
@@ -57,7 +57,7 @@ pub enum NativeError {
 
 /// Karmada's messages for an operation the native layer does not implement for a kind.
 pub fn not_found_message(
-    operation: flotilla_api::config::v1alpha1::InterpreterOperation,
+    operation: &flotilla_api::config::v1alpha1::InterpreterOperation,
     gvk: &str,
 ) -> String {
     use flotilla_api::config::v1alpha1::InterpreterOperation as Op;

@@ -229,7 +229,7 @@ impl NativeKind {
 
     /// Whether this kind has a specific handler for `op` (its entry names one; the generic status
     /// reflection answers InterpretStatus for every kind).
-    pub fn supports(&self, op: Op) -> bool {
+    pub fn supports(&self, op: &Op) -> bool {
         match op {
             Op::InterpretReplica => self.replicas.is_some(),
             Op::ReviseReplica => self.revise.is_some(),
@@ -238,7 +238,7 @@ impl NativeKind {
             Op::InterpretStatus => true,
             Op::InterpretHealth => self.health.is_some(),
             Op::InterpretDependency => self.dependencies.is_some(),
-            Op::InterpretComponent | Op::Prune | Op::All => false,
+            Op::InterpretComponent | Op::Prune | Op::All | Op::Other(_) => false,
         }
     }
 }

@@ -39,8 +39,8 @@ pub fn gvk_string(gvk: &GroupVersionKind) -> String {
 
 /// Whether the native layer answers `op` for `gvk` (its part of `HookEnabled`): InterpretStatus
 /// for every kind, the other operations for the kinds of the coverage matrix.
-pub fn enabled(gvk: &GroupVersionKind, op: Op) -> bool {
-    op == Op::InterpretStatus || NativeKind::of(gvk).is_some_and(|k| k.supports(op))
+pub fn enabled(gvk: &GroupVersionKind, op: &Op) -> bool {
+    *op == Op::InterpretStatus || NativeKind::of(gvk).is_some_and(|k| k.supports(op))
 }
 
 /// Runs the native handler for `request`.
@@ -114,7 +114,7 @@ impl Layer for NativeLayer {
         LayerKind::Native
     }
 
-    fn handles(&self, gvk: &GroupVersionKind, operation: Op) -> Handles {
+    fn handles(&self, gvk: &GroupVersionKind, operation: &Op) -> Handles {
         if enabled(gvk, operation) {
             let rule = if NativeKind::of(gvk).is_some_and(|k| k.supports(operation)) {
                 format!("native {} handler", gvk.kind)

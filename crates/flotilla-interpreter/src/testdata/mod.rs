@@ -270,7 +270,7 @@ fn run_case(
         if let Some(message) = ric
             .spec
             .customizations
-            .script(operation)
+            .script(&operation)
             .and_then(compile_error)
         {
             return Err(format!(
@@ -278,16 +278,16 @@ fn run_case(
             ));
         }
     }
-    let input = input_of(operation, case)?;
+    let input = input_of(&operation, case)?;
     let gvk = crate::layer::gvk_of(input.object()).map_err(|e| e.to_string())?;
-    if let crate::Handles::No(_) = rules.handles(&gvk, operation, LayerKind::Customization) {
+    if let crate::Handles::No(_) = rules.handles(&gvk, &operation, LayerKind::Customization) {
         return Err("rule is not enabled".to_owned());
     }
     let response = rules
         .interpret_blocking(vm, LayerKind::Customization, input)
         .map_err(|e| crate::facade::error_text(&e))?;
     let produced =
-        produced(operation, response).map_err(|e| format!("cannot encode the result: {e}"))?;
+        produced(&operation, response).map_err(|e| format!("cannot encode the result: {e}"))?;
     for (name, actual) in &produced {
         if let Some(expected) = case.output.get(*name) {
             compare::result(name, expected, actual).map_err(|diff| format!("{name}: {diff}"))?;
@@ -302,8 +302,8 @@ fn run_case(
 }
 
 /// The script's arguments: Retain takes both objects, every other operation exactly one of them.
-fn input_of(operation: InterpreterOperation, case: &Case) -> Result<Input, String> {
-    if operation == InterpreterOperation::Retain {
+fn input_of(operation: &InterpreterOperation, case: &Case) -> Result<Input, String> {
+    if *operation == InterpreterOperation::Retain {
         let desired = case
             .desired
             .clone()
@@ -323,7 +323,7 @@ fn input_of(operation: InterpreterOperation, case: &Case) -> Result<Input, Strin
         (None, None) => return Err("desired-file, observed-file options are not set".to_owned()),
         (Some(object), None) | (None, Some(object)) => object.clone(),
     };
-    if operation == InterpreterOperation::AggregateStatus {
+    if *operation == InterpreterOperation::AggregateStatus {
         return Ok(Input::aggregate_status(object, case.status_items.clone()));
     }
     Ok(match operation {
@@ -345,7 +345,7 @@ fn input_of(operation: InterpreterOperation, case: &Case) -> Result<Input, Strin
 /// # Errors
 /// A result that cannot be encoded as JSON (not expected of well-formed results).
 pub fn produced(
-    operation: InterpreterOperation,
+    operation: &InterpreterOperation,
     response: Response,
 ) -> Result<Vec<(&'static str, Value)>, serde_json::Error> {
     Ok(match response {

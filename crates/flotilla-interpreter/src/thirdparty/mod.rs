@@ -96,7 +96,7 @@ impl Layer for ThirdPartyLayer {
         LayerKind::ThirdParty
     }
 
-    fn handles(&self, gvk: &GroupVersionKind, operation: InterpreterOperation) -> Handles {
+    fn handles(&self, gvk: &GroupVersionKind, operation: &InterpreterOperation) -> Handles {
         self.rules.handles(gvk, operation, LayerKind::ThirdParty)
     }
 

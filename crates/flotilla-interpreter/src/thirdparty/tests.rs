@@ -76,7 +76,7 @@ fn each_kind_implements_the_operations_of_the_inventory() {
         let (group, version) = api_version.split_once('/').unwrap();
         let gvk = GroupVersionKind::gvk(group, version, kind);
         for op in InterpreterOperation::DISPATCHED {
-            let handled = matches!(layer.handles(&gvk, op), Handles::Yes(_));
+            let handled = matches!(layer.handles(&gvk, &op), Handles::Yes(_));
             assert_eq!(handled, ops.contains(&op), "{api_version} {kind} {op}");
         }
     };
@@ -244,7 +244,7 @@ fn each_kind_implements_the_operations_of_the_inventory() {
     // Exact version match: another version of a bundled kind is not handled.
     let other = GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "CloneSet");
     assert!(matches!(
-        layer.handles(&other, InterpretReplica),
+        layer.handles(&other, &InterpretReplica),
         Handles::No(_)
     ));
 }

@@ -90,7 +90,7 @@ impl WebhookLayer {
     pub fn select(
         &self,
         gvk: &GroupVersionKind,
-        operation: InterpreterOperation,
+        operation: &InterpreterOperation,
     ) -> Option<Arc<Hook>> {
         self.hooks().select(gvk, operation).cloned()
     }
@@ -185,7 +185,7 @@ impl Layer for WebhookLayer {
         LayerKind::Webhook
     }
 
-    fn handles(&self, gvk: &GroupVersionKind, operation: InterpreterOperation) -> Handles {
+    fn handles(&self, gvk: &GroupVersionKind, operation: &InterpreterOperation) -> Handles {
         let hooks = self.hooks();
         match hooks.select(gvk, operation) {
             Some(hook) => Handles::Yes(hook.id.clone()),
@@ -201,7 +201,7 @@ impl Layer for WebhookLayer {
         Box::pin(async move {
             let operation = request.operation();
             let gvk = request.gvk()?;
-            let Some(hook) = self.select(&gvk, operation) else {
+            let Some(hook) = self.select(&gvk, &operation) else {
                 return Err(Error::NotEnabled {
                     operation,
                     gvk: describe_gvk(&gvk),

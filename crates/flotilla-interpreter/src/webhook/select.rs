@@ -49,7 +49,7 @@ impl Hooks {
     pub fn select(
         &self,
         gvk: &GroupVersionKind,
-        operation: InterpreterOperation,
+        operation: &InterpreterOperation,
     ) -> Option<&Arc<Hook>> {
         self.hooks.iter().find(|hook| {
             hook.webhook
@@ -80,12 +80,12 @@ impl Hooks {
 pub fn rule_matches(
     rule: &RuleWithOperations,
     gvk: &GroupVersionKind,
-    operation: InterpreterOperation,
+    operation: &InterpreterOperation,
 ) -> bool {
     let operation_matches = rule
         .operations
         .iter()
-        .any(|op| *op == InterpreterOperation::All || *op == operation);
+        .any(|op| *op == InterpreterOperation::All || op == operation);
     operation_matches
         && listed(&rule.api_groups, &gvk.group)
         && listed(&rule.api_versions, &gvk.version)

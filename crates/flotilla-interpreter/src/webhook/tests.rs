@@ -75,7 +75,7 @@ fn first_matching_webhook_by_id_is_selected() {
         ]
     );
     let chosen = hooks
-        .select(&workload_gvk(), Op::Retain)
+        .select(&workload_gvk(), &Op::Retain)
         .map(|hook| hook.id.as_str());
     assert_eq!(chosen, Some("alpha/b.example.com"));
 }
@@ -90,7 +90,7 @@ fn ids_sort_byte_wise() {
     ]);
     assert_eq!(
         hooks
-            .select(&workload_gvk(), Op::InterpretHealth)
+            .select(&workload_gvk(), &Op::InterpretHealth)
             .map(|h| h.id.as_str()),
         Some("B/x.io")
     );
@@ -116,11 +116,11 @@ fn non_matching_webhooks_are_skipped() {
     ]);
     assert_eq!(
         hooks
-            .select(&workload_gvk(), Op::Retain)
+            .select(&workload_gvk(), &Op::Retain)
             .map(|h| h.id.as_str()),
         Some("b/retain.io")
     );
-    assert!(hooks.select(&workload_gvk(), Op::ReviseReplica).is_none());
+    assert!(hooks.select(&workload_gvk(), &Op::ReviseReplica).is_none());
 }
 
 #[test]
@@ -142,15 +142,15 @@ fn any_rule_may_match() {
     )]);
     assert!(
         hooks
-            .select(&workload_gvk(), Op::InterpretReplica)
+            .select(&workload_gvk(), &Op::InterpretReplica)
             .is_some()
     );
-    assert!(hooks.select(&workload_gvk(), Op::Retain).is_none());
+    assert!(hooks.select(&workload_gvk(), &Op::Retain).is_none());
     assert!(
         hooks
             .select(
                 &GroupVersionKind::gvk("apps", "v1", "Deployment"),
-                Op::Retain
+                &Op::Retain
             )
             .is_some()
     );
@@ -160,33 +160,33 @@ fn any_rule_may_match() {
 fn rules_match_core_group_and_exact_values_only() {
     let core = rule(&[Op::InterpretHealth], &[""], &["v1"], &["Pod"]);
     let pod = GroupVersionKind::gvk("", "v1", "Pod");
-    assert!(super::rule_matches(&core, &pod, Op::InterpretHealth));
+    assert!(super::rule_matches(&core, &pod, &Op::InterpretHealth));
     assert!(!super::rule_matches(
         &core,
         &GroupVersionKind::gvk("apps", "v1", "Pod"),
-        Op::InterpretHealth
+        &Op::InterpretHealth
     ));
     assert!(!super::rule_matches(
         &core,
         &GroupVersionKind::gvk("", "v1", "pod"),
-        Op::InterpretHealth
+        &Op::InterpretHealth
     ));
     assert!(!super::rule_matches(
         &core,
         &GroupVersionKind::gvk("", "v2", "Pod"),
-        Op::InterpretHealth
+        &Op::InterpretHealth
     ));
-    assert!(!super::rule_matches(&core, &pod, Op::Retain));
+    assert!(!super::rule_matches(&core, &pod, &Op::Retain));
     let wildcard = rule(&[Op::All], &["*"], &["*"], &["*"]);
     for op in Op::DISPATCHED {
-        assert!(super::rule_matches(&wildcard, &pod, op), "{op}");
+        assert!(super::rule_matches(&wildcard, &pod, &op), "{op}");
     }
 }
 
 #[test]
 fn webhook_without_rules_never_matches() {
     let hooks = Hooks::new(vec![mk_config("a", vec![("w.io", vec![])])]);
-    assert!(hooks.select(&workload_gvk(), Op::Retain).is_none());
+    assert!(hooks.select(&workload_gvk(), &Op::Retain).is_none());
 }
 
 #[test]
@@ -194,7 +194,7 @@ fn layer_handles_reports_rule_and_reason() {
     let layer = WebhookLayer::default();
     assert!(!layer.is_loaded());
     assert_eq!(
-        layer.handles(&workload_gvk(), Op::Retain),
+        layer.handles(&workload_gvk(), &Op::Retain),
         Handles::No("no webhook is configured".into())
     );
     layer.replace_all(vec![mk_config(
@@ -211,16 +211,16 @@ fn layer_handles_reports_rule_and_reason() {
     )]);
     assert!(layer.is_loaded());
     assert_eq!(
-        layer.handles(&workload_gvk(), Op::Retain),
+        layer.handles(&workload_gvk(), &Op::Retain),
         Handles::Yes("examples/workloads.example.com".into())
     );
     assert_eq!(
-        layer.handles(&workload_gvk(), Op::InterpretHealth),
+        layer.handles(&workload_gvk(), &Op::InterpretHealth),
         Handles::No("no webhook rule matches InterpretHealth on workload.example.io/v1alpha1, Kind=Workload".into())
     );
     layer.replace_all(vec![]);
     assert!(matches!(
-        layer.handles(&workload_gvk(), Op::Retain),
+        layer.handles(&workload_gvk(), &Op::Retain),
         Handles::No(_)
     ));
 }

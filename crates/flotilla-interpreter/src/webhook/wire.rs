@@ -77,7 +77,7 @@ pub(crate) fn encode(request: Request, gvk: &GroupVersionKind) -> Result<Outgoin
             },
             name: metadata_str(&object, "name").to_owned(),
             namespace: metadata_str(&object, "namespace").to_owned(),
-            operation,
+            operation: operation.clone(),
             object: Some(object),
             observed_object,
             replicas,
@@ -145,12 +145,13 @@ pub(crate) fn decode(body: &[u8], outgoing: Outgoing) -> Result<Response, Reason
         InterpreterOperation::InterpretHealth => Ok(Response::Healthy(
             response.healthy.ok_or(Reason::MissingHealthy)?,
         )),
-        // ReviseReplica, Retain, AggregateStatus (and Prune, which is never dispatched) answer with a patch.
+        // ReviseReplica, Retain, AggregateStatus (and the operations never dispatched) answer with a patch.
         InterpreterOperation::ReviseReplica
         | InterpreterOperation::Retain
         | InterpreterOperation::AggregateStatus
         | InterpreterOperation::Prune
-        | InterpreterOperation::All => {
+        | InterpreterOperation::All
+        | InterpreterOperation::Other(_) => {
             Ok(Response::Object(apply_patch(&response, outgoing.object)?))
         }
     }

@@ -40,7 +40,7 @@ fn bad_request(message: impl std::fmt::Display) -> Refusal {
 /// The answer to `request`.
 fn answer(request: &Request) -> Result<Response, Refusal> {
     let object = request.object().map_err(bad_request)?;
-    match request.operation {
+    match &request.operation {
         InterpreterOperation::InterpretReplica => {
             let requirements = match pod_template(object)? {
                 Some(template) => pod::replica_requirements(&template)
@@ -111,9 +111,11 @@ fn answer(request: &Request) -> Result<Response, Refusal> {
             };
             Ok(succeeded("").with_dependencies(dependencies))
         }
-        other @ (InterpreterOperation::Prune | InterpreterOperation::All) => Err(bad_request(
-            format!("wrong request operation type: {other}"),
-        )),
+        other @ (InterpreterOperation::Prune
+        | InterpreterOperation::All
+        | InterpreterOperation::Other(_)) => Err(bad_request(format!(
+            "wrong request operation type: {other}"
+        ))),
     }
 }
 

@@ -24,16 +24,16 @@ async fn registers_for_the_workload_operations_only() {
     let gvk = GroupVersionKind::gvk("workload.example.io", "v1alpha1", "Workload");
     for op in flotilla_webhook::example::OPERATIONS {
         assert_eq!(
-            layer.handles(&gvk, op),
+            layer.handles(&gvk, &op),
             Handles::Yes("examples/workloads.example.com".into()),
             "{op}"
         );
     }
     let component = flotilla_api::config::v1alpha1::InterpreterOperation::InterpretComponent;
-    assert!(matches!(layer.handles(&gvk, component), Handles::No(_)));
+    assert!(matches!(layer.handles(&gvk, &component), Handles::No(_)));
     let deployment = GroupVersionKind::gvk("apps", "v1", "Deployment");
     assert!(matches!(
-        layer.handles(&deployment, flotilla_webhook::example::OPERATIONS[0]),
+        layer.handles(&deployment, &flotilla_webhook::example::OPERATIONS[0]),
         Handles::No(_)
     ));
 }

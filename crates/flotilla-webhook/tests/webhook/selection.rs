@@ -121,13 +121,13 @@ async fn core_group_rules_match_core_kinds_only() {
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     let health = InterpreterOperation::InterpretHealth;
     assert!(matches!(
-        layer.handles(&GroupVersionKind::gvk("apps", "v1", "Pod"), health),
+        layer.handles(&GroupVersionKind::gvk("apps", "v1", "Pod"), &health),
         Handles::No(_)
     ));
     assert!(matches!(
         layer.handles(
             &GroupVersionKind::gvk("", "v1", "Pod"),
-            InterpreterOperation::Retain
+            &InterpreterOperation::Retain
         ),
         Handles::No(_)
     ));
@@ -151,7 +151,7 @@ async fn wildcard_rules_match_every_operation_and_kind() {
     ] {
         for op in InterpreterOperation::DISPATCHED {
             assert_eq!(
-                layer.handles(&gvk, op),
+                layer.handles(&gvk, &op),
                 Handles::Yes("all/all.example.com".into()),
                 "{op} {gvk:?}"
             );

@@ -59,13 +59,16 @@ pub(super) async fn remove(
         .await
         .with_context(|| format!("failed to read Cluster {name}"))?
         && cluster.spec.sync_mode != mode
+        // karmadactl refuses only a Cluster of the other known mode: one of a mode it does not know goes.
+        && let Some(command) = match cluster.spec.sync_mode {
+            ClusterSyncMode::Pull => Some("unregister"),
+            ClusterSyncMode::Push => Some("unjoin"),
+            ClusterSyncMode::Other(_) => None,
+        }
     {
-        let (found, command) = match cluster.spec.sync_mode {
-            ClusterSyncMode::Pull => ("Pull", "unregister"),
-            ClusterSyncMode::Push => ("Push", "unjoin"),
-        };
         bail!(
-            "cluster {name} is a {found} mode member cluster, please use command `{command}` if you want to continue"
+            "cluster {name} is a {} mode member cluster, please use command `{command}` if you want to continue",
+            cluster.spec.sync_mode
         );
     }
     delete_cluster(control, name, wait).await?;

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::open_enum::open_enum;
+
 use super::{ClusterAffinity, ResourceSelector};
 use crate::serde_util::is_default;
 
@@ -97,16 +99,16 @@ impl Overriders {
     }
 }
 
-/// A JSON-patch style operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum OverriderOperator {
-    /// Add a value.
-    Add,
-    /// Remove a value.
-    Remove,
-    /// Replace a value.
-    Replace,
+open_enum! {
+    /// A JSON-patch style operation.
+    pub enum OverriderOperator {
+        /// Add a value.
+        Add = "add",
+        /// Remove a value.
+        Remove = "remove",
+        /// Replace a value.
+        Replace = "replace",
+    }
 }
 
 /// Adds, removes or replaces labels or annotations.
@@ -143,15 +145,16 @@ pub struct ImagePredicate {
     pub path: String,
 }
 
-/// A component of an image reference.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum ImageComponent {
-    /// The registry host, e.g. `docker.io`.
-    Registry,
-    /// The repository, e.g. `library/nginx`.
-    Repository,
-    /// The tag, e.g. `1.25`.
-    Tag,
+open_enum! {
+    /// A component of an image reference.
+    pub enum ImageComponent {
+        /// The registry host, e.g. `docker.io`.
+        Registry = "Registry",
+        /// The repository, e.g. `library/nginx`.
+        Repository = "Repository",
+        /// The tag, e.g. `1.25`.
+        Tag = "Tag",
+    }
 }
 
 /// Adds or removes entries of a container's command or arguments.

@@ -6,6 +6,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::open_enum::open_enum;
+
 use crate::serde_util::is_default;
 
 /// The scheduler a policy names when it names none (CRD default of `schedulerName`).
@@ -162,16 +164,18 @@ pub struct SuspendClusters {
     pub cluster_names: Vec<String>,
 }
 
-/// How the copy in the cluster being left is removed during failover.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum PurgeMode {
-    /// Remove at once, then create in the new cluster.
-    Directly,
-    /// Remove once the new copy is healthy or the grace period ends.
-    #[default]
-    Gracefully,
-    /// Never remove automatically.
-    Never,
+open_enum! {
+    /// How the copy in the cluster being left is removed during failover.
+    #[derive(Default)]
+    pub enum PurgeMode {
+        /// Remove at once, then create in the new cluster.
+        Directly = "Directly",
+        /// Remove once the new copy is healthy or the grace period ends.
+        #[default]
+        Gracefully = "Gracefully",
+        /// Never remove automatically.
+        Never = "Never",
+    }
 }
 
 /// Failover behaviour of applications and clusters.
@@ -281,20 +285,19 @@ pub struct Placement {
     pub workload_affinity: Option<WorkloadAffinity>,
 }
 
-/// A cluster field a spread constraint groups by.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum SpreadFieldValue {
-    /// Each cluster is its own group.
-    Cluster,
-    /// Group by `spec.region`.
-    Region,
-    /// Group by `spec.zones`.
-    Zone,
-    /// Group by `spec.provider`.
-    Provider,
+open_enum! {
+    /// A cluster field a spread constraint groups by.
+    #[derive(PartialOrd, Ord)]
+    pub enum SpreadFieldValue {
+        /// Each cluster is its own group.
+        Cluster = "cluster",
+        /// Group by `spec.region`.
+        Region = "region",
+        /// Group by `spec.zones`.
+        Zone = "zone",
+        /// Group by `spec.provider`.
+        Provider = "provider",
+    }
 }
 
 /// How many groups of clusters (by field or label) the selection spans.
@@ -390,23 +393,26 @@ pub struct WorkloadAntiAffinityTerm {
     pub group_by_label_key: String,
 }
 
-/// Whether replicas are copied to every cluster or divided among them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum ReplicaSchedulingType {
-    /// Every selected cluster gets all replicas.
-    Duplicated,
-    /// Replicas are divided among the selected clusters (CRD default inside `replicaScheduling`).
-    #[default]
-    Divided,
+open_enum! {
+    /// Whether replicas are copied to every cluster or divided among them.
+    #[derive(Default)]
+    pub enum ReplicaSchedulingType {
+        /// Every selected cluster gets all replicas.
+        Duplicated = "Duplicated",
+        /// Replicas are divided among the selected clusters (CRD default inside `replicaScheduling`).
+        #[default]
+        Divided = "Divided",
+    }
 }
 
-/// How divided replicas are split.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum ReplicaDivisionPreference {
-    /// Pack replicas into as few clusters as possible.
-    Aggregated,
-    /// Split by weights (static or dynamic).
-    Weighted,
+open_enum! {
+    /// How divided replicas are split.
+    pub enum ReplicaDivisionPreference {
+        /// Pack replicas into as few clusters as possible.
+        Aggregated = "Aggregated",
+        /// Split by weights (static or dynamic).
+        Weighted = "Weighted",
+    }
 }
 
 /// How a policy schedules replicas.
@@ -447,38 +453,44 @@ pub struct StaticClusterWeight {
     pub weight: i64,
 }
 
-/// What dynamic weights are computed from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum DynamicWeightFactor {
-    /// Replicas each cluster can still hold.
-    AvailableReplicas,
+open_enum! {
+    /// What dynamic weights are computed from.
+    pub enum DynamicWeightFactor {
+        /// Replicas each cluster can still hold.
+        AvailableReplicas = "AvailableReplicas",
+    }
 }
 
-/// Whether a policy may preempt templates claimed by lower-priority policies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum PreemptionBehavior {
-    /// Preempt lower-priority policies.
-    Always,
-    /// Never preempt (CRD default).
-    #[default]
-    Never,
+open_enum! {
+    /// Whether a policy may preempt templates claimed by lower-priority policies.
+    #[derive(Default)]
+    pub enum PreemptionBehavior {
+        /// Preempt lower-priority policies.
+        Always = "Always",
+        /// Never preempt (CRD default).
+        #[default]
+        Never = "Never",
+    }
 }
 
-/// What to do when a member already holds an object Karmada does not manage.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum ConflictResolution {
-    /// Take the object over.
-    Overwrite,
-    /// Leave it and report the conflict (CRD default).
-    #[default]
-    Abort,
+open_enum! {
+    /// What to do when a member already holds an object Karmada does not manage.
+    #[derive(Default)]
+    pub enum ConflictResolution {
+        /// Take the object over.
+        Overwrite = "Overwrite",
+        /// Leave it and report the conflict (CRD default).
+        #[default]
+        Abort = "Abort",
+    }
 }
 
-/// How policy changes reach templates already propagated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum ActivationPreference {
-    /// Apply changes only when the template itself changes.
-    Lazy,
+open_enum! {
+    /// How policy changes reach templates already propagated.
+    pub enum ActivationPreference {
+        /// Apply changes only when the template itself changes.
+        Lazy = "Lazy",
+    }
 }
 
 /// Where a binding's scheduling priority comes from.
@@ -491,13 +503,14 @@ pub struct SchedulePriority {
     pub priority_class_name: String,
 }
 
-/// Kinds of priority classes a policy can name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum PriorityClassSource {
-    /// A Karmada federated priority class (rejected at runtime).
-    FederatedPriorityClass,
-    /// A Kubernetes PriorityClass in the control plane.
-    KubePriorityClass,
-    /// The priority class of the workload's pod template (rejected at runtime).
-    PodPriorityClass,
+open_enum! {
+    /// Kinds of priority classes a policy can name.
+    pub enum PriorityClassSource {
+        /// A Karmada federated priority class (rejected at runtime).
+        FederatedPriorityClass = "FederatedPriorityClass",
+        /// A Kubernetes PriorityClass in the control plane.
+        KubePriorityClass = "KubePriorityClass",
+        /// The priority class of the workload's pod template (rejected at runtime).
+        PodPriorityClass = "PodPriorityClass",
+    }
 }

@@ -38,6 +38,7 @@ pub(crate) fn split_by_health(
             Some(ResourceHealth::Healthy | ResourceHealth::Unknown) => {
                 others.push(item.cluster_name.clone());
             }
+            // No health, or one Karmada does not know, counts in neither list.
             _ => {}
         }
     }
@@ -127,7 +128,7 @@ pub(crate) fn evict(
     };
     let mut task = GracefulEvictionTask {
         from_cluster: cluster.to_owned(),
-        purge_mode: Some(behavior.purge_mode),
+        purge_mode: Some(behavior.purge_mode.clone()),
         reason: eviction::REASON_APPLICATION_FAILURE.to_owned(),
         producer: producer.to_owned(),
         ..GracefulEvictionTask::default()
@@ -148,7 +149,9 @@ pub(crate) fn evict(
         }
         PurgeMode::Gracefully => task.grace_period_seconds = behavior.grace_period_seconds,
         PurgeMode::Never => task.suppress_deletion = Some(true),
-        PurgeMode::Directly => {}
+        // Karmada adds nothing for a mode it does not know: the task carries the mode as written and is
+        // otherwise a Directly one.
+        PurgeMode::Directly | PurgeMode::Other(_) => {}
     }
     let evicted = spec.clusters.remove(index);
     if !spec

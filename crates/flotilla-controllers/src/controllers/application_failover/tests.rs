@@ -55,8 +55,8 @@ fn behavior(purge_mode: PurgeMode) -> ApplicationFailoverBehavior {
         decision_conditions: DecisionConditions {
             toleration_seconds: Some(10),
         },
-        purge_mode,
         grace_period_seconds: (purge_mode == PurgeMode::Gracefully).then_some(30),
+        purge_mode,
         state_preservation: Some(StatePreservation {
             rules: vec![StatePreservationRule {
                 alias_label_name: "failover.example.com/ready".into(),

@@ -89,7 +89,7 @@ pub(crate) fn aggregated_items(
                         && id.name == objects::name(manifest)
                 }) {
                     item.status = found.status.clone();
-                    item.health = found.health.or(Some(ResourceHealth::Unknown));
+                    item.health = found.health.clone().or(Some(ResourceHealth::Unknown));
                 }
             }
             other => {

@@ -74,7 +74,7 @@ pub(crate) fn desired_attached(
                     .preserve_resources_on_deletion
                     .unwrap_or(false),
             ),
-            conflict_resolution: independent.spec.conflict_resolution,
+            conflict_resolution: independent.spec.conflict_resolution.clone(),
             ..ResourceBindingSpec::default()
         },
     );
@@ -126,7 +126,7 @@ pub(crate) fn merge_required_by(list: &mut Vec<BindingSnapshot>, snapshot: Bindi
 /// What the referrers of a dependency-only binding say together (Karmada's rules): `Overwrite` if any says so
 /// (an unset value counts as `Abort`), preserve if any does (unset counts as false), and which of the two they
 /// disagree on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct CombinedPolicy {
     pub(crate) resolution: ConflictResolution,
     /// `None` when nothing refers to the binding any more (Karmada clears the field then).

@@ -403,7 +403,7 @@ impl Distributor {
         }
         let specs: Vec<&ResourceBindingSpec> = referrers.iter().collect();
         let combined = combined_policy(&specs);
-        binding.spec.conflict_resolution = combined.resolution;
+        binding.spec.conflict_resolution = combined.resolution.clone();
         binding.spec.preserve_resources_on_deletion = combined.preserve;
         if attaching && let Some(message) = combined.conflict_message() {
             self.recorder.warning(

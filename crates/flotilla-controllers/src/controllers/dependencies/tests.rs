@@ -177,8 +177,8 @@ fn referrers_combine_to_the_most_permissive_policy() {
     };
     let both = combined_policy(&[&abort, &overwrite]);
     assert_eq!(
-        (both.resolution, both.preserve),
-        (ConflictResolution::Overwrite, Some(true))
+        (&both.resolution, both.preserve),
+        (&ConflictResolution::Overwrite, Some(true))
     );
     assert_eq!(
         both.conflict_message().as_deref(),
@@ -191,8 +191,8 @@ fn referrers_combine_to_the_most_permissive_policy() {
     // An unset preserve counts as false, so only the resolutions disagree.
     let resolution_only = combined_policy(&[&abort, &overwrite_only]);
     assert_eq!(
-        (resolution_only.resolution, resolution_only.preserve),
-        (ConflictResolution::Overwrite, Some(false))
+        (&resolution_only.resolution, resolution_only.preserve),
+        (&ConflictResolution::Overwrite, Some(false))
     );
     assert_eq!(
         resolution_only.conflict_message().as_deref(),
@@ -212,19 +212,19 @@ fn referrers_combine_to_the_most_permissive_policy() {
     let agreed = combined_policy(&[&abort, &abort]);
     assert_eq!(
         (
-            agreed.resolution,
+            &agreed.resolution,
             agreed.preserve,
             agreed.conflict_message()
         ),
-        (ConflictResolution::Abort, Some(false), None)
+        (&ConflictResolution::Abort, Some(false), None)
     );
     let nobody = combined_policy(&[]);
     assert_eq!(
         (
-            nobody.resolution,
+            &nobody.resolution,
             nobody.preserve,
             nobody.conflict_message()
         ),
-        (ConflictResolution::Abort, None, None)
+        (&ConflictResolution::Abort, None, None)
     );
 }

@@ -216,7 +216,7 @@ pub(crate) fn build_binding(
         placement: Some(spec.placement.clone()),
         scheduler_name: spec.scheduler_name.clone(),
         failover: spec.failover.clone(),
-        conflict_resolution: spec.conflict_resolution,
+        conflict_resolution: spec.conflict_resolution.clone(),
         suspension: spec.suspension.clone().map(|policy| Suspension {
             policy,
             scheduling: None,
@@ -310,7 +310,8 @@ pub(crate) fn merge_binding(
     spec.scheduler_name = want.scheduler_name.clone();
     spec.placement = want.placement.clone();
     spec.failover = want.failover.clone();
-    spec.conflict_resolution = want.conflict_resolution;
+    spec.conflict_resolution
+        .clone_from(&want.conflict_resolution);
     spec.preserve_resources_on_deletion = want.preserve_resources_on_deletion;
     spec.suspension = merge_suspension(spec.suspension.take(), want.suspension.as_ref());
 

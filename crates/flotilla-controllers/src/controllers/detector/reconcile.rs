@@ -472,16 +472,16 @@ impl Detector {
         let Some(priority) = &spec.schedule_priority else {
             return Ok(None);
         };
-        let unsupported = match priority.priority_class_source {
+        let unsupported = match &priority.priority_class_source {
             PriorityClassSource::KubePriorityClass => None,
-            PriorityClassSource::PodPriorityClass => Some("PodPriorityClass"),
-            PriorityClassSource::FederatedPriorityClass => Some("FederatedPriorityClass"),
+            source @ (PriorityClassSource::PodPriorityClass
+            | PriorityClassSource::FederatedPriorityClass) => Some(format!(
+                "priority class source is {source}, but {source} is not supported yet"
+            )),
+            PriorityClassSource::Other(_) => Some("unsupported priority class source".to_owned()),
         };
-        if let Some(source) = unsupported {
-            return Err(Error::invalid(
-                "propagation policy",
-                format!("priority class source is {source}, but {source} is not supported yet"),
-            ));
+        if let Some(message) = unsupported {
+            return Err(Error::invalid("propagation policy", message));
         }
         let api: Api<PriorityClass> = Api::all(self.ctx.control.client.clone());
         match get_opt(api, &priority.priority_class_name).await? {

@@ -80,7 +80,7 @@ pub(crate) fn applied_tolerations(
 pub(crate) fn purge_mode(failover: Option<&FailoverBehavior>, flag: PurgeMode) -> PurgeMode {
     failover
         .and_then(|f| f.cluster.as_ref())
-        .map_or(flag, |cluster| cluster.purge_mode)
+        .map_or(flag, |cluster| cluster.purge_mode.clone())
 }
 
 /// Karmada's `GracefulEvictCluster` by the taint manager: removes `cluster` from `spec.clusters` and, unless a

@@ -61,7 +61,9 @@ impl Context {
             control: shared.control.clone(),
             feature_gates: options.feature_gates.clone(),
             enable_no_execute_taint_eviction: options.enable_no_execute_taint_eviction,
-            no_execute_taint_eviction_purge_mode: options.no_execute_taint_eviction_purge_mode,
+            no_execute_taint_eviction_purge_mode: options
+                .no_execute_taint_eviction_purge_mode
+                .clone(),
             resource_eviction_rate: options.resource_eviction_rate,
         }
     }
@@ -188,7 +190,7 @@ impl TaintManager {
     async fn evict<B: BindingObject>(&self, cluster: &Cluster, binding: &B) -> Result<()> {
         self.limiter.until_ready().await;
         let name = cluster.name_any();
-        let flag = self.ctx.no_execute_taint_eviction_purge_mode;
+        let flag = &self.ctx.no_execute_taint_eviction_purge_mode;
         let api = B::api(
             &self.ctx.control.client,
             &binding.namespace().unwrap_or_default(),
@@ -205,7 +207,7 @@ impl TaintManager {
                     self.due(cluster, &fresh, Timestamp::now()),
                     Ok(Verdict::EvictNow)
                 );
-                let mode = purge_mode(fresh.spec().failover.as_ref(), flag);
+                let mode = purge_mode(fresh.spec().failover.as_ref(), flag.clone());
                 // As Karmada: with StatefulFailoverInjection, the policy's cluster statePreservation rules read
                 // the copy's reflected status; until it is collected the eviction waits (an error, retried).
                 let preserved = if due

@@ -235,3 +235,54 @@ fn duplicated_scaled_to_zero_keeps_its_clusters() {
         map(&[("A", 0), ("B", 0), ("C", 0)])
     );
 }
+
+/// A policy as a newer Karmada may write it: `replicaScheduling` with the given type and preference.
+fn policy_placement(scheduling: serde_json::Value) -> Placement {
+    let policy: flotilla_api::policy::v1alpha1::PropagationPolicy =
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "policy.karmada.io/v1alpha1",
+            "kind": "PropagationPolicy",
+            "metadata": {"name": "future", "namespace": "default"},
+            "spec": {
+                "resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}],
+                "placement": {"replicaScheduling": scheduling}
+            }
+        }))
+        .expect("a policy with values this version does not know still decodes");
+    policy.spec.placement
+}
+
+#[test]
+fn a_division_preference_karmada_does_not_know_is_refused_with_its_value() {
+    let placement = policy_placement(serde_json::json!({
+        "replicaSchedulingType": "Divided",
+        "replicaDivisionPreference": "Future"
+    }));
+    let outcome = run(&binding(3, placement), &abc([100; 3]));
+    let err = outcome.error.expect("an error");
+    assert_eq!(err.kind, ErrorKind::Other);
+    assert_eq!(
+        err.message,
+        "failed to assign replicas: unsupported replica scheduling strategy, replicaSchedulingType: Divided, \
+         replicaDivisionPreference: Future, please try another scheduling strategy"
+    );
+    assert_eq!(outcome.clusters, None, "spec.clusters untouched");
+    // The placement the scheduler reports (for the applied-placement annotation) keeps the value as written.
+    let applied = serde_json::to_value(&outcome.placement).unwrap();
+    assert_eq!(
+        applied["replicaScheduling"]["replicaDivisionPreference"],
+        "Future"
+    );
+}
+
+#[test]
+fn a_scheduling_type_karmada_does_not_know_is_neither_duplicated_nor_divided() {
+    // Not Divided, so no division preference is defaulted; not Duplicated, so no cluster gets every replica.
+    let placement = policy_placement(serde_json::json!({"replicaSchedulingType": "Tripled"}));
+    let outcome = run(&binding(3, placement), &abc([100; 3]));
+    assert_eq!(
+        outcome.error.expect("an error").message,
+        "failed to assign replicas: unsupported replica scheduling strategy, replicaSchedulingType: Tripled, \
+         replicaDivisionPreference: , please try another scheduling strategy"
+    );
+}

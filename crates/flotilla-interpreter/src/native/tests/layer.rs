@@ -11,30 +11,30 @@ fn enabled_rules_follow_the_coverage_matrix() {
     let old_deployment = GroupVersionKind::gvk("apps", "v1beta2", "Deployment");
     for op in Op::DISPATCHED {
         assert_eq!(
-            enabled(&deployment, op),
+            enabled(&deployment, &op),
             op != Op::InterpretComponent,
             "{op} on Deployment"
         );
         assert_eq!(
-            enabled(&widget, op),
+            enabled(&widget, &op),
             op == Op::InterpretStatus,
             "{op} on a custom kind"
         );
         assert_eq!(
-            enabled(&old_deployment, op),
+            enabled(&old_deployment, &op),
             op == Op::InterpretStatus,
             "{op} matches exact versions only"
         );
     }
     let cron = GroupVersionKind::gvk("batch", "v1", "CronJob");
-    assert!(enabled(&cron, Op::AggregateStatus) && enabled(&cron, Op::InterpretDependency));
-    assert!(!enabled(&cron, Op::InterpretHealth) && !enabled(&cron, Op::Retain));
-    assert!(!enabled(&deployment, Op::Prune));
+    assert!(enabled(&cron, &Op::AggregateStatus) && enabled(&cron, &Op::InterpretDependency));
+    assert!(!enabled(&cron, &Op::InterpretHealth) && !enabled(&cron, &Op::Retain));
+    assert!(!enabled(&deployment, &Op::Prune));
     let layer = NativeLayer::new();
     assert!(
-        matches!(layer.handles(&widget, Op::InterpretStatus), Handles::Yes(rule) if rule.contains("whole-status"))
+        matches!(layer.handles(&widget, &Op::InterpretStatus), Handles::Yes(rule) if rule.contains("whole-status"))
     );
     assert!(
-        matches!(layer.handles(&widget, Op::InterpretHealth), Handles::No(reason) if reason.contains("example.io/v1, Kind=Widget"))
+        matches!(layer.handles(&widget, &Op::InterpretHealth), Handles::No(reason) if reason.contains("example.io/v1, Kind=Widget"))
     );
 }

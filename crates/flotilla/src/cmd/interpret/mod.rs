@@ -91,7 +91,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     let operation = parse_operation(args.operation.as_deref())?;
-    let input = input(&args, operation)?;
+    let input = input(&args, &operation)?;
     let interpreter = interpreter(&args).await?;
     let (result, explanation) = interpreter.interpret_input(input).await;
     let mut stdout = String::new();
@@ -110,7 +110,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     // The testdata runner compares exactly these names, so one function names them for both.
-    let results = flotilla_interpreter::testdata::produced(operation, response)?;
+    let results = flotilla_interpreter::testdata::produced(&operation, response)?;
     stdout.push_str(&output::render(&results)?);
     print!("{stdout}");
     Ok(())
@@ -134,7 +134,7 @@ fn parse_operation(name: Option<&str>) -> anyhow::Result<Op> {
 }
 
 /// The request from the object files, with karmadactl's rules on which files each operation needs.
-fn input(args: &Args, operation: Op) -> anyhow::Result<Input> {
+fn input(args: &Args, operation: &Op) -> anyhow::Result<Input> {
     let desired = args
         .desired_file
         .as_deref()
@@ -147,7 +147,7 @@ fn input(args: &Args, operation: Op) -> anyhow::Result<Input> {
         .map(input::single_object)
         .transpose()
         .context("--observed-file")?;
-    if operation == Op::Retain {
+    if *operation == Op::Retain {
         let desired = desired.context("desired, desired-file options are not set")?;
         let observed = observed.context("observed, observed-file options are not set")?;
         return Ok(Request::Retain { desired, observed }.into());
@@ -179,7 +179,9 @@ fn input(args: &Args, operation: Op) -> anyhow::Result<Input> {
         Op::InterpretStatus => Request::InterpretStatus { object },
         Op::InterpretHealth => Request::InterpretHealth { object },
         Op::InterpretDependency => Request::InterpretDependency { object },
-        Op::Retain | Op::Prune | Op::All => bail!("operation {operation} cannot be executed"),
+        Op::Retain | Op::Prune | Op::All | Op::Other(_) => {
+            bail!("operation {operation} cannot be executed")
+        }
     }
     .into())
 }
