@@ -74,7 +74,8 @@ impl Metrics {
             Opts::new(
                 "undecodable_objects_total",
                 "Object versions an informer could not read and left out, per informer (`control-plane: \
-                 <resource>`); each is also logged and given a Warning Event naming the field.",
+                 <resource>`, `interpreter: <resource>` for the interpreter's configuration); each is also \
+                 logged and given a Warning Event naming the field.",
             ),
             &["informer"],
         )?;
